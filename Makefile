@@ -1,0 +1,39 @@
+# make demo: orket end to end on testdata/example.  make test: what CI runs.
+GO      ?= go
+BIN     := bin/orket
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+FUZZTIME ?= 5s
+
+.PHONY: all build install test fmt-check vet race fuzz demo bench clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/orket
+
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/orket
+
+test: fmt-check vet race fuzz
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+race:
+	$(GO) test -race -count=1 ./...
+
+# Each fuzz target runs for FUZZTIME on top of its seed corpus.
+fuzz:
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./config
+
+demo: build
+	ORKET=$(CURDIR)/$(BIN) ./testdata/demo.sh
+
+clean:
+	rm -rf bin

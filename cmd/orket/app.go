@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/txn"
+)
+
+// options carries what every command needs: the streams, the environment
+// and the global flags. Tests build their own.
+type options struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+
+	json, quiet, verbose, noColor bool
+	repoDir, configFile           string
+}
+
+// Main runs orket with args (args[0] is the program name) and returns the
+// exit status. It never calls os.Exit, so deferred cleanups always run.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	o := &options{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	// Usage errors happen before flags are resolved; they still owe a
+	// --json caller its one JSON object.
+	for _, a := range args[1:] {
+		if a == "--" {
+			break
+		}
+		if a == "--json" || a == "-json" || a == "--json=true" {
+			o.json = true
+		}
+	}
+	var result any
+	app := newApp(o, &result)
+	err := app.RunContext(ctx, args)
+	return render(o, result, err)
+}
+
+// globalFlags are accepted before and after the command name.
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "repo", Usage: "operate on the git work tree enclosing `DIR` (default: the current directory's)"},
+		&cli.StringFlag{Name: "config", Usage: "read configuration from `FILE` (default: orket.yaml at the repository root)"},
+		&cli.BoolFlag{Name: "json", Usage: "print one JSON result object on stdout; human text goes to stderr"},
+		&cli.BoolFlag{Name: "no-color", Usage: "never colour output (also NO_COLOR)"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors and the outcome"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print step output and scoring details"},
+	}
+}
+
+// A command is registered only once it works.
+func newApp(o *options, result *any) *cli.App {
+	cmds := []*cli.Command{
+		initCommand(o, result),
+		schemaCommand(o, result),
+		versionCommand(o, result),
+	}
+	for _, c := range cmds {
+		c.Flags = append(c.Flags, globalFlags()...)
+		wrap(o, c)
+	}
+	app := &cli.App{
+		Name:            "orket",
+		Usage:           "make every change to a git repository a transaction",
+		UsageText:       "orket [global flags] COMMAND [flags]",
+		Flags:           globalFlags(),
+		Commands:        cmds,
+		Reader:          o.stdin,
+		Writer:          o.stdout,
+		ErrWriter:       o.stderr,
+		HideVersion:     true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // Main maps errors to exit codes
+		OnUsageError:    usageError,
+		CommandNotFound: func(*cli.Context, string) {},
+		Action: func(c *cli.Context) error {
+			resolveGlobals(o, c)
+			if c.Args().Present() {
+				return errorf(EUsage, "run orket --help for the list of commands", "unknown command %q", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+	}
+	return app
+}
+
+func usageError(_ *cli.Context, err error, _ bool) error {
+	return &Error{Code: EUsage, Msg: strings.TrimSpace(err.Error()), Err: err, Hint: "run orket COMMAND --help for its flags"}
+}
+
+// wrap resolves the global flags (given before or after the command) into o
+// before the command's action runs.
+func wrap(o *options, c *cli.Command) {
+	c.OnUsageError = usageError
+	action := c.Action
+	c.Action = func(cc *cli.Context) error {
+		resolveGlobals(o, cc)
+		return action(cc)
+	}
+}
+
+func resolveGlobals(o *options, c *cli.Context) {
+	o.json = flagBool(c, "json")
+	o.quiet = flagBool(c, "quiet")
+	o.verbose = flagBool(c, "verbose")
+	o.noColor = flagBool(c, "no-color") || o.getenv("NO_COLOR") != ""
+	o.repoDir = flagString(c, "repo")
+	o.configFile = flagString(c, "config")
+}
+
+// flagBool reports whether a flag was set at any level of the command line.
+func flagBool(c *cli.Context, name string) bool {
+	for _, cc := range c.Lineage() {
+		if isSetLocally(cc, name) && cc.Bool(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// flagString returns the innermost value given for a string flag.
+func flagString(c *cli.Context, name string) string {
+	for _, cc := range c.Lineage() {
+		if isSetLocally(cc, name) {
+			return cc.String(name)
+		}
+	}
+	return ""
+}
+
+func isSetLocally(c *cli.Context, name string) bool {
+	for _, n := range c.LocalFlagNames() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// openRepo finds the repository for --repo (or the working directory).
+func openRepo(o *options) (*txn.Repo, error) {
+	dir := o.repoDir
+	if dir == "" {
+		dir = "."
+	}
+	r, err := txn.Discover(dir)
+	var unsup *txn.UnsupportedError
+	switch {
+	case errors.Is(err, txn.ErrNotRepo):
+		abs, _ := filepath.Abs(dir)
+		return nil, &Error{Code: EGitRequired, Err: err, Msg: abs + " is not inside a git work tree",
+			Hint: "run orket inside a repository (git init creates one) or pass --repo DIR"}
+	case errors.As(err, &unsup):
+		return nil, &Error{Code: ERepoUnsupported, Err: err, Msg: err.Error(),
+			Hint: "run orket in a non-bare work tree"}
+	case err != nil:
+		return nil, &Error{Code: EUsage, Err: err, Msg: "--repo " + err.Error(), Hint: "pass an existing directory"}
+	}
+	return r, nil
+}
+
+// configPath returns the configuration file orket reads and whether the
+// user named it explicitly.
+func configPath(o *options, r *txn.Repo) (string, bool) {
+	if o.configFile != "" {
+		return o.configFile, true
+	}
+	return filepath.Join(r.Root, config.FileName), false
+}
+
+// loadConfig reads orket.yaml, or detects profiles when there is none (and
+// says so on stderr).
+func loadConfig(o *options, r *txn.Repo) (*config.Config, error) {
+	file, explicit := configPath(o, r)
+	c, err := config.Load(file)
+	if errors.Is(err, os.ErrNotExist) && !explicit {
+		c, err = config.Detected(r.Root)
+		if err == nil && !o.quiet {
+			fmt.Fprintf(o.stderr, "orket: no %s; using detected profile from %s (orket init writes one)\n",
+				config.FileName, strings.Join(c.Detected, ", "))
+		}
+	}
+	if err != nil {
+		return nil, configError(r, file, err)
+	}
+	return c, nil
+}
+
+func configError(r *txn.Repo, file string, err error) error {
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		ce.File = rel(r, ce.File)
+		return &Error{Code: EConfigInvalid, Err: err, Msg: ce.Error(), Hint: ce.Hint,
+			Fields: map[string]any{"file": ce.File, "line": ce.Line}}
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return &Error{Code: EConfigInvalid, Err: err, Msg: file + ": no such file",
+			Hint: "pass an existing --config FILE, or run orket init", Fields: map[string]any{"file": file}}
+	}
+	return &Error{Code: EConfigInvalid, Err: err, Msg: err.Error(), Hint: "check the file's permissions",
+		Fields: map[string]any{"file": file}}
+}

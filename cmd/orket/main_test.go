@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"orket": func() {
+			os.Exit(Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+		},
+	})
+}
+
+// TestScripts runs every testdata/script/*.txtar end to end: the real orket
+// main against throwaway git repositories, with the git CLI as the oracle.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		Setup:               setupGit,
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"json": cmdJSON},
+		RequireExplicitExec: true,
+	})
+}
+
+// setupGit gives each script a private HOME and git identity, so the
+// machine's git configuration never leaks in.
+func setupGit(e *testscript.Env) error {
+	home, err := os.MkdirTemp("", "orket-home")
+	if err != nil {
+		return err
+	}
+	e.Defer(func() { os.RemoveAll(home) })
+	gitconfig := "[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n[advice]\n\tdetachedHead = false\n"
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644); err != nil {
+		return err
+	}
+	for k, v := range map[string]string{
+		"HOME": home, "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
+		"GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
+		"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+	} {
+		e.Setenv(k, v)
+	}
+	return nil
+}
+
+// cmdJSON checks that the last command's stdout is exactly one JSON object
+// and that each key=value holds (value compared with the JSON rendering of
+// the field, strings unquoted; a dotted key walks into objects; key=*
+// only asserts presence).
+//
+//	json code=E_CONFIG_INVALID line=7
+func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("json does not support !")
+	}
+	data := ts.ReadFile("stdout")
+	dec := json.NewDecoder(strings.NewReader(data))
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil {
+		ts.Fatalf("stdout is not a JSON object: %v\n%s", err, data)
+	}
+	if dec.More() {
+		ts.Fatalf("stdout holds more than one JSON value:\n%s", data)
+	}
+	for _, a := range args {
+		key, want, ok := strings.Cut(a, "=")
+		if !ok {
+			ts.Fatalf("json: %q is not key=value", a)
+		}
+		var v any = obj
+		for _, k := range strings.Split(key, ".") {
+			switch c := v.(type) {
+			case map[string]any:
+				if v, ok = c[k]; !ok {
+					ts.Fatalf("json: no key %s in\n%s", key, data)
+				}
+			case []any:
+				i, err := strconv.Atoi(k)
+				if err != nil || i < 0 || i >= len(c) {
+					ts.Fatalf("json: %s: no element %q in\n%s", key, k, data)
+				}
+				v = c[i]
+			default:
+				ts.Fatalf("json: %s: not an object or list at %q", key, k)
+			}
+		}
+		if want == "*" {
+			continue
+		}
+		got := fmt.Sprint(v)
+		if s, ok := v.(string); ok {
+			got = s
+		} else if b, err := json.Marshal(v); err == nil {
+			got = string(bytes.TrimSpace(b))
+		}
+		if got != want {
+			ts.Fatalf("json: %s = %s, want %s", key, got, want)
+		}
+	}
+}

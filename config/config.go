@@ -1,0 +1,180 @@
+// Package config reads orket.yaml: strictly (every mistake is an *Error
+// naming the file, the line and what to write instead), with the defaults
+// of SPEC section 4 filled in, and resolves verify profiles through extends.
+// It also detects verify steps from a repository's manifests, for orket init
+// and for repositories without an orket.yaml.
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/orket/orket/preflight"
+)
+
+// FileName is the configuration file's name at the repository root.
+const FileName = "orket.yaml"
+
+// A Config is a loaded orket.yaml.
+type Config struct {
+	Version   int
+	Scope     []string // default --scope patterns
+	Verify    Verify
+	Lessons   Lessons
+	Classify  Classify
+	Preflight Preflight
+
+	// File is the path the configuration was read from; empty when the
+	// profiles were detected because there is no orket.yaml.
+	File string
+	// Detected lists what detection found ("go.mod", "web/package.json"),
+	// when File is empty.
+	Detected []string
+}
+
+// Verify holds the verify profiles.
+type Verify struct {
+	Default  string
+	Profiles map[string]*Profile
+	Order    []string // profile names as written
+}
+
+// A Profile is a named list of steps, possibly extending another profile.
+type Profile struct {
+	Name     string
+	Extends  string
+	FailFast *bool // nil: inherited, default true
+	Parallel *bool // nil: inherited, default false
+	Steps    []Step
+	Line     int
+}
+
+// A Step is one verify command.
+type Step struct {
+	Name     string
+	Shell    string   // a command line run by sh -c; or
+	Argv     []string // an argv run without a shell
+	Timeout  time.Duration
+	Env      map[string]string
+	Dir      string // repository-relative; "" is the root
+	Required bool
+	When     []string // doublestar globs over the touch set; empty: always
+	Line     int
+}
+
+// Command returns the step's command as one line, for output and lessons.
+func (s Step) Command() string {
+	if s.Argv != nil {
+		return shellQuote(s.Argv)
+	}
+	return s.Shell
+}
+
+// Lessons configures the lesson log and retrieval.
+type Lessons struct {
+	Path      string
+	TopK      int
+	HalfLife  time.Duration
+	Retention Retention
+	Tail      Tail
+}
+
+// Retention bounds the lesson log.
+type Retention struct {
+	MaxEntries int
+	MaxAge     time.Duration
+}
+
+// Tail caps the output kept from a step.
+type Tail struct {
+	MaxLines int
+	MaxBytes int
+}
+
+// Classify holds user classification rules, checked before built-in ones.
+type Classify struct {
+	Rules []Rule
+}
+
+// A Rule is a user classification rule.
+type Rule struct {
+	ID        string
+	Tag       string
+	Pattern   string
+	Re        *regexp.Regexp
+	Preflight []preflight.Check
+	Line      int
+}
+
+// Preflight holds the declared checks.
+type Preflight struct {
+	Strict bool
+	Checks []preflight.Check
+}
+
+// Defaults returns a configuration holding every default of SPEC section 4
+// and no profiles.
+func Defaults() *Config {
+	return &Config{
+		Version: 1,
+		Verify:  Verify{Profiles: map[string]*Profile{}},
+		Lessons: Lessons{
+			Path:      ".orket/memory/failure_lessons.jsonl",
+			TopK:      3,
+			HalfLife:  14 * 24 * time.Hour,
+			Retention: Retention{MaxEntries: 1000, MaxAge: 90 * 24 * time.Hour},
+			Tail:      Tail{MaxLines: 200, MaxBytes: 32768},
+		},
+	}
+}
+
+// A Resolved profile is a profile with its extends chain flattened.
+type Resolved struct {
+	Name     string
+	Steps    []Step // parents' steps first
+	FailFast bool
+	Parallel bool
+}
+
+// UnknownProfileError reports a --profile that orket.yaml does not define.
+type UnknownProfileError struct {
+	Name  string
+	Known []string
+}
+
+func (e *UnknownProfileError) Error() string {
+	return fmt.Sprintf("profile %q is not defined (defined: %s)", e.Name, joinQuoted(e.Known))
+}
+
+// Profile resolves the named profile, or the default one for "".
+func (c *Config) Profile(name string) (*Resolved, error) {
+	if name == "" {
+		name = c.Verify.Default
+	}
+	if _, ok := c.Verify.Profiles[name]; !ok {
+		return nil, &UnknownProfileError{Name: name, Known: c.Verify.Order}
+	}
+	r := &Resolved{Name: name, FailFast: true}
+	// The chain is acyclic and every name exists: Parse checked both.
+	var chain []*Profile
+	for p := c.Verify.Profiles[name]; p != nil; p = c.Verify.Profiles[p.Extends] {
+		chain = append(chain, p)
+		if p.Extends == "" {
+			break
+		}
+	}
+	failFastSet, parallelSet := false, false
+	for _, p := range chain {
+		if p.FailFast != nil && !failFastSet {
+			r.FailFast, failFastSet = *p.FailFast, true
+		}
+		if p.Parallel != nil && !parallelSet {
+			r.Parallel, parallelSet = *p.Parallel, true
+		}
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		r.Steps = append(r.Steps, chain[i].Steps...)
+	}
+	return r, nil
+}

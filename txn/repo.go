@@ -1,0 +1,108 @@
+// Package txn makes a change to a git work tree a transaction: it finds the
+// repository, snapshots the working tree durably, checks the write barrier,
+// and restores the tree bit-for-bit when asked to.
+package txn
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+)
+
+// ErrNotRepo reports that a directory is not inside a git work tree.
+var ErrNotRepo = errors.New("not inside a git work tree")
+
+// An UnsupportedError reports a repository orket cannot handle exactly.
+type UnsupportedError struct {
+	Path   string
+	Reason string
+}
+
+func (e *UnsupportedError) Error() string { return e.Path + ": " + e.Reason }
+
+// A Repo is a git work tree as orket sees it.
+type Repo struct {
+	Root      string // the work tree's top directory, absolute and clean
+	GitDir    string // this work tree's git directory (.git, or .git/worktrees/x)
+	CommonDir string // where objects, refs and config live (same as GitDir unless a linked worktree)
+	Git       *git.Repository
+}
+
+// Discover finds the git work tree enclosing dir, as git does: the nearest
+// ancestor holding a .git directory or a .git file (linked worktrees and
+// submodule checkouts). A bare repository has no work tree and is refused.
+func Discover(dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a directory", dir)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		dotgit := filepath.Join(d, ".git")
+		fi, err := os.Lstat(dotgit)
+		if err == nil {
+			return openAt(d, dotgit, fi)
+		}
+		if isBare(d) {
+			return nil, &UnsupportedError{Path: d, Reason: "bare repository has no work tree"}
+		}
+		if filepath.Dir(d) == d {
+			return nil, fmt.Errorf("%s: %w", abs, ErrNotRepo)
+		}
+	}
+}
+
+func openAt(root, dotgit string, fi os.FileInfo) (*Repo, error) {
+	gitDir := dotgit
+	if !fi.IsDir() {
+		b, err := os.ReadFile(dotgit)
+		if err != nil {
+			return nil, err
+		}
+		line := strings.TrimSpace(string(b))
+		target, ok := strings.CutPrefix(line, "gitdir:")
+		if !ok {
+			return nil, &UnsupportedError{Path: dotgit, Reason: "a .git file without a gitdir: line"}
+		}
+		target = strings.TrimSpace(target)
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(root, target)
+		}
+		gitDir = filepath.Clean(target)
+	}
+	common := gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		common = filepath.Clean(c)
+	}
+	r, err := git.PlainOpenWithOptions(root, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if err != nil {
+		return nil, &UnsupportedError{Path: root, Reason: "cannot open the repository: " + err.Error()}
+	}
+	return &Repo{Root: root, GitDir: gitDir, CommonDir: common, Git: r}, nil
+}
+
+// isBare reports whether d looks like a bare repository's directory.
+func isBare(d string) bool {
+	for _, name := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(d, name)); err != nil {
+			return false
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(d, "config"))
+	return err == nil && strings.Contains(string(b), "bare = true")
+}
