@@ -1,0 +1,220 @@
+package txn
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// gitState is what an edit may change in the git directory and a revert
+// puts back: HEAD, every local branch and tag, packed-refs, the index, and
+// the files of an operation in progress (a merge, a rebase).
+type gitState struct {
+	files map[string][]byte // key: "gitdir:HEAD", "common:refs/heads/main", ...; value: raw bytes
+}
+
+// guardState is what an edit may never change: git's configuration, hooks
+// and info files.
+type guardState struct {
+	files map[string][]byte // key as in gitState
+}
+
+// perWorktree files live in the work tree's own git directory.
+var perWorktree = []string{"HEAD", "index", "ORIG_HEAD", "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE",
+	"CHERRY_PICK_HEAD", "REVERT_HEAD", "BISECT_LOG", "rebase-merge", "rebase-apply", "sequencer"}
+
+// Where a key lives.
+const (
+	inGitDir = "gitdir:"
+	inCommon = "common:"
+)
+
+func (r *Repo) keyPath(key string) string {
+	if rest, ok := strings.CutPrefix(key, inGitDir); ok {
+		return filepath.Join(r.GitDir, filepath.FromSlash(rest))
+	}
+	return filepath.Join(r.CommonDir, filepath.FromSlash(strings.TrimPrefix(key, inCommon)))
+}
+
+// displayKey names a key the way a user sees the path: .git/HEAD.
+func displayKey(key string) string {
+	_, rest, _ := strings.Cut(key, ":")
+	return ".git/" + rest
+}
+
+func (r *Repo) readGitState() (*gitState, error) {
+	s := &gitState{files: map[string][]byte{}}
+	for _, name := range perWorktree {
+		if err := r.collect(s.files, inGitDir, name); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range []string{"packed-refs", "refs/heads", "refs/tags"} {
+		if err := r.collect(s.files, inCommon, name); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (r *Repo) readGuardState() (*guardState, error) {
+	s := &guardState{files: map[string][]byte{}}
+	for _, name := range []string{"config", "config.worktree", "hooks", "info"} {
+		if err := r.collect(s.files, inCommon, name); err != nil {
+			return nil, err
+		}
+	}
+	if r.GitDir != r.CommonDir {
+		if err := r.collect(s.files, inGitDir, "config.worktree"); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// collect reads a file, or every file below a directory, into m.
+func (r *Repo) collect(m map[string][]byte, where, name string) error {
+	root := r.keyPath(where + name)
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(p, ".lock") {
+			return nil
+		}
+		b, err := readLinkOrFile(p, d)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Dir(root), p)
+		m[where+filepath.ToSlash(filepath.Join(filepath.Dir(name), rel))] = b
+		return nil
+	})
+}
+
+func readLinkOrFile(p string, d fs.DirEntry) ([]byte, error) {
+	if d.Type()&fs.ModeSymlink != 0 {
+		t, err := os.Readlink(p)
+		return []byte("symlink:" + t), err
+	}
+	return os.ReadFile(p)
+}
+
+// diffFiles lists the keys whose content differs between two maps.
+func diffFiles(before, after map[string][]byte) []string {
+	var out []string
+	for k, b := range before {
+		if a, ok := after[k]; !ok || !bytes.Equal(a, b) {
+			out = append(out, k)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// restoreFiles makes the files named by keys match want: rewritten with
+// git's lock-file protocol (write key.lock, fsync, rename) or removed.
+func (r *Repo) restoreFiles(keys []string, want map[string][]byte) error {
+	var errs []error
+	for _, k := range keys {
+		p := r.keyPath(k)
+		b, ok := want[k]
+		if !ok {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+			r.removeEmptyParents(p, k)
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := writeLocked(p, b); err != nil {
+			errs = append(errs, fmt.Errorf("restore %s: %w", displayKey(k), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeEmptyParents removes directories a new ref or hook left empty, up
+// to (not including) the top directory of its kind.
+func (r *Repo) removeEmptyParents(p, key string) {
+	_, rest, _ := strings.Cut(key, ":")
+	top := strings.SplitN(rest, "/", 3)
+	if len(top) < 3 {
+		return
+	}
+	stop := r.keyPath(key[:len(key)-len(rest)] + top[0] + "/" + top[1])
+	for d := filepath.Dir(p); len(d) > len(stop); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
+}
+
+// writeLocked writes b to p as git does: create p.lock exclusively, write,
+// fsync, rename over p, fsync the directory. A symlink value ("symlink:T")
+// is restored as a symlink.
+func writeLocked(p string, b []byte) error {
+	lock := p + ".lock"
+	if t, ok := bytes.CutPrefix(b, []byte("symlink:")); ok {
+		os.Remove(lock)
+		if err := os.Symlink(string(t), lock); err != nil {
+			return err
+		}
+		if err := os.Rename(lock, p); err != nil {
+			os.Remove(lock)
+			return err
+		}
+		return syncDir(filepath.Dir(p))
+	}
+	perm := os.FileMode(0o644)
+	if fi, err := os.Stat(p); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if errors.Is(err, fs.ErrExist) {
+		// A stale lock from an edit that died: ours to replace, since we
+		// hold the repository lock.
+		os.Remove(lock)
+		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(lock, perm)
+	}
+	if err == nil {
+		err = os.Rename(lock, p)
+	}
+	if err != nil {
+		os.Remove(lock)
+		return err
+	}
+	return syncDir(filepath.Dir(p))
+}

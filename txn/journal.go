@@ -1,0 +1,227 @@
+package txn
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// The phases a journal records, written before each begins.
+const (
+	PhaseSnapshot = "snapshot" // taking the snapshot: nothing written yet
+	PhaseEdit     = "edit"     // the edit is writing
+	PhaseVerify   = "verify"   // verify steps are running
+	PhaseRevert   = "revert"   // putting the tree back
+	PhaseCommit   = "commit"   // keeping the change (--commit)
+)
+
+// A Journal says that a transaction is under way in a work tree, and where
+// its snapshot is. It lives in the work tree's git directory, so a crash
+// leaves it behind for the next run to find.
+type Journal struct {
+	RunID   string    `json:"run_id"`
+	Ref     string    `json:"ref"`
+	Phase   string    `json:"phase"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+	Command string    `json:"command,omitempty"`
+}
+
+func (r *Repo) journalPath() string { return filepath.Join(r.GitDir, "orket", "txn.json") }
+
+// WriteJournal records j durably.
+func (r *Repo) WriteJournal(j *Journal) error {
+	b, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(r.journalPath()), 0o755); err != nil {
+		return err
+	}
+	return WriteFileAtomic(r.journalPath(), append(b, '\n'), 0o644)
+}
+
+// ReadJournal returns the journal of an unfinished transaction, or nil.
+func (r *Repo) ReadJournal() (*Journal, error) {
+	b, err := os.ReadFile(r.journalPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var j Journal
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("%s: damaged journal: %w", r.journalPath(), err)
+	}
+	return &j, nil
+}
+
+// ClearJournal ends a transaction's record.
+func (r *Repo) ClearJournal() error {
+	err := os.Remove(r.journalPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(r.journalPath()))
+	}
+	return err
+}
+
+// DropSnapshot deletes a snapshot's ref. Its objects become unreachable
+// and git's gc collects them in time.
+func (r *Repo) DropSnapshot(ref string) error {
+	p := filepath.Join(r.CommonDir, filepath.FromSlash(ref))
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for d := filepath.Dir(p); strings.HasPrefix(d, filepath.Join(r.CommonDir, "refs", "orket")); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			break
+		}
+	}
+	// A ref packed by git pack-refs lives in packed-refs.
+	packed := filepath.Join(r.CommonDir, "packed-refs")
+	b, err := os.ReadFile(packed)
+	if err != nil || !bytes.Contains(b, []byte(" "+ref+"\n")) {
+		return nil
+	}
+	var out []string
+	lines := strings.SplitAfter(string(b), "\n")
+	for i := 0; i < len(lines); i++ {
+		if strings.HasSuffix(lines[i], " "+ref+"\n") {
+			if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "^") {
+				i++
+			}
+			continue
+		}
+		out = append(out, lines[i])
+	}
+	return writeLocked(packed, []byte(strings.Join(out, "")))
+}
+
+// resolveRef reads a ref, loose or packed.
+func (r *Repo) resolveRef(ref string) (plumbing.Hash, error) {
+	b, err := os.ReadFile(filepath.Join(r.CommonDir, filepath.FromSlash(ref)))
+	if err == nil {
+		return plumbing.NewHash(strings.TrimSpace(string(b))), nil
+	}
+	packed, perr := os.ReadFile(filepath.Join(r.CommonDir, "packed-refs"))
+	if perr == nil {
+		for _, line := range strings.Split(string(packed), "\n") {
+			if id, name, ok := strings.Cut(line, " "); ok && name == ref {
+				return plumbing.NewHash(id), nil
+			}
+		}
+	}
+	return plumbing.ZeroHash, fmt.Errorf("%s: %w", ref, errNoSnapshot)
+}
+
+// LoadSnapshot reads a snapshot back from its ref, as recovery does after
+// a crash: the index it saved, plus the manifest's files and stat.
+func (r *Repo) LoadSnapshot(ref string) (*Snapshot, error) {
+	id, err := r.resolveRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	commit, err := object.GetCommit(r.Git.Storer, id)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return nil, err
+	}
+	read := func(name string) ([]byte, error) {
+		f, err := tree.File(name)
+		if err != nil {
+			return nil, err
+		}
+		rd, err := f.Reader()
+		if err != nil {
+			return nil, err
+		}
+		defer rd.Close()
+		return io.ReadAll(rd)
+	}
+	mj, err := read("manifest.json")
+	if err != nil {
+		return nil, fmt.Errorf("%s: manifest: %w", ref, err)
+	}
+	var m manifest
+	if err := json.Unmarshal(mj, &m); err != nil {
+		return nil, fmt.Errorf("%s: manifest: %w", ref, err)
+	}
+	s := &Snapshot{RunID: m.RunID, Ref: ref, Commit: id, git: &gitState{files: map[string][]byte{}},
+		guard: &guardState{files: map[string][]byte{}}, perms: m.Perms}
+	blob := func(h plumbing.Hash) ([]byte, error) {
+		b, err := object.GetBlob(r.Git.Storer, h)
+		if err != nil {
+			return nil, err
+		}
+		rd, err := b.Reader()
+		if err != nil {
+			return nil, err
+		}
+		defer rd.Close()
+		return io.ReadAll(rd)
+	}
+	for k, h := range m.Git {
+		if s.git.files[k], err = blob(h); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", ref, k, err)
+		}
+	}
+	for k, h := range m.Guard {
+		if s.guard.files[k], err = blob(h); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", ref, k, err)
+		}
+	}
+	ii, err := parseIndex(s.git.files[inGitDir+"index"], m.Start)
+	if err != nil {
+		return nil, err
+	}
+	pre := &Tree{Files: map[string]*File{}, Dirs: map[string]bool{}, Empty: map[string]bool{}, Start: m.Start}
+	deleted := map[string]bool{}
+	for _, p := range m.Deleted {
+		deleted[p] = true
+	}
+	for p, e := range ii.entries {
+		if deleted[p] {
+			continue
+		}
+		f := &File{Mode: e.Mode, Size: int64(e.Size), Mtime: e.ModifiedAt.UnixNano(), Ctime: e.CreatedAt.UnixNano(), Ino: uint64(e.Inode), OID: e.Hash}
+		pre.Files[p] = f
+	}
+	for _, mf := range m.Files {
+		pre.Files[mf.Path] = &File{Mode: mf.Mode, Size: mf.Size, Mtime: mf.Mtime, Ctime: mf.Ctime, Ino: mf.Ino, OID: mf.OID}
+	}
+	for p, f := range pre.Files {
+		f.Perm = defaultPerm(f.Mode)
+		if f.Mode == filemode.Symlink {
+			f.Perm = 0o777
+		}
+		if perm, ok := m.Perms[p]; ok {
+			f.Perm = perm
+		}
+		for _, d := range parentDirs(p) {
+			pre.Dirs[d] = true
+		}
+	}
+	for _, d := range m.EmptyDirs {
+		pre.Empty[d] = true
+		pre.Dirs[d] = true
+	}
+	s.Pre = pre
+	return s, nil
+}

@@ -1,0 +1,322 @@
+package txn
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// A Change is what happened to a repository since a snapshot.
+type Change struct {
+	// Paths is the touch set: every file added, modified, deleted or
+	// whose mode changed, repository-relative and sorted.
+	Paths []string
+	// Git lists the git files that moved (.git/HEAD, .git/refs/heads/x,
+	// .git/index): allowed to an edit, undone by a revert.
+	Git []string
+	// Guarded lists writes to git's configuration, hooks and info files:
+	// never allowed.
+	Guarded []string
+}
+
+// Measure compares the repository with the snapshot.
+func (r *Repo) Measure(s *Snapshot) (*Change, error) {
+	gs, err := r.readGitState()
+	if err != nil {
+		return nil, err
+	}
+	guard, err := r.readGuardState()
+	if err != nil {
+		return nil, err
+	}
+	cur, err := r.scanNow(s, gs)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := r.diffTree(s.Pre, cur)
+	if err != nil {
+		return nil, err
+	}
+	c := &Change{Paths: paths}
+	for _, k := range diffFiles(s.git.files, gs.files) {
+		c.Git = append(c.Git, displayKey(k))
+	}
+	for _, k := range diffFiles(s.guard.files, guard.files) {
+		c.Guarded = append(c.Guarded, displayKey(k))
+	}
+	return c, nil
+}
+
+// scanNow scans the tree counting as tracked what either the snapshot's
+// index or the current one names.
+func (r *Repo) scanNow(s *Snapshot, gs *gitState) (*Tree, error) {
+	preIdx, err := parseIndex(s.git.files[inGitDir+"index"], s.Pre.Start)
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := gs.files[inGitDir+"index"]; ok {
+		if now, err := parseIndex(b, s.Pre.Start); err == nil {
+			for p := range now.all {
+				preIdx.all[p] = true
+			}
+			for d := range now.dirs {
+				preIdx.dirs[d] = true
+			}
+		}
+	}
+	sc, err := r.newScanner(preIdx)
+	if err != nil {
+		return nil, err
+	}
+	return sc.scan()
+}
+
+// diffTree returns the paths whose presence, mode or content differ
+// between pre and cur, reading only files whose stat changed or that were
+// modified too close to the snapshot for their stat to be trusted.
+func (r *Repo) diffTree(pre, cur *Tree) ([]string, error) {
+	cutoff := pre.Start.Add(-racyWindow).UnixNano()
+	var changed, toHash []string
+	for p, c := range cur.Files {
+		f := pre.Files[p]
+		switch {
+		case f == nil:
+			changed = append(changed, p)
+		case f.Mode != c.Mode || f.Perm != c.Perm:
+			changed = append(changed, p)
+		case f.sameStat(c) && c.Mtime < cutoff:
+			c.OID = f.OID
+		default:
+			toHash = append(toHash, p)
+		}
+	}
+	for p := range pre.Files {
+		if cur.Files[p] == nil {
+			changed = append(changed, p)
+		}
+	}
+	if err := hashAll(r.Root, cur, toHash); err != nil {
+		return nil, err
+	}
+	for _, p := range toHash {
+		if cur.Files[p].OID != pre.Files[p].OID {
+			changed = append(changed, p)
+		}
+	}
+	sort.Strings(changed)
+	return changed, nil
+}
+
+// A Reverted reports a revert: what was put back and whether the proof
+// (a fresh scan comparing equal to the snapshot) held.
+type Reverted struct {
+	Paths    []string // working-tree paths restored
+	Git      []string // git files restored
+	Verified bool
+}
+
+// ErrRevertUnverified reports that after a revert the tree still differs
+// from the snapshot.
+var ErrRevertUnverified = errors.New("the tree differs from the snapshot after the revert")
+
+// Revert puts the repository back as the snapshot recorded it: files,
+// modes, deletions, creations (and directories they made), empty
+// directories, the index, HEAD, branches, tags, and git's configuration,
+// hooks and info files. Then it proves the result by scanning again.
+// Ignored files (other than .orket) are outside the transaction.
+func (r *Repo) Revert(s *Snapshot) (*Reverted, error) {
+	res := &Reverted{}
+	guard, err := r.readGuardState()
+	if err != nil {
+		return res, err
+	}
+	if err := r.restoreFiles(diffFiles(s.guard.files, guard.files), s.guard.files); err != nil {
+		return res, err
+	}
+	gs, err := r.readGitState()
+	if err != nil {
+		return res, err
+	}
+	cur, err := r.scanNow(s, gs)
+	if err != nil {
+		return res, err
+	}
+	paths, err := r.diffTree(s.Pre, cur)
+	if err != nil {
+		return res, err
+	}
+	if err := r.restoreTree(s, cur, paths); err != nil {
+		return res, err
+	}
+	res.Paths = paths
+	gitKeys := diffFiles(s.git.files, gs.files)
+	if err := r.restoreFiles(gitKeys, s.git.files); err != nil {
+		return res, err
+	}
+	for _, k := range gitKeys {
+		res.Git = append(res.Git, displayKey(k))
+	}
+	if err := r.prove(s); err != nil {
+		return res, err
+	}
+	res.Verified = true
+	return res, nil
+}
+
+// restoreTree makes the named paths as they were in s.Pre.
+func (r *Repo) restoreTree(s *Snapshot, cur *Tree, paths []string) error {
+	cutoff := s.Pre.Start.Add(-racyWindow).UnixNano()
+	var errs []error
+	// Files the edit created go first, so directories can take their place.
+	for _, p := range paths {
+		c := cur.Files[p]
+		if s.Pre.Files[p] != nil || c == nil {
+			continue
+		}
+		if c.Ctime < cutoff {
+			// Older than the snapshot and absent from it: content that was
+			// ignored before the edit changed the ignore rules. Not ours.
+			continue
+		}
+		if err := os.Remove(r.abs(p)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	// Directories the edit created, deepest first, if they are empty now.
+	var created []string
+	for d := range cur.Dirs {
+		if !s.Pre.Dirs[d] {
+			created = append(created, d)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(created)))
+	for _, d := range created {
+		os.Remove(r.abs(d)) // fails, as it should, when ignored files remain
+	}
+	for _, p := range paths {
+		if f := s.Pre.Files[p]; f != nil {
+			if err := r.writeBlob(p, f); err != nil {
+				errs = append(errs, fmt.Errorf("restore %s: %w", p, err))
+			}
+		}
+	}
+	for d := range s.Pre.Empty {
+		if err := os.MkdirAll(r.abs(d), 0o755); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func parentDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+func (r *Repo) abs(p string) string { return filepath.Join(r.Root, filepath.FromSlash(p)) }
+
+// writeBlob writes a file's recorded content and mode: a temporary file in
+// the same directory, renamed over the path.
+func (r *Repo) writeBlob(p string, f *File) error {
+	abs := r.abs(p)
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return err
+	}
+	obj, err := r.Git.Storer.EncodedObject(plumbing.BlobObject, f.OID)
+	if err != nil {
+		return fmt.Errorf("blob %s: %w", f.OID, err)
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	tmp := filepath.Join(filepath.Dir(abs), ".orket-tmp-"+randHex(6))
+	if f.Mode == filemode.Symlink {
+		target, err := io.ReadAll(rd)
+		if err != nil {
+			return err
+		}
+		if err := os.Symlink(string(target), tmp); err != nil {
+			return err
+		}
+	} else {
+		out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(out, rd)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(tmp, os.FileMode(f.Perm))
+		}
+		if err != nil {
+			os.Remove(tmp)
+			return err
+		}
+	}
+	if err := os.Rename(tmp, abs); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// prove scans the repository and compares it with the snapshot.
+func (r *Repo) prove(s *Snapshot) error {
+	gs, err := r.readGitState()
+	if err != nil {
+		return err
+	}
+	guard, err := r.readGuardState()
+	if err != nil {
+		return err
+	}
+	var diffs []string
+	for _, k := range diffFiles(s.git.files, gs.files) {
+		diffs = append(diffs, displayKey(k))
+	}
+	for _, k := range diffFiles(s.guard.files, guard.files) {
+		diffs = append(diffs, displayKey(k))
+	}
+	cur, err := r.scanNow(s, gs)
+	if err != nil {
+		return err
+	}
+	paths, err := r.diffTree(s.Pre, cur)
+	if err != nil {
+		return err
+	}
+	diffs = append(diffs, paths...)
+	for d := range s.Pre.Empty {
+		if !cur.Dirs[d] {
+			diffs = append(diffs, d+"/")
+		}
+	}
+	if len(diffs) > 0 {
+		sort.Strings(diffs)
+		return fmt.Errorf("%w: %s", ErrRevertUnverified, strings.Join(diffs, ", "))
+	}
+	return nil
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b)
+}

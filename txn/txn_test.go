@@ -1,0 +1,210 @@
+package txn
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/orket/orket/internal/fingerprint"
+)
+
+// gitEnv isolates git from the machine's configuration.
+func gitEnv(t *testing.T) {
+	t.Helper()
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n"), 0o644)
+	for k, v := range map[string]string{
+		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
+		"GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com",
+	} {
+		t.Setenv(k, v)
+	}
+}
+
+func sh(t *testing.T, dir, script string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-ec", script)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+}
+
+// dirtyRepo builds a repository with every kind of file and a dirty state:
+// staged and unstaged changes, untracked files, an ignored file, an empty
+// directory, a deleted tracked file.
+func dirtyRepo(t *testing.T) string {
+	t.Helper()
+	gitEnv(t)
+	dir := t.TempDir()
+	sh(t, dir, `
+git init -q
+mkdir -p pkg/api docs "sp ace" ünï
+printf 'package api\n' > pkg/api/server.go
+printf 'package api\n\nfunc X() {}\n' > pkg/api/x.go
+printf '#!/bin/sh\necho hi\n' > run.sh; chmod +x run.sh
+printf '\000\001\002binary\377' > docs/logo.bin
+printf 'hello\n' > "sp ace/a file.txt"
+printf 'grüße\n' > ünï/ß.txt
+ln -s pkg/api/server.go link
+printf 'build/\n*.log\n' > .gitignore
+printf 'gone\n' > docs/old.md
+git add -A
+git commit -q -m init
+git tag v1
+git branch feature
+# the dirty state
+printf 'package api // staged\n' > pkg/api/server.go; git add pkg/api/server.go
+printf 'package api // staged then edited\n' > pkg/api/server.go
+printf 'new\n' > docs/staged-new.md; git add docs/staged-new.md
+printf 'untracked\n' > notes.txt
+mkdir -p build empty/nested; printf 'ignored\n' > build/out.bin; printf 'log\n' > x.log
+rm docs/old.md
+chmod 600 "sp ace/a file.txt"
+`)
+	return dir
+}
+
+func fp(t *testing.T, dir string) string {
+	t.Helper()
+	s, err := fingerprint.Of(dir, OrketDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+var edits = []struct {
+	name    string
+	script  string
+	touched []string // the touch set Measure must report (nil: not checked)
+	guarded bool
+}{
+	{"modify", `printf 'changed\n' >> pkg/api/x.go`, []string{"pkg/api/x.go"}, false},
+	{"modify-staged", `printf 'again\n' >> pkg/api/server.go`, []string{"pkg/api/server.go"}, false},
+	{"create", `mkdir -p pkg/api/v2/deep; printf 'n\n' > pkg/api/v2/deep/new.go; printf 'z\n' > top.txt`, []string{"pkg/api/v2/deep/new.go", "top.txt"}, false},
+	{"delete", `rm pkg/api/x.go notes.txt docs/staged-new.md`, []string{"docs/staged-new.md", "notes.txt", "pkg/api/x.go"}, false},
+	{"chmod", `chmod +x pkg/api/x.go; chmod -x run.sh`, []string{"pkg/api/x.go", "run.sh"}, false},
+	{"perm-only", `chmod 644 "sp ace/a file.txt"`, []string{"sp ace/a file.txt"}, false},
+	{"rename", `mv pkg/api/x.go pkg/api/y.go; mv ünï/ß.txt ünï/ss.txt`, []string{"pkg/api/x.go", "pkg/api/y.go", "ünï/ss.txt", "ünï/ß.txt"}, false},
+	{"binary", `printf '\377\376' > docs/logo.bin`, []string{"docs/logo.bin"}, false},
+	{"symlink", `rm link; ln -s run.sh link; ln -s /etc/passwd out-link`, []string{"link", "out-link"}, false},
+	{"stage", `printf 'x\n' >> pkg/api/x.go; git add -A`, nil, false},
+	{"commit", `printf 'x\n' >> pkg/api/x.go; git add -A; git commit -q -m edit`, nil, false},
+	{"switch-branch", `git checkout -q feature; printf 'f\n' > f.txt; git add f.txt; git commit -q -m f`, nil, false},
+	{"new-branch-and-tag", `git branch topic; git tag v2; git checkout -q -b other`, []string{}, false},
+	{"reset-hard", `git reset -q --hard HEAD`, nil, false},
+	{"stash", `git stash -q -u`, nil, false},
+	{"file-to-dir", `rm notes.txt; mkdir -p notes.txt/inner; printf 'd\n' > notes.txt/inner/f`, []string{"notes.txt", "notes.txt/inner/f"}, false},
+	{"dir-to-file", `rm -r "sp ace"; printf 'f\n' > "sp ace"`, []string{"sp ace", "sp ace/a file.txt"}, false},
+	{"empty-dirs", `rmdir empty/nested; mkdir -p made/empty`, []string{}, false},
+	{"touch-only", `touch pkg/api/x.go run.sh`, []string{}, false},
+	{"same-size-rewrite", `printf 'package apj\n' > pkg/api/server.go.tmp; mv pkg/api/server.go.tmp pkg/api/x.go`, []string{"pkg/api/x.go"}, false},
+	{"ignored-file", `printf 'more\n' >> build/out.bin; printf 'new\n' > y.log`, []string{}, false},
+	{"orket-dir", `mkdir -p .orket/memory; printf 'x\n' > .orket/memory/evil.jsonl`, []string{".orket/memory/evil.jsonl"}, false},
+	{"git-hook", `printf '#!/bin/sh\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit`, []string{}, true},
+	{"git-config", `git config user.name mallory`, []string{}, true},
+	{"git-info", `printf 'secret\n' >> .git/info/exclude`, []string{}, true},
+}
+
+func TestRevertRestoresEverything(t *testing.T) {
+	for _, e := range edits {
+		t.Run(e.name, func(t *testing.T) {
+			dir := dirtyRepo(t)
+			before := fp(t, dir)
+			r, err := Discover(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := r.Snapshot("test-" + e.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fp(t, dir); got != before {
+				t.Fatalf("the snapshot changed the repository:\n%s", cmp.Diff(before, got))
+			}
+			sh(t, dir, e.script)
+			ch, err := r.Measure(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.touched != nil {
+				if diff := cmp.Diff(e.touched, ch.Paths, cmpEmpty); diff != "" {
+					t.Errorf("touch set (-want +got):\n%s", diff)
+				}
+			}
+			if (len(ch.Guarded) > 0) != e.guarded {
+				t.Errorf("guarded writes: %v, want any=%v", ch.Guarded, e.guarded)
+			}
+			res, err := r.Revert(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Verified {
+				t.Error("revert not verified")
+			}
+			if got := fp(t, dir); got != before {
+				t.Errorf("after revert (-before +after):\n%s", cmp.Diff(before, got))
+			}
+		})
+	}
+}
+
+// TestRecoverFromRef reverts from the snapshot as read back from its ref,
+// as orket recover does after a crash, with nothing kept in memory.
+func TestRecoverFromRef(t *testing.T) {
+	for _, e := range edits {
+		t.Run(e.name, func(t *testing.T) {
+			dir := dirtyRepo(t)
+			before := fp(t, dir)
+			r, _ := Discover(dir)
+			s, err := r.Snapshot("crash")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sh(t, dir, e.script)
+			r2, _ := Discover(dir)
+			s2, err := r2.LoadSnapshot(s.Ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r2.Revert(s2); err != nil {
+				t.Fatal(err)
+			}
+			if got := fp(t, dir); got != before {
+				t.Errorf("after recovery (-before +after):\n%s", cmp.Diff(before, got))
+			}
+		})
+	}
+}
+
+var cmpEmpty = cmp.Transformer("nilToEmpty", func(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+})
+
+func TestUnsupported(t *testing.T) {
+	for _, tc := range []struct{ name, script, want string }{
+		{"autocrlf", `git config core.autocrlf true`, "core.autocrlf"},
+		{"filemode", `git config core.filemode false`, "core.filemode"},
+		{"lfs-filter", `printf '*.bin filter=lfs\n' > .gitattributes`, "filter=lfs"},
+		{"nested-eol", `printf '*.txt eol=crlf\n' > docs/.gitattributes`, "eol=crlf"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := dirtyRepo(t)
+			sh(t, dir, tc.script)
+			r, _ := Discover(dir)
+			_, err := r.Snapshot("x")
+			if _, ok := err.(*UnsupportedError); !ok || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Snapshot: %v, want UnsupportedError about %s", err, tc.want)
+			}
+		})
+	}
+}
