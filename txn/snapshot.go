@@ -44,13 +44,13 @@ type Snapshot struct {
 // manifest is the machine-readable part of a snapshot commit: what the
 // index does not already say about the tree.
 type manifest struct {
-	Version   int                  `json:"version"`
-	RunID     string               `json:"run_id"`
-	Start     time.Time            `json:"start"`
-	Files     []manifestFile       `json:"files"`   // untracked, modified and .orket files
-	Deleted   []string             `json:"deleted"` // tracked in the index, absent from the tree
-	EmptyDirs []string             `json:"empty_dirs"`
-	Perms     map[string]uint32    `json:"perms,omitempty"`
+	Version   int                      `json:"version"`
+	RunID     string                   `json:"run_id"`
+	Start     time.Time                `json:"start"`
+	Files     []manifestFile           `json:"files"`   // untracked, modified and .orket files
+	Deleted   []string                 `json:"deleted"` // tracked in the index, absent from the tree
+	EmptyDirs []string                 `json:"empty_dirs"`
+	Perms     map[string]uint32        `json:"perms,omitempty"`
 	Git       map[string]plumbing.Hash `json:"git"`   // HEAD, refs, index...: blob ids of their bytes
 	Guard     map[string]plumbing.Hash `json:"guard"` // config, hooks, info
 }
@@ -67,11 +67,11 @@ type manifestFile struct {
 
 // indexInfo is the parsed index of a snapshot.
 type indexInfo struct {
-	entries map[string]*index.Entry // stage-0 files (no gitlinks)
-	all     map[string]bool         // every path the index names, any stage
-	dirs    map[string]bool         // directories holding indexed paths
+	entries  map[string]*index.Entry // stage-0 files (no gitlinks)
+	all      map[string]bool         // every path the index names, any stage
+	dirs     map[string]bool         // directories holding indexed paths
 	gitlinks map[string]bool
-	mtime   time.Time
+	mtime    time.Time
 }
 
 func parseIndex(b []byte, mtime time.Time) (*indexInfo, error) {

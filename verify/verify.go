@@ -1,0 +1,316 @@
+// Package verify runs verify profiles: each step in its own process group,
+// its output streamed and kept as a bounded tail, the whole group stopped
+// when the step ends, times out or is interrupted.
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/orket/orket/config"
+)
+
+// Grace is how long a stopped step's process group has between SIGTERM and
+// SIGKILL.
+var Grace = 5 * time.Second
+
+// Step statuses.
+const (
+	Passed  = "passed"
+	Failed  = "failed"
+	Skipped = "skipped"
+)
+
+// A StepResult is what running (or skipping) one step gave.
+type StepResult struct {
+	Name        string `json:"name"`
+	Command     string `json:"command"`
+	Dir         string `json:"dir,omitempty"`
+	Required    bool   `json:"required"`
+	Status      string `json:"status"`
+	SkipReason  string `json:"skip_reason,omitempty"` // "when" or "skip"
+	ExitCode    int    `json:"exit_code"`
+	Signal      string `json:"signal,omitempty"`
+	TimedOut    bool   `json:"timed_out"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+	DurationMS  int64  `json:"duration_ms"`
+	OutputTail  string `json:"output_tail"`
+	OutputBytes int64  `json:"output_bytes"`
+}
+
+// FailedRequired reports whether a step failed and its failure fails the run.
+func (r *StepResult) FailedRequired() bool { return r.Status == Failed && r.Required }
+
+// Options say how to run a profile.
+type Options struct {
+	Root     string            // repository root
+	Env      []string          // the whole environment of a step, before its own env
+	TouchSet []string          // for when globs
+	Skip     map[string]bool   // step names to skip
+	Tail     config.Tail       // output caps
+	Output   func(name string) io.Writer // live output of a step (nil: none)
+	Start    func(s config.Step)         // called as a step starts
+	Done     func(r *StepResult)         // called as a step ends, in declared order
+}
+
+// Run runs a resolved profile and returns one result per step, in declared
+// order. It stops at the first failing required step unless the profile
+// says fail_fast: false; steps not reached are not reported. A cancelled
+// ctx stops the running steps (their results say interrupted).
+func Run(ctx context.Context, p *config.Resolved, o Options) []*StepResult {
+	results := make([]*StepResult, len(p.Steps))
+	for i, s := range p.Steps {
+		if reason := skipReason(s, o); reason != "" {
+			results[i] = &StepResult{Name: s.Name, Command: s.Command(), Dir: s.Dir, Required: s.Required, Status: Skipped, SkipReason: reason}
+		}
+	}
+	if p.Parallel {
+		return runParallel(ctx, p, o, results)
+	}
+	var out []*StepResult
+	for i, s := range p.Steps {
+		r := results[i]
+		if r == nil {
+			if ctx.Err() != nil {
+				break
+			}
+			if o.Start != nil {
+				o.Start(s)
+			}
+			var live io.Writer
+			if o.Output != nil {
+				live = o.Output(s.Name)
+			}
+			r = RunStep(ctx, s, o, live)
+		}
+		out = append(out, r)
+		if o.Done != nil {
+			o.Done(r)
+		}
+		if r.FailedRequired() && (p.FailFast || r.Interrupted) {
+			break
+		}
+	}
+	return out
+}
+
+func runParallel(parent context.Context, p *config.Resolved, o Options, results []*StepResult) []*StepResult {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var wg sync.WaitGroup
+	done := make([]chan struct{}, len(p.Steps))
+	for i, s := range p.Steps {
+		done[i] = make(chan struct{})
+		if results[i] != nil {
+			close(done[i])
+			continue
+		}
+		if o.Start != nil {
+			o.Start(s)
+		}
+		wg.Add(1)
+		go func(i int, s config.Step) {
+			defer wg.Done()
+			defer close(done[i])
+			results[i] = RunStep(ctx, s, o, nil)
+			if results[i].FailedRequired() && p.FailFast {
+				cancel()
+			}
+		}(i, s)
+	}
+	// Report in declared order, each as soon as it and those before it end.
+	var out []*StepResult
+	for i := range p.Steps {
+		<-done[i]
+		r := results[i]
+		if r.Interrupted && parent.Err() == nil {
+			// Stopped because another step failed first (fail_fast).
+			r.Status, r.Interrupted, r.SkipReason = Skipped, false, "fail_fast"
+		}
+		out = append(out, r)
+		if o.Done != nil {
+			o.Done(r)
+		}
+	}
+	wg.Wait()
+	return out
+}
+
+func skipReason(s config.Step, o Options) string {
+	if o.Skip[s.Name] {
+		return "skip"
+	}
+	if len(s.When) == 0 || len(o.TouchSet) == 0 {
+		return ""
+	}
+	for _, pat := range s.When {
+		for _, p := range o.TouchSet {
+			if ok, _ := doublestar.Match(pat, p); ok {
+				return ""
+			}
+		}
+	}
+	return "when"
+}
+
+// RunStep runs one step. live, if not nil, receives its output as it comes.
+func RunStep(ctx context.Context, s config.Step, o Options, live io.Writer) *StepResult {
+	r := &StepResult{Name: s.Name, Command: s.Command(), Dir: s.Dir, Required: s.Required}
+	var argv []string
+	if s.Argv != nil {
+		argv = s.Argv
+	} else {
+		argv = []string{"/bin/sh", "-c", s.Shell}
+	}
+	env := append([]string{}, o.Env...)
+	for k, v := range s.Env {
+		env = append(env, k+"="+v)
+	}
+	tail := NewTail(o.Tail.MaxLines, o.Tail.MaxBytes)
+	var w io.Writer = tail
+	if live != nil {
+		w = io.MultiWriter(tail, live)
+	}
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, s.Timeout, errTimeout)
+		defer cancel()
+	}
+	res := Exec(ctx, argv, filepath.Join(o.Root, filepath.FromSlash(s.Dir)), env, w)
+	r.ExitCode, r.Signal, r.DurationMS = res.ExitCode, res.Signal, res.Duration.Milliseconds()
+	r.TimedOut = res.Stopped && errors.Is(context.Cause(ctx), errTimeout)
+	r.Interrupted = res.Stopped && !r.TimedOut
+	r.OutputTail, r.OutputBytes = tail.String(), tail.Total()
+	if res.Err != nil {
+		r.ExitCode = 127
+		fmt.Fprintf(tail, "orket: cannot start %s: %v\n", argv[0], res.Err)
+		r.OutputTail, r.OutputBytes = tail.String(), tail.Total()
+	}
+	r.Status = Passed
+	if r.ExitCode != 0 || r.Signal != "" || res.Stopped || res.Err != nil {
+		r.Status = Failed
+	}
+	return r
+}
+
+var errTimeout = errors.New("step timed out")
+
+// An ExecResult is how a process ended.
+type ExecResult struct {
+	ExitCode int    // -1 when killed by a signal
+	Signal   string // the signal that ended it, if one did
+	Stopped  bool   // orket stopped it (ctx ended)
+	Duration time.Duration
+	Err      error // it could not be started
+}
+
+// Exec runs argv in dir in its own process group, with stdout and stderr
+// both written to out. When the process exits, the rest of its group is
+// killed; when ctx ends first, the group gets SIGTERM and, after Grace,
+// SIGKILL. No process of the group outlives Exec.
+func Exec(ctx context.Context, argv []string, dir string, env []string, out io.Writer) ExecResult {
+	start := time.Now()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return ExecResult{Err: err}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = nil
+	cmd.Stdout = pw
+	cmd.Stderr = pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return ExecResult{Err: err, ExitCode: 127, Duration: time.Since(start)}
+	}
+	pw.Close()
+	pgid := cmd.Process.Pid
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(out, pr)
+		close(copied)
+	}()
+	exited := make(chan struct{})
+	stopped := false
+	var stopMu sync.Mutex
+	go func() {
+		select {
+		case <-ctx.Done():
+			stopMu.Lock()
+			stopped = true
+			stopMu.Unlock()
+			syscall.Kill(-pgid, syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(Grace):
+			}
+			syscall.Kill(-pgid, syscall.SIGKILL)
+		case <-exited:
+		}
+	}()
+	werr := cmd.Wait()
+	close(exited)
+	// The leader is gone; nothing else of its group may stay behind.
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	select {
+	case <-copied:
+	case <-time.After(2 * time.Second):
+		// A process that left the group (setsid) still holds the pipe:
+		// stop reading rather than wait for it.
+		pr.Close()
+		<-copied
+	}
+	pr.Close()
+	res := ExecResult{Duration: time.Since(start)}
+	stopMu.Lock()
+	res.Stopped = stopped
+	stopMu.Unlock()
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.ExitCode = -1
+			res.Signal = ws.Signal().String()
+			if name := signame(ws.Signal()); name != "" {
+				res.Signal = name
+			}
+		} else {
+			res.ExitCode = ee.ExitCode()
+		}
+	} else if werr != nil {
+		res.Err = werr
+	}
+	return res
+}
+
+func signame(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
+	}
+	return ""
+}
