@@ -158,6 +158,7 @@ func (r *Repo) Revert(s *Snapshot) (*Reverted, error) {
 		return res, err
 	}
 	res.Paths = paths
+	crashPoint("revert-midway")
 	gitKeys := diffFiles(s.git.files, gs.files)
 	if err := r.restoreFiles(gitKeys, s.git.files); err != nil {
 		return res, err

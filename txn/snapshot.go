@@ -256,6 +256,7 @@ func (r *Repo) Snapshot(runID string) (*Snapshot, error) {
 		return nil, fmt.Errorf("publish %s: %w", s.Ref, err)
 	}
 	s.Commit = commit
+	crashPoint("snapshot-published")
 	return s, nil
 }
 

@@ -53,11 +53,11 @@ func (r *StepResult) FailedRequired() bool { return r.Status == Failed && r.Requ
 
 // Options say how to run a profile.
 type Options struct {
-	Root     string            // repository root
-	Env      []string          // the whole environment of a step, before its own env
-	TouchSet []string          // for when globs
-	Skip     map[string]bool   // step names to skip
-	Tail     config.Tail       // output caps
+	Root     string                      // repository root
+	Env      []string                    // the whole environment of a step, before its own env
+	TouchSet []string                    // for when globs
+	Skip     map[string]bool             // step names to skip
+	Tail     config.Tail                 // output caps
 	Output   func(name string) io.Writer // live output of a step (nil: none)
 	Start    func(s config.Step)         // called as a step starts
 	Done     func(r *StepResult)         // called as a step ends, in declared order
@@ -150,17 +150,26 @@ func skipReason(s config.Step, o Options) string {
 	if o.Skip[s.Name] {
 		return "skip"
 	}
-	if len(s.When) == 0 || len(o.TouchSet) == 0 {
-		return ""
+	if !WhenMatches(s, o.TouchSet) {
+		return "when"
+	}
+	return ""
+}
+
+// WhenMatches reports whether a step's when globs let it run for a touch
+// set: always when it has none or the touch set is empty.
+func WhenMatches(s config.Step, touch []string) bool {
+	if len(s.When) == 0 || len(touch) == 0 {
+		return true
 	}
 	for _, pat := range s.When {
-		for _, p := range o.TouchSet {
+		for _, p := range touch {
 			if ok, _ := doublestar.Match(pat, p); ok {
-				return ""
+				return true
 			}
 		}
 	}
-	return "when"
+	return false
 }
 
 // RunStep runs one step. live, if not nil, receives its output as it comes.

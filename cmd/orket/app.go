@@ -30,6 +30,7 @@ type options struct {
 // exit status. It never calls os.Exit, so deferred cleanups always run.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o := &options{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	txn.SetCrashPoint(os.Getenv("ORKET_CRASH_AT"))
 	// Usage errors happen before flags are resolved; they still owe a
 	// --json caller its one JSON object.
 	for _, a := range args[1:] {
@@ -61,6 +62,8 @@ func globalFlags() []cli.Flag {
 // A command is registered only once it works.
 func newApp(o *options, result *any) *cli.App {
 	cmds := []*cli.Command{
+		runCommand(o, result),
+		recoverCommand(o, result),
 		initCommand(o, result),
 		schemaCommand(o, result),
 		versionCommand(o, result),

@@ -10,9 +10,25 @@ import (
 	"syscall"
 )
 
+const sigterm = syscall.SIGTERM
+
+// signalError is the cause of the context's cancellation after a signal.
+type signalError struct{ sig os.Signal }
+
+func (e signalError) Error() string { return "interrupted by " + e.sig.String() }
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := Main(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	// The first SIGINT or SIGTERM cancels the context: running children
+	// are stopped and the transaction reverts. Later ones are swallowed so
+	// the revert is never cut short.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		cancel(signalError{s})
+		for range sigs {
+		}
+	}()
+	os.Exit(Main(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr))
 }

@@ -10,9 +10,45 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/orket/orket/internal/fingerprint"
 )
+
+// cmdFingerprint writes the fingerprint of the repository in the current
+// directory (every file with content and mode, empty directories, HEAD,
+// branch, refs, git ls-files -s, .orket) to a file, for cmp.
+//
+//	fingerprint before.txt
+func cmdFingerprint(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fingerprint FILE")
+	}
+	fp, err := fingerprint.Of(ts.MkAbs("."))
+	if err != nil {
+		ts.Fatalf("fingerprint: %v", err)
+	}
+	if err := os.WriteFile(ts.MkAbs(args[0]), []byte(fp), 0o644); err != nil {
+		ts.Fatalf("%v", err)
+	}
+}
+
+// cmdWaitFile waits (up to 30s) until a file exists.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("waitfile %s: timed out", args[0])
+}
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
@@ -28,7 +64,9 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		Setup:               setupGit,
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"json": cmdJSON},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){
+			"json": cmdJSON, "fingerprint": cmdFingerprint, "waitfile": cmdWaitFile,
+		},
 		RequireExplicitExec: true,
 	})
 }

@@ -1,0 +1,128 @@
+package txn
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// A RevisionError reports a revision that does not resolve.
+type RevisionError struct {
+	Rev string
+	Err error
+}
+
+func (e *RevisionError) Error() string { return fmt.Sprintf("revision %q: %v", e.Rev, e.Err) }
+func (e *RevisionError) Unwrap() error { return e.Err }
+
+// TreeOf returns the files of the commit rev names ("" is HEAD): path to
+// mode and blob id. An unborn HEAD has no files.
+func (r *Repo) TreeOf(rev string) (map[string]*File, error) {
+	files := map[string]*File{}
+	var id plumbing.Hash
+	if rev == "" {
+		ref, err := r.Git.Head()
+		if errors.Is(err, plumbing.ErrReferenceNotFound) {
+			return files, nil
+		}
+		if err != nil {
+			return nil, &RevisionError{Rev: "HEAD", Err: err}
+		}
+		id = ref.Hash()
+	} else {
+		h, err := r.Git.ResolveRevision(plumbing.Revision(rev))
+		if err != nil {
+			return nil, &RevisionError{Rev: rev, Err: err}
+		}
+		id = *h
+	}
+	c, err := object.GetCommit(r.Git.Storer, id)
+	if err != nil {
+		return nil, &RevisionError{Rev: rev, Err: err}
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	w := object.NewTreeWalker(t, true, nil)
+	defer w.Close()
+	for {
+		name, e, err := w.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if e.Mode == filemode.Dir || e.Mode == filemode.Submodule {
+			continue
+		}
+		files[name] = &File{Mode: e.Mode, OID: e.Hash}
+	}
+	return files, nil
+}
+
+// ChangedSince returns the paths whose presence, mode or content differ
+// between the commit rev names ("" is HEAD) and the working tree, and that
+// commit's files.
+func (r *Repo) ChangedSince(rev string) ([]string, map[string]*File, error) {
+	base, err := r.TreeOf(rev)
+	if err != nil {
+		return nil, nil, err
+	}
+	cur, err := r.ScanWithOIDs()
+	if err != nil {
+		return nil, nil, err
+	}
+	var changed []string
+	for p, f := range cur.Files {
+		if reserved(p) {
+			continue
+		}
+		if b := base[p]; b == nil || b.Mode != f.Mode || b.OID != f.OID {
+			changed = append(changed, p)
+		}
+	}
+	for p := range base {
+		if cur.Files[p] == nil {
+			changed = append(changed, p)
+		}
+	}
+	sort.Strings(changed)
+	return changed, base, nil
+}
+
+// ScanWithOIDs scans the working tree and knows every file's blob id,
+// reading only the files the index cannot vouch for.
+func (r *Repo) ScanWithOIDs() (*Tree, error) {
+	gs, err := r.readGitState()
+	if err != nil {
+		return nil, err
+	}
+	ii, err := r.indexOf(gs)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := r.newScanner(ii)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := sc.scan()
+	if err != nil {
+		return nil, err
+	}
+	var toHash []string
+	for p, f := range cur.Files {
+		if e := ii.entries[p]; e != nil && statMatches(f, e) && e.ModifiedAt.Before(ii.mtime.Add(-racyWindow)) {
+			f.OID = e.Hash
+			continue
+		}
+		toHash = append(toHash, p)
+	}
+	return cur, hashAll(r.Root, cur, toHash)
+}
