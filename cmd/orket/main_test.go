@@ -62,8 +62,8 @@ func TestMain(m *testing.M) {
 // main against throwaway git repositories, with the git CLI as the oracle.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
-		Setup:               setupGit,
+		Dir:   "testdata/script",
+		Setup: setupGit,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
 			"json": cmdJSON, "fingerprint": cmdFingerprint, "waitfile": cmdWaitFile,
 		},
