@@ -2,6 +2,7 @@ package txn
 
 import (
 	"bufio"
+	"errors"
 	"crypto/sha1"
 	"io"
 	"io/fs"
@@ -58,6 +59,7 @@ type scanner struct {
 	tracked  map[string]*index.Entry
 	trkDirs  map[string]bool // directories holding tracked files
 	excludes []gitignore.Pattern
+	noOrket  bool // leave .orket out (a status, not a transaction)
 }
 
 type dirJob struct {
@@ -214,6 +216,9 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob)) (dirKin
 			}
 			child := dirJob{rel: rel, patterns: patterns, ignored: j.ignored, guarded: j.guarded}
 			if j.rel == "" && name == OrketDir {
+				if s.noOrket {
+					continue
+				}
 				child.guarded = true
 			}
 			if !child.guarded && !child.ignored && ignored(patterns, append(comps, name), true) {
@@ -370,6 +375,7 @@ func hashAll(root string, t *Tree, paths []string) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
+	var gone []string
 	ch := make(chan string)
 	n := runtime.GOMAXPROCS(0)
 	for i := 0; i < n; i++ {
@@ -379,6 +385,13 @@ func hashAll(root string, t *Tree, paths []string) error {
 			for p := range ch {
 				f := t.Files[p]
 				id, err := hashFile(filepath.Join(root, filepath.FromSlash(p)), f.Mode)
+				if errors.Is(err, fs.ErrNotExist) {
+					// Removed since the scan saw it: it is absent now.
+					mu.Lock()
+					gone = append(gone, p)
+					mu.Unlock()
+					continue
+				}
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
@@ -396,6 +409,9 @@ func hashAll(root string, t *Tree, paths []string) error {
 	}
 	close(ch)
 	wg.Wait()
+	for _, p := range gone {
+		delete(t.Files, p)
+	}
 	return firstErr
 }
 

@@ -97,8 +97,8 @@ func (r *Repo) ChangedSince(rev string) ([]string, map[string]*File, error) {
 	return changed, base, nil
 }
 
-// ScanWithOIDs scans the working tree and knows every file's blob id,
-// reading only the files the index cannot vouch for.
+// ScanWithOIDs scans the working tree (without .orket) and knows every
+// file's blob id, reading only the files the index cannot vouch for.
 func (r *Repo) ScanWithOIDs() (*Tree, error) {
 	gs, err := r.readGitState()
 	if err != nil {
@@ -112,6 +112,7 @@ func (r *Repo) ScanWithOIDs() (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
+	sc.noOrket = true
 	cur, err := sc.scan()
 	if err != nil {
 		return nil, err

@@ -17,7 +17,11 @@ type signalError struct{ sig os.Signal }
 
 func (e signalError) Error() string { return "interrupted by " + e.sig.String() }
 
-func main() {
+func main() { os.Exit(mainWithSignals()) }
+
+// mainWithSignals runs orket as a process: with its real streams and
+// signal handling.
+func mainWithSignals() int {
 	// The first SIGINT or SIGTERM cancels the context: running children
 	// are stopped and the transaction reverts. Later ones are swallowed so
 	// the revert is never cut short.
@@ -30,5 +34,6 @@ func main() {
 		for range sigs {
 		}
 	}()
-	os.Exit(Main(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr))
+	defer signal.Stop(sigs)
+	return Main(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -52,9 +51,7 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"orket": func() {
-			os.Exit(Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
-		},
+		"orket": func() { os.Exit(mainWithSignals()) },
 	})
 }
 

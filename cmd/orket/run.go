@@ -221,8 +221,8 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*runResult, error)
 	case len(ro.argv) > 0:
 		res.Request.EditSource, res.Request.Argv, res.Request.Instruction = "command", ro.argv, shellJoin(ro.argv)
 	}
-	if j, err := r.ReadJournal(); err != nil || j != nil {
-		return nil, recoveryNeeded(j, err)
+	if err := checkUnfinished(ctx, r); err != nil {
+		return nil, err
 	}
 
 	// 2. Plan: the touch set where it can be known before writing.
@@ -426,6 +426,22 @@ func recoveryNeeded(j *txn.Journal, err error) error {
 	return &Error{Code: ERecoveryNeeded, Msg: fmt.Sprintf("run %s did not finish (it stopped during %s); its snapshot is %s", j.RunID, j.Phase, j.Ref),
 		Hint:   "run orket recover to restore the tree as it was before that run, or orket recover --discard to keep the tree as it is",
 		Fields: map[string]any{"snapshot_ref": j.Ref, "unfinished_run": j.RunID}}
+}
+
+// checkUnfinished refuses to start over an unfinished transaction. A
+// journal whose run still holds the lock is a run in progress, not a crash:
+// the lock step reports that (E_LOCKED, or --wait).
+func checkUnfinished(ctx context.Context, r *txn.Repo) error {
+	j, err := r.ReadJournal()
+	if err == nil && j == nil {
+		return nil
+	}
+	unlock, lerr := r.Lock(ctx, true, false, txn.Holder{})
+	if lerr != nil {
+		return nil
+	}
+	unlock()
+	return recoveryNeeded(j, err)
 }
 
 func confirm(o *options, res *runResult) error {
