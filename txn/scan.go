@@ -2,8 +2,8 @@ package txn
 
 import (
 	"bufio"
-	"errors"
 	"crypto/sha1"
+	"errors"
 	"io"
 	"io/fs"
 	"os"

@@ -375,6 +375,9 @@ func (w *objectWriter) snapshotCommit(m *manifest, stored []string, pre *Tree, g
 	if err := add("deleted", []byte(joinLines(m.Deleted))); err != nil {
 		return plumbing.ZeroHash, err
 	}
+	if err := add("empty-dirs", []byte(joinLines(m.EmptyDirs))); err != nil {
+		return plumbing.ZeroHash, err
+	}
 	if err := add("refs", []byte(refsText(gs))); err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -409,16 +412,22 @@ func (w *objectWriter) snapshotCommit(m *manifest, stored []string, pre *Tree, g
 func restoreMessage(runID string) string {
 	return "orket snapshot " + runID + `
 
-The working tree before orket run ` + runID + `. To restore it with plain
-git (from the repository root; orket recover does the same, exactly):
+The working tree before orket run ` + runID + `. orket recover restores it
+exactly. To restore it with plain git instead, from the repository root:
 
   ref=` + SnapshotRefPrefix + runID + `
-  git cat-file blob $ref:index > .git/index          # the index as it was
-  git checkout-index --all --force                   # tracked files
-  git clean -fd                                      # files the edit created
-  git archive $ref:worktree | tar -x                 # modified and untracked files
+  git cat-file blob $ref:index > .git/index            # the index as it was
+  git checkout-index --all --force                     # tracked files
+  git clean -fdq                                       # files the edit created
+  git -c tar.umask=022 archive $ref:worktree | tar -x  # modified and untracked files
   git cat-file blob $ref:deleted | xargs -r -d '\n' rm -f --
-  git cat-file blob $ref:refs                        # then put HEAD and branches back
+  git cat-file blob $ref:empty-dirs | xargs -r -d '\n' mkdir -p --
+  git cat-file blob $ref:refs     # HEAD and every branch and tag as they were:
+                                  # put back any that moved with git update-ref
+                                  # and git symbolic-ref HEAD refs/heads/<branch>
+
+Files: index, worktree/ (files the index did not hold), deleted, empty-dirs,
+refs, manifest.json (everything, for orket).
 `
 }
 

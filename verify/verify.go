@@ -239,7 +239,9 @@ func Exec(ctx context.Context, argv []string, dir string, env []string, out io.W
 	cmd.Stdin = nil
 	cmd.Stdout = pw
 	cmd.Stderr = pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own group, so orket can stop everything it started; and if orket
+	// itself is killed outright, the kernel kills the child too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
