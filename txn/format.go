@@ -22,7 +22,7 @@ type side struct {
 }
 
 func (r *Repo) blobBytes(id plumbing.Hash) ([]byte, error) {
-	obj, err := r.Git.Storer.EncodedObject(plumbing.BlobObject, id)
+	obj, err := r.blob(id)
 	if err != nil {
 		return nil, err
 	}

@@ -136,6 +136,9 @@ func (r *Repo) LoadSnapshot(ref string) (*Snapshot, error) {
 		return nil, err
 	}
 	commit, err := object.GetCommit(r.Git.Storer, id)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && r.reopen() == nil {
+		commit, err = object.GetCommit(r.Git.Storer, id)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)
 	}
@@ -200,7 +203,7 @@ func (r *Repo) LoadSnapshot(ref string) (*Snapshot, error) {
 		if deleted[p] {
 			continue
 		}
-		f := &File{Mode: e.Mode, Size: int64(e.Size), Mtime: e.ModifiedAt.UnixNano(), Ctime: e.CreatedAt.UnixNano(), Ino: uint64(e.Inode), OID: e.Hash}
+		f := &File{Mode: e.Mode, Size: int64(e.Size), Mtime: e.Mtime, Ctime: e.Ctime, Ino: uint64(e.Ino), OID: e.Hash}
 		pre.Files[p] = f
 	}
 	for _, mf := range m.Files {
@@ -223,5 +226,6 @@ func (r *Repo) LoadSnapshot(ref string) (*Snapshot, error) {
 		pre.Dirs[d] = true
 	}
 	s.Pre = pre
+	s.idx = ii
 	return s, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ErrNotRepo reports that a directory is not inside a git work tree.
@@ -105,4 +106,27 @@ func isBare(d string) bool {
 	}
 	b, err := os.ReadFile(filepath.Join(d, "config"))
 	return err == nil && strings.Contains(string(b), "bare = true")
+}
+
+// blob returns a blob object. git may repack while orket runs (an edit
+// that commits can start git gc --auto, which moves loose objects into a
+// new pack); a miss therefore reopens the object store once and retries.
+func (r *Repo) blob(id plumbing.Hash) (plumbing.EncodedObject, error) {
+	obj, err := r.Git.Storer.EncodedObject(plumbing.BlobObject, id)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		if rerr := r.reopen(); rerr != nil {
+			return nil, err
+		}
+		obj, err = r.Git.Storer.EncodedObject(plumbing.BlobObject, id)
+	}
+	return obj, err
+}
+
+func (r *Repo) reopen() error {
+	g, err := git.PlainOpenWithOptions(r.Root, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if err != nil {
+		return err
+	}
+	r.Git = g
+	return nil
 }

@@ -1,17 +1,18 @@
 package txn
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
@@ -59,21 +60,19 @@ func (r *Repo) Measure(s *Snapshot) (*Change, error) {
 // scanNow scans the tree counting as tracked what either the snapshot's
 // index or the current one names.
 func (r *Repo) scanNow(s *Snapshot, gs *gitState) (*Tree, error) {
-	preIdx, err := parseIndex(s.git.files[inGitDir+"index"], s.Pre.Start)
-	if err != nil {
-		return nil, err
-	}
-	if b, ok := gs.files[inGitDir+"index"]; ok {
+	idx := []*indexInfo{s.idx}
+	if b, ok := gs.files[inGitDir+"index"]; ok && !bytes.Equal(b, s.git.files[inGitDir+"index"]) {
 		if now, err := parseIndex(b, s.Pre.Start); err == nil {
-			for p := range now.all {
-				preIdx.all[p] = true
-			}
-			for d := range now.dirs {
-				preIdx.dirs[d] = true
-			}
+			idx = append(idx, now)
 		}
 	}
-	sc, err := r.newScanner(preIdx)
+	if s.w != nil {
+		if dirty, fresh, ok := s.w.sync(); ok {
+			return r.partialScan(s, idx, dirty, fresh)
+		}
+		s.Close() // the journal missed something: from now on, scan whole
+	}
+	sc, err := r.newScanner(idx...)
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +153,29 @@ func (r *Repo) Revert(s *Snapshot) (*Reverted, error) {
 	if err != nil {
 		return res, err
 	}
+	// Ignore files first: what counts as part of the tree must be decided
+	// by the rules as they were, or files the edit hid would be kept and
+	// ignored files it revealed would be taken for its own.
+	var ignores []string
+	for _, p := range paths {
+		if path.Base(p) == ".gitignore" {
+			ignores = append(ignores, p)
+		}
+	}
+	if len(ignores) > 0 {
+		if err := r.restoreTree(s, cur, ignores); err != nil {
+			return res, err
+		}
+		s.Close() // the journal cannot follow rule changes: scan whole
+		if cur, err = r.scanNow(s, gs); err != nil {
+			return res, err
+		}
+		if paths, err = r.diffTree(s.Pre, cur); err != nil {
+			return res, err
+		}
+		paths = append(paths, ignores...)
+		sort.Strings(paths)
+	}
 	if err := r.restoreTree(s, cur, paths); err != nil {
 		return res, err
 	}
@@ -166,26 +188,20 @@ func (r *Repo) Revert(s *Snapshot) (*Reverted, error) {
 	for _, k := range gitKeys {
 		res.Git = append(res.Git, displayKey(k))
 	}
-	if err := r.prove(s); err != nil {
+	if err := r.prove(s, cur, paths); err != nil {
 		return res, err
 	}
+	s.Close()
 	res.Verified = true
 	return res, nil
 }
 
 // restoreTree makes the named paths as they were in s.Pre.
 func (r *Repo) restoreTree(s *Snapshot, cur *Tree, paths []string) error {
-	cutoff := s.Pre.Start.Add(-racyWindow).UnixNano()
 	var errs []error
 	// Files the edit created go first, so directories can take their place.
 	for _, p := range paths {
-		c := cur.Files[p]
-		if s.Pre.Files[p] != nil || c == nil {
-			continue
-		}
-		if c.Ctime < cutoff {
-			// Older than the snapshot and absent from it: content that was
-			// ignored before the edit changed the ignore rules. Not ours.
+		if s.Pre.Files[p] != nil || cur.Files[p] == nil {
 			continue
 		}
 		if err := os.Remove(r.abs(p)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -234,7 +250,7 @@ func (r *Repo) writeBlob(p string, f *File) error {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return err
 	}
-	obj, err := r.Git.Storer.EncodedObject(plumbing.BlobObject, f.OID)
+	obj, err := r.blob(f.OID)
 	if err != nil {
 		return fmt.Errorf("blob %s: %w", f.OID, err)
 	}
@@ -276,8 +292,11 @@ func (r *Repo) writeBlob(p string, f *File) error {
 	return nil
 }
 
-// prove scans the repository and compares it with the snapshot.
-func (r *Repo) prove(s *Snapshot) error {
+// prove checks the result of a revert: every restored path is as the
+// snapshot has it (content, mode, absence), every empty directory is back,
+// and the git state and guarded files are equal. The revert's own scan,
+// moments before, found every other path equal.
+func (r *Repo) prove(s *Snapshot, cur *Tree, paths []string) error {
 	gs, err := r.readGitState()
 	if err != nil {
 		return err
@@ -293,17 +312,30 @@ func (r *Repo) prove(s *Snapshot) error {
 	for _, k := range diffFiles(s.guard.files, guard.files) {
 		diffs = append(diffs, displayKey(k))
 	}
-	cur, err := r.scanNow(s, gs)
-	if err != nil {
-		return err
+	for _, p := range paths {
+		want := s.Pre.Files[p]
+		fi, err := os.Lstat(r.abs(p))
+		if want == nil {
+			if err == nil && !fi.IsDir() {
+				diffs = append(diffs, p)
+			}
+			continue
+		}
+		if err != nil {
+			diffs = append(diffs, p)
+			continue
+		}
+		got, ok := fileOf(fi)
+		if !ok || got.Mode != want.Mode || got.Perm != want.Perm {
+			diffs = append(diffs, p)
+			continue
+		}
+		if id, err := hashFile(r.abs(p), got.Mode); err != nil || id != want.OID {
+			diffs = append(diffs, p)
+		}
 	}
-	paths, err := r.diffTree(s.Pre, cur)
-	if err != nil {
-		return err
-	}
-	diffs = append(diffs, paths...)
 	for d := range s.Pre.Empty {
-		if !cur.Dirs[d] {
+		if fi, err := os.Lstat(r.abs(d)); err != nil || !fi.IsDir() {
 			diffs = append(diffs, d+"/")
 		}
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"golang.org/x/sys/unix"
 )
 
 // OrketDir is orket's state directory at the repository root. It is always
@@ -48,16 +48,18 @@ func (f *File) sameStat(g *File) bool {
 // ignored file (and everything under .orket), and every such directory.
 type Tree struct {
 	Files map[string]*File
-	Dirs  map[string]bool // every directory that is not ignored, "" excluded
-	Empty map[string]bool // the directories among Dirs with no entries at all
-	Start time.Time       // when the scan began
+	Dirs  map[string]bool   // every directory that is not ignored, "" excluded
+	Empty map[string]bool   // the directories among Dirs with no entries at all
+	Start time.Time         // when the scan began
+	jobs  map[string]dirJob // how each directory was scanned, to rescan one alone
 }
 
 // scanner walks a work tree in parallel.
 type scanner struct {
-	root     string
-	tracked  map[string]*index.Entry
-	trkDirs  map[string]bool // directories holding tracked files
+	root string
+	idx  []*indexInfo // the indexes whose paths count as tracked
+	w    *watcher     // if set, every directory read is watched
+
 	excludes []gitignore.Pattern
 	noOrket  bool // leave .orket out (a status, not a transaction)
 }
@@ -77,13 +79,18 @@ type scanResult struct {
 
 // scan walks the tree. Files are stat'ed, not read: OIDs stay zero.
 func (s *scanner) scan() (*Tree, error) {
-	t := &Tree{Files: make(map[string]*File, len(s.tracked)+64), Dirs: map[string]bool{}, Empty: map[string]bool{}, Start: time.Now()}
+	t := &Tree{Files: make(map[string]*File, len(s.idx[0].all)+64), Dirs: map[string]bool{}, Empty: map[string]bool{}, Start: time.Now(), jobs: map[string]dirJob{}}
 	var pending sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
-	workers := runtime.GOMAXPROCS(0) * 2
-	if workers < 4 {
-		workers = 4
+	// Directory reads and lstats block in the kernel: more workers than
+	// cores keep the cores busy.
+	workers := runtime.GOMAXPROCS(0) * 4
+	if workers < 8 {
+		workers = 8
+	}
+	if v, err := strconv.Atoi(os.Getenv("ORKET_SCAN_WORKERS")); err == nil && v > 0 {
+		workers = v
 	}
 	// The queue is unbounded: workers push subdirectories without blocking.
 	var qmu sync.Mutex
@@ -104,6 +111,7 @@ func (s *scanner) scan() (*Tree, error) {
 			defer wg.Done()
 			local := make(map[string]*File, 256)
 			var dirs, empty []string
+			var jobs []dirJob
 			for {
 				qmu.Lock()
 				for len(queue) == 0 && !done {
@@ -117,6 +125,9 @@ func (s *scanner) scan() (*Tree, error) {
 				queue = queue[:len(queue)-1]
 				qmu.Unlock()
 				kind, err := s.dir(j, local, push)
+				if kind != dirIgnored {
+					jobs = append(jobs, j)
+				}
 				if kind != dirIgnored && j.rel != "" {
 					dirs = append(dirs, j.rel)
 					if kind == dirEmpty {
@@ -141,6 +152,9 @@ func (s *scanner) scan() (*Tree, error) {
 			}
 			for _, d := range empty {
 				t.Empty[d] = true
+			}
+			for _, j := range jobs {
+				t.jobs[j.rel] = j
 			}
 			mu.Unlock()
 		}()
@@ -170,17 +184,28 @@ const (
 // of directory it is.
 func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob)) (dirKind, error) {
 	abs := filepath.Join(s.root, filepath.FromSlash(j.rel))
-	f, err := os.Open(abs)
+	f, err := os.OpenFile(abs, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return dirIgnored, nil // removed while we looked
+		if os.IsNotExist(err) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+			return dirIgnored, nil // removed, or no longer a directory
 		}
 		return dirIgnored, err
 	}
+	defer f.Close()
+	if s.w != nil {
+		s.w.add(abs, j.rel)
+	}
 	entries, err := f.ReadDir(-1)
-	f.Close()
 	if err != nil {
 		return dirIgnored, err
+	}
+	dirfd := int(f.Fd())
+	if j.rel != "" && !j.guarded {
+		for _, e := range entries {
+			if e.Name() == ".git" {
+				return dirIgnored, nil // a nested repository or submodule: not ours to transact
+			}
+		}
 	}
 	patterns := j.patterns
 	if !j.guarded {
@@ -211,9 +236,6 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob)) (dirKin
 		}
 		typ := e.Type()
 		if typ.IsDir() {
-			if _, err := os.Lstat(filepath.Join(abs, name, ".git")); err == nil && !(j.rel == "" && name == OrketDir) {
-				continue // a nested repository or submodule: not ours to transact
-			}
 			child := dirJob{rel: rel, patterns: patterns, ignored: j.ignored, guarded: j.guarded}
 			if j.rel == "" && name == OrketDir {
 				if s.noOrket {
@@ -224,26 +246,25 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob)) (dirKin
 			if !child.guarded && !child.ignored && ignored(patterns, append(comps, name), true) {
 				child.ignored = true
 			}
-			if child.ignored && !s.trkDirs[rel] {
+			if child.ignored && !s.trackedDir(rel) {
 				continue
 			}
 			push(child)
 			continue
 		}
-		_, isTracked := s.tracked[rel]
-		if !isTracked && !j.guarded {
+		if !j.guarded && !s.tracked(rel) {
 			if j.ignored || ignored(patterns, append(comps, name), false) {
 				continue
 			}
 		}
-		fi, err := e.Info()
-		if err != nil {
-			if os.IsNotExist(err) {
-				continue
+		var st unix.Stat_t
+		if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue // removed while we looked
 			}
-			return dirIgnored, err
+			return dirIgnored, &os.PathError{Op: "lstat", Path: filepath.Join(abs, name), Err: err}
 		}
-		file, ok := fileOf(fi)
+		file, ok := fileOfStat(&st)
 		if !ok {
 			continue // sockets, fifos, devices: git does not track them either
 		}
@@ -256,6 +277,41 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob)) (dirKin
 		return dirEmpty, nil
 	}
 	return dirKept, nil
+}
+
+func (s *scanner) tracked(p string) bool {
+	for _, ii := range s.idx {
+		if ii.all[p] && !ii.gitlinks[p] {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *scanner) trackedDir(d string) bool {
+	for _, ii := range s.idx {
+		if ii.dirs[d] {
+			return true
+		}
+	}
+	return false
+}
+
+func fileOfStat(st *unix.Stat_t) (*File, bool) {
+	f := &File{Size: st.Size, Mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec,
+		Ino: st.Ino, Perm: st.Mode & 0o777}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		f.Mode = filemode.Regular
+		if st.Mode&0o100 != 0 {
+			f.Mode = filemode.Executable
+		}
+	case unix.S_IFLNK:
+		f.Mode = filemode.Symlink
+	default:
+		return nil, false
+	}
+	return f, true
 }
 
 func fileOf(fi fs.FileInfo) (*File, bool) {

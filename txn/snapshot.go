@@ -11,13 +11,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/sys/unix"
 )
@@ -25,10 +25,14 @@ import (
 // SnapshotRefPrefix is where snapshots are published, one ref per run.
 const SnapshotRefPrefix = "refs/orket/snapshots/"
 
+// noWatch turns the change journal off (ORKET_NO_INOTIFY=1): every
+// measurement then scans the whole tree.
+var noWatch = os.Getenv("ORKET_NO_INOTIFY") != ""
+
 // racyWindow is how close to a scan a modification may be and still leave
 // a file's stat unchanged (file timestamps come from a coarse clock): files
 // modified that recently are always read, never trusted by stat.
-const racyWindow = time.Second
+const racyWindow = 100 * time.Millisecond
 
 // A Snapshot is the durable record of a working tree before an edit.
 type Snapshot struct {
@@ -38,7 +42,21 @@ type Snapshot struct {
 	Pre    *Tree         // every file with its OID, as it was
 	git    *gitState
 	guard  *guardState
+	idx    *indexInfo        // the index as it was, parsed
 	perms  map[string]uint32 // permission bits of files whose bits are not 0644/0755
+	w      *watcher          // the change journal since the snapshot; nil: scan whole
+
+	layoutOnce       sync.Once
+	byDir, childDirs map[string][]string
+}
+
+// Close stops the snapshot's change journal. A snapshot needs no closing
+// for correctness; it releases the inotify descriptor.
+func (s *Snapshot) Close() {
+	if s != nil && s.w != nil {
+		s.w.close()
+		s.w = nil
+	}
 }
 
 // manifest is the machine-readable part of a snapshot commit: what the
@@ -67,29 +85,38 @@ type manifestFile struct {
 
 // indexInfo is the parsed index of a snapshot.
 type indexInfo struct {
-	entries  map[string]*index.Entry // stage-0 files (no gitlinks)
-	all      map[string]bool         // every path the index names, any stage
-	dirs     map[string]bool         // directories holding indexed paths
+	entries  map[string]*indexEntry // stage-0 files (no gitlinks)
+	all      map[string]bool        // every path the index names, any stage
+	dirs     map[string]bool        // directories holding indexed paths
 	gitlinks map[string]bool
 	mtime    time.Time
 }
 
 func parseIndex(b []byte, mtime time.Time) (*indexInfo, error) {
-	ii := &indexInfo{entries: map[string]*index.Entry{}, all: map[string]bool{}, dirs: map[string]bool{}, gitlinks: map[string]bool{}, mtime: mtime}
+	ii := &indexInfo{all: map[string]bool{}, dirs: map[string]bool{}, gitlinks: map[string]bool{}, mtime: mtime}
 	if b == nil {
+		ii.entries = map[string]*indexEntry{}
 		return ii, nil
 	}
-	var idx index.Index
-	if err := index.NewDecoder(bytes.NewReader(b)).Decode(&idx); err != nil {
+	list, err := decodeIndex(b)
+	if err != nil {
 		return nil, &UnsupportedError{Path: ".git/index", Reason: "cannot read the index: " + err.Error()}
 	}
-	for _, e := range idx.Entries {
+	ii.entries = make(map[string]*indexEntry, len(list))
+	lastDir := ""
+	for i := range list {
+		e := &list[i]
 		if e.SkipWorktree {
 			return nil, &UnsupportedError{Path: ".git/index", Reason: "sparse checkout (skip-worktree entries) is not supported"}
 		}
 		ii.all[e.Name] = true
-		for _, d := range parentDirs(e.Name) {
-			ii.dirs[d] = true
+		// Entries are sorted: consecutive ones mostly share a directory.
+		if d := parentDir(e.Name); d != lastDir {
+			lastDir = d
+			for d != "" && !ii.dirs[d] {
+				ii.dirs[d] = true
+				d = parentDir(d)
+			}
 		}
 		if e.Mode == filemode.Submodule {
 			ii.gitlinks[e.Name] = true
@@ -103,24 +130,25 @@ func parseIndex(b []byte, mtime time.Time) (*indexInfo, error) {
 }
 
 // statMatches reports whether a file looks as the index recorded it.
-func statMatches(f *File, e *index.Entry) bool {
-	return f.Mode == e.Mode && uint32(f.Size) == e.Size && f.Mtime == e.ModifiedAt.UnixNano() &&
-		f.Ctime == e.CreatedAt.UnixNano() && uint32(f.Ino) == e.Inode
+func statMatches(f *File, e *indexEntry) bool {
+	return f.Mode == e.Mode && uint32(f.Size) == e.Size && f.Mtime == e.Mtime &&
+		f.Ctime == e.Ctime && uint32(f.Ino) == e.Ino
 }
 
-func (r *Repo) newScanner(ii *indexInfo) (*scanner, error) {
+// indexClean reports whether the index vouches for a file's content: the
+// stat matches and the file was not modified in the same instant the index
+// was written (git's racy-clean rule).
+func (ii *indexInfo) clean(p string, f *File) (*indexEntry, bool) {
+	e := ii.entries[p]
+	return e, e != nil && statMatches(f, e) && e.Mtime < ii.mtime.UnixNano()
+}
+
+func (r *Repo) newScanner(idx ...*indexInfo) (*scanner, error) {
 	ex, err := r.excludes()
 	if err != nil {
 		return nil, err
 	}
-	tracked := make(map[string]*index.Entry, len(ii.all))
-	for p := range ii.all {
-		tracked[p] = ii.entries[p] // nil for conflicted or intent-to-add: tracked all the same
-	}
-	for p := range ii.gitlinks {
-		delete(tracked, p)
-	}
-	return &scanner{root: r.Root, tracked: tracked, trkDirs: ii.dirs, excludes: ex}, nil
+	return &scanner{root: r.Root, idx: idx, excludes: ex}, nil
 }
 
 // excludes returns the repository-wide ignore patterns: core.excludesFile
@@ -178,15 +206,26 @@ func (r *Repo) Snapshot(runID string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Watch while scanning: whatever changes after a directory is read is
+	// in the journal, whatever changed before is in the scan.
+	var w *watcher
+	if !noWatch {
+		syncDir := filepath.Join(r.GitDir, "orket")
+		if os.MkdirAll(syncDir, 0o755) == nil {
+			w, _ = newWatcher(syncDir) // without inotify, measuring scans the whole tree
+		}
+	}
+	sc.w = w
 	pre, err := sc.scan()
 	if err != nil {
+		w.close()
 		return nil, fmt.Errorf("scan the working tree: %w", err)
 	}
 	// A file the index records with the same stat, written before the
 	// index was, has the index's content; every other file is read.
 	var toHash []string
 	for p, f := range pre.Files {
-		if e := ii.entries[p]; e != nil && statMatches(f, e) && e.ModifiedAt.Before(ii.mtime.Add(-racyWindow)) {
+		if e, ok := ii.clean(p, f); ok {
 			f.OID = e.Hash
 			continue
 		}
@@ -202,7 +241,13 @@ func (r *Repo) Snapshot(runID string) (*Snapshot, error) {
 	if err := hashAll(r.Root, pre, toHash); err != nil {
 		return nil, fmt.Errorf("read the working tree: %w", err)
 	}
-	s := &Snapshot{RunID: runID, Ref: SnapshotRefPrefix + runID, Pre: pre, git: gs, guard: guard, perms: map[string]uint32{}}
+	s := &Snapshot{RunID: runID, Ref: SnapshotRefPrefix + runID, Pre: pre, git: gs, guard: guard, idx: ii, w: w, perms: map[string]uint32{}}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
 	m := &manifest{Version: 1, RunID: runID, Start: pre.Start, Deleted: []string{}, EmptyDirs: sortedKeys(pre.Empty),
 		Git: map[string]plumbing.Hash{}, Guard: map[string]plumbing.Hash{}}
 	var stored []string
@@ -257,6 +302,7 @@ func (r *Repo) Snapshot(runID string) (*Snapshot, error) {
 	}
 	s.Commit = commit
 	crashPoint("snapshot-published")
+	ok = true
 	return s, nil
 }
 

@@ -119,7 +119,7 @@ func (r *Repo) ScanWithOIDs() (*Tree, error) {
 	}
 	var toHash []string
 	for p, f := range cur.Files {
-		if e := ii.entries[p]; e != nil && statMatches(f, e) && e.ModifiedAt.Before(ii.mtime.Add(-racyWindow)) {
+		if e, ok := ii.clean(p, f); ok {
 			f.OID = e.Hash
 			continue
 		}

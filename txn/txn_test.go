@@ -112,7 +112,26 @@ var edits = []struct {
 	{"git-info", `printf 'secret\n' >> .git/info/exclude`, []string{}, true},
 }
 
-func TestRevertRestoresEverything(t *testing.T) {
+// withJournal runs a test with the inotify change journal and without it
+// (every measurement a full scan): both paths must give the same answers.
+func withJournal(t *testing.T, f func(t *testing.T)) {
+	for _, off := range []bool{false, true} {
+		name := "journal"
+		if off {
+			name = "fullscan"
+		}
+		t.Run(name, func(t *testing.T) {
+			saved := noWatch
+			noWatch = off
+			defer func() { noWatch = saved }()
+			f(t)
+		})
+	}
+}
+
+func TestRevertRestoresEverything(t *testing.T) { withJournal(t, testRevertRestoresEverything) }
+
+func testRevertRestoresEverything(t *testing.T) {
 	for _, e := range edits {
 		t.Run(e.name, func(t *testing.T) {
 			dir := dirtyRepo(t)
@@ -157,7 +176,9 @@ func TestRevertRestoresEverything(t *testing.T) {
 
 // TestRecoverFromRef reverts from the snapshot as read back from its ref,
 // as orket recover does after a crash, with nothing kept in memory.
-func TestRecoverFromRef(t *testing.T) {
+func TestRecoverFromRef(t *testing.T) { withJournal(t, testRecoverFromRef) }
+
+func testRecoverFromRef(t *testing.T) {
 	for _, e := range edits {
 		t.Run(e.name, func(t *testing.T) {
 			dir := dirtyRepo(t)
@@ -207,4 +228,43 @@ func TestUnsupported(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestJournalSeesLaterWrites checks that the revert finds what changed
+// after the touch set was measured (a verify step writing into the tree),
+// including in directories the edit created, and that an ignore-rule
+// change is handled as a full scan would.
+func TestJournalSeesLaterWrites(t *testing.T) {
+	withJournal(t, func(t *testing.T) {
+		for _, tc := range []struct{ name, edit, later string }{
+			{"verify-writes", `printf 'x\n' >> pkg/api/x.go`, `printf 'cov\n' > coverage.out; printf 'y\n' >> docs/old2.md; rm run.sh`},
+			{"inside-new-dir", `mkdir -p gen/a; printf 'g\n' > gen/a/g.go`, `mkdir -p gen/a/b/c; printf 'h\n' > gen/a/b/c/h.go; printf 'i\n' > gen/i.go`},
+			{"moved-dir", `mv pkg moved`, `printf 'z\n' > moved/api/z.go`},
+			{"gitignore-change", `printf '*.txt\n' >> .gitignore`, `printf 'n\n' > notes2.txt`},
+			{"unignore", `printf '!build/\n' >> .gitignore`, `printf 'b\n' > build/new.bin`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				dir := dirtyRepo(t)
+				sh(t, dir, `printf 'o\n' > docs/old2.md; git add docs/old2.md; git commit -qm o`)
+				before := fp(t, dir)
+				r, _ := Discover(dir)
+				s, err := r.Snapshot("j")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				sh(t, dir, tc.edit)
+				if _, err := r.Measure(s); err != nil {
+					t.Fatal(err)
+				}
+				sh(t, dir, tc.later)
+				if _, err := r.Revert(s); err != nil {
+					t.Fatal(err)
+				}
+				if got := fp(t, dir); got != before {
+					t.Errorf("after revert (-before +after):\n%s", cmp.Diff(before, got))
+				}
+			})
+		}
+	})
 }
