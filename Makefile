@@ -35,5 +35,12 @@ fuzz:
 demo: build
 	ORKET=$(CURDIR)/$(BIN) ./testdata/demo.sh
 
+# Go benchmarks (transaction phases on a generated 100,000-file repository,
+# next to git status and git stash), then whole commands with hyperfine.
+bench: build
+	@command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine; }
+	$(GO) test -run '^$$' -bench . -benchtime 10x ./txn
+	ORKET=$(CURDIR)/$(BIN) ./bench/run.sh
+
 clean:
 	rm -rf bin
