@@ -7,7 +7,8 @@ set -eu
 ORKET=${ORKET:-$(pwd)/bin/orket}
 EXAMPLE=$(pwd)/testdata/example
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/orket-demo.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+ERR=$(mktemp "${TMPDIR:-/tmp}/orket-demo-err.XXXXXX")
+trap 'rm -rf "$WORK" "$ERR"' EXIT
 
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then B=$(printf '\033[1m') N=$(printf '\033[0m'); else B= N=; fi
 step() { printf '\n%s== %s%s\n' "$B" "$*" "$N"; }
@@ -37,16 +38,41 @@ run "$ORKET" schema --check
 step "A mistake in orket.yaml is named with its line and what to write"
 cp orket.yaml orket.yaml.good
 sed 's/^  profiles:/  profils:/' orket.yaml.good > orket.yaml
-if "$ORKET" schema --check 2>err.txt; then fail "a broken orket.yaml was accepted"; fi
-cat err.txt
-grep -q 'E_CONFIG_INVALID: orket.yaml:7: unknown key "profils" in verify; did you mean "profiles"' err.txt || fail "wrong error"
+if "$ORKET" schema --check 2>"$ERR"; then fail "a broken orket.yaml was accepted"; fi
+cat "$ERR"
+grep -q 'E_CONFIG_INVALID: orket.yaml:7: unknown key "profils" in verify; did you mean "profiles"' "$ERR" || fail "wrong error"
 mv orket.yaml.good orket.yaml
 
 step "Agents and CI read one JSON object"
 run "$ORKET" schema --check --json
 
 step "A second init leaves your orket.yaml alone"
-if "$ORKET" init 2>err.txt; then fail "init overwrote orket.yaml"; fi
-cat err.txt
+if "$ORKET" init 2>"$ERR"; then fail "init overwrote orket.yaml"; fi
+cat "$ERR"
+
+git add orket.yaml .orket/.gitignore
+git commit -q -m "orket.yaml"
+before=$(git ls-files -s; git status --porcelain; cat api/greet.go | cksum)
+
+step "An edit that breaks a test is reverted bit for bit"
+run "$ORKET" run --yes --scope api -- sed -i 's/Hello, %s!/Hi %s/' api/greet.go && fail "a breaking edit passed" || true
+after=$(git ls-files -s; git status --porcelain; cat api/greet.go | cksum)
+[ "$before" = "$after" ] || fail "the tree changed after the revert"
+ls .orket/runs/*/change.patch >/dev/null || fail "the failed change was not kept as a patch"
+echo "the tree is exactly as before; the failed change is kept in $(ls .orket/runs/*/change.patch)"
+
+step "An edit that writes outside its scope is refused and undone"
+if "$ORKET" run --yes --scope api -- sh -c 'echo "// sneaky" >> main.go' 2>"$ERR"; then fail "an out-of-scope edit passed"; fi
+cat "$ERR"
+grep -q 'E_WRITE_OUT_OF_SCOPE: the edit writes outside its scope: main.go' "$ERR" || fail "wrong error"
+[ -z "$(git status --porcelain)" ] || fail "the out-of-scope write was left behind"
+
+step "A good edit passes verification and is kept"
+run "$ORKET" run --yes --scope api -- sed -i 's/name = "world"/name = "world" \/\/ default/' api/greet.go
+grep -q '// default' api/greet.go || fail "the good edit was not kept"
+git diff --stat
+
+step "A verify-only run, as a CI job runs it, with --json for machines"
+run "$ORKET" run --json --base HEAD | grep -E '"(code|touch_set|status)"' || fail "verify-only run failed"
 
 printf '\ndemo passed\n'

@@ -89,7 +89,7 @@ func (r *Repo) ChangedSince(rev string) ([]string, map[string]*File, error) {
 		}
 	}
 	for p := range base {
-		if cur.Files[p] == nil {
+		if cur.Files[p] == nil && !reserved(p) {
 			changed = append(changed, p)
 		}
 	}
