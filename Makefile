@@ -31,6 +31,7 @@ race:
 # Each fuzz target runs for FUZZTIME on top of its seed corpus.
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./config
+	$(GO) test -run='^$$' -fuzz='^FuzzTail$$' -fuzztime=$(FUZZTIME) ./verify
 
 demo: build
 	ORKET=$(CURDIR)/$(BIN) ./testdata/demo.sh

@@ -109,6 +109,7 @@ func runParallel(parent context.Context, p *config.Resolved, o Options, results 
 	defer cancel()
 	var wg sync.WaitGroup
 	done := make([]chan struct{}, len(p.Steps))
+	spools := make([]*os.File, len(p.Steps))
 	for i, s := range p.Steps {
 		done[i] = make(chan struct{})
 		if results[i] != nil {
@@ -118,21 +119,40 @@ func runParallel(parent context.Context, p *config.Resolved, o Options, results 
 		if o.Start != nil {
 			o.Start(s)
 		}
+		// Live output would interleave: each step's output is spooled to
+		// a file (never held in memory) and printed as one block.
+		var spool *os.File
+		if o.Output != nil {
+			spool, _ = os.CreateTemp("", "orket-step-*")
+			spools[i] = spool
+		}
 		wg.Add(1)
-		go func(i int, s config.Step) {
+		go func(i int, s config.Step, spool *os.File) {
 			defer wg.Done()
 			defer close(done[i])
-			results[i] = RunStep(ctx, s, o, nil)
+			var live io.Writer
+			if spool != nil {
+				live = spool
+			}
+			results[i] = RunStep(ctx, s, o, live)
 			if results[i].FailedRequired() && p.FailFast {
 				cancel()
 			}
-		}(i, s)
+		}(i, s, spool)
 	}
 	// Report in declared order, each as soon as it and those before it end.
 	var out []*StepResult
 	for i := range p.Steps {
 		<-done[i]
 		r := results[i]
+		if f := spools[i]; f != nil {
+			if w := o.Output(r.Name); w != nil {
+				f.Seek(0, io.SeekStart)
+				io.Copy(w, f)
+			}
+			f.Close()
+			os.Remove(f.Name())
+		}
 		if r.Interrupted && parent.Err() == nil {
 			// Stopped because another step failed first (fail_fast).
 			r.Status, r.Interrupted, r.SkipReason = Skipped, false, "fail_fast"
