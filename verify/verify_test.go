@@ -213,7 +213,9 @@ func TestParallelOutputIsNeverInterleaved(t *testing.T) {
 	var mu sync.Mutex
 	var got strings.Builder
 	o := opts(t)
-	o.Output = func(name string) io.Writer { return writerFunc(func(b []byte) { mu.Lock(); got.Write(b); mu.Unlock() }) }
+	o.Output = func(name string) io.Writer {
+		return writerFunc(func(b []byte) { mu.Lock(); got.Write(b); mu.Unlock() })
+	}
 	steps := []config.Step{
 		shell("first", "for i in $(seq 2000); do echo first $i; done"),
 		shell("second", "for i in $(seq 2000); do echo second $i; done"),
