@@ -24,12 +24,13 @@ type options struct {
 
 	json, quiet, verbose, noColor bool
 	repoDir, configFile           string
+	stderrTTY                     bool // human output may use a live line and colour
 }
 
 // Main runs orket with args (args[0] is the program name) and returns the
 // exit status. It never calls os.Exit, so deferred cleanups always run.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	o := &options{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	o := &options{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, stderrTTY: stderrIsTerminal(stderr)}
 	txn.SetCrashPoint(os.Getenv("ORKET_CRASH_AT"))
 	// Usage errors happen before flags are resolved; they still owe a
 	// --json caller its one JSON object.

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -12,12 +14,22 @@ import (
 )
 
 // runPrinter writes orket run's human output on stderr: short lines a
-// person can scan, and under -v the output of the edit and every step.
+// person can scan, and under -v the output of the edit and every step. On
+// a terminal (not under CI) a live line shows the running steps with their
+// elapsed time, and outcomes are coloured unless NO_COLOR or --no-color.
 type runPrinter struct {
 	o        *options
 	w        io.Writer
 	mu       sync.Mutex
 	editTail *verify.Tail
+	live     bool // draw the live elapsed-time line
+	color    bool
+
+	running map[string]time.Time
+	drawn   bool // the live line is on screen
+	stop    chan struct{}
+	now     func() time.Time
+	every   time.Duration // how often the live line is redrawn
 }
 
 func newRunPrinter(o *options) *runPrinter {
@@ -25,13 +37,104 @@ func newRunPrinter(o *options) *runPrinter {
 	if o.quiet {
 		w = io.Discard
 	}
-	return &runPrinter{o: o, w: w, editTail: verify.NewTail(200, 32768)}
+	tty := o.stderrTTY && o.getenv("CI") == "" && o.getenv("TERM") != "dumb"
+	return &runPrinter{o: o, w: w, editTail: verify.NewTail(200, 32768),
+		live: tty && !o.verbose && !o.quiet, color: tty && !o.noColor,
+		running: map[string]time.Time{}, now: time.Now, every: 100 * time.Millisecond}
 }
 
+const (
+	green  = "\033[32m"
+	red    = "\033[1;31m"
+	yellow = "\033[33m"
+	dim    = "\033[2m"
+	reset  = "\033[0m"
+)
+
+func (p *runPrinter) paint(c, s string) string {
+	if !p.color {
+		return s
+	}
+	return c + s + reset
+}
+
+// line prints one line, keeping the live line below it.
 func (p *runPrinter) line(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.clearLive()
 	fmt.Fprintf(p.w, format+"\n", args...)
+	p.drawLive()
+}
+
+func (p *runPrinter) clearLive() {
+	if p.drawn {
+		io.WriteString(p.w, "\r\033[K")
+		p.drawn = false
+	}
+}
+
+func (p *runPrinter) drawLive() {
+	if !p.live || len(p.running) == 0 {
+		return
+	}
+	names := make([]string, 0, len(p.running))
+	for n := range p.running {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %s", n, p.now().Sub(p.running[n]).Round(100*time.Millisecond)))
+	}
+	fmt.Fprintf(p.w, "  %s", p.paint(dim, "running: "+strings.Join(parts, ", ")))
+	p.drawn = true
+}
+
+// started and finished keep the live line; a ticker redraws it.
+func (p *runPrinter) started(name string) {
+	if !p.live {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running[name] = p.now()
+	if p.stop == nil {
+		p.stop = make(chan struct{})
+		go p.tick(p.stop)
+	}
+	p.clearLive()
+	p.drawLive()
+}
+
+func (p *runPrinter) finished(name string) {
+	if !p.live {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.running, name)
+	p.clearLive()
+	if len(p.running) == 0 && p.stop != nil {
+		close(p.stop)
+		p.stop = nil
+	}
+}
+
+func (p *runPrinter) tick(stop chan struct{}) {
+	t := time.NewTicker(p.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			p.clearLive()
+			p.drawLive()
+			p.mu.Unlock()
+		}
+	}
 }
 
 func (p *runPrinter) plan(res *runResult) {
@@ -57,6 +160,8 @@ func (p *runPrinter) plan(res *runResult) {
 			if req.Base != "" {
 				label = "changed since " + req.Base
 			}
+		} else if req.EditSource == "worktree" {
+			label = "uncommitted"
 		}
 		p.line("  %s (%d): %s", label, len(res.Plan.TouchSet), abbreviate(res.Plan.TouchSet, 8))
 	}
@@ -80,6 +185,7 @@ func abbreviate(list []string, n int) string {
 
 func (p *runPrinter) editStart(res *runResult) {
 	p.line("  edit: running %s", res.Request.Instruction)
+	p.started("edit")
 }
 
 // liveEdit is where the edit command's output goes: its tail always, and
@@ -92,11 +198,12 @@ func (p *runPrinter) liveEdit() io.Writer {
 }
 
 func (p *runPrinter) editDone(r *verify.StepResult) {
+	p.finished("edit")
 	if r.Status == verify.Passed {
 		p.line("  edit: done (%s)", dur(r.DurationMS))
 		return
 	}
-	p.line("  edit: FAILED, %s (%s)", exitText(r), dur(r.DurationMS))
+	p.line("  edit: %s, %s (%s)", p.paint(red, "FAILED"), exitText(r), dur(r.DurationMS))
 	p.tail(r)
 }
 
@@ -115,20 +222,35 @@ func (p *runPrinter) stepStart(s config.Step) {
 	if p.o.verbose {
 		p.line("  %s: running %s", s.Name, s.Command())
 	}
+	p.started(s.Name)
 }
 
 func (p *runPrinter) stepDone(r *verify.StepResult) {
+	p.finished(r.Name)
 	switch {
 	case r.Status == verify.Skipped:
-		p.line("  %-12s skipped (%s)", r.Name, r.SkipReason)
+		p.line("  %-12s %s", r.Name, p.paint(yellow, "skipped ("+skipText(r.SkipReason)+")"))
 	case r.Status == verify.Passed:
-		p.line("  %-12s ok (%s)", r.Name, dur(r.DurationMS))
+		p.line("  %-12s %s (%s)", r.Name, p.paint(green, "ok"), dur(r.DurationMS))
 	case !r.Required:
-		p.line("  %-12s failed, %s (%s); optional, not failing the run", r.Name, exitText(r), dur(r.DurationMS))
+		p.line("  %-12s %s, %s (%s); optional, not failing the run", r.Name, p.paint(yellow, "failed"), exitText(r), dur(r.DurationMS))
+		p.tail(r)
 	default:
-		p.line("  %-12s FAILED, %s (%s)", r.Name, exitText(r), dur(r.DurationMS))
+		p.line("  %-12s %s, %s (%s)", r.Name, p.paint(red, "FAILED"), exitText(r), dur(r.DurationMS))
 		p.tail(r)
 	}
+}
+
+func skipText(reason string) string {
+	switch reason {
+	case "when":
+		return "when: no touched path matches"
+	case "skip":
+		return "--skip"
+	case "fail_fast":
+		return "stopped: another step failed"
+	}
+	return reason
 }
 
 func (p *runPrinter) tail(r *verify.StepResult) {
@@ -173,4 +295,10 @@ func (pw *prefixWriter) Write(b []byte) (int, error) {
 	}
 	_, err := pw.w.Write(out)
 	return len(b), err
+}
+
+// stderrIsTerminal reports whether w is a terminal.
+func stderrIsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f)
 }

@@ -365,6 +365,7 @@ func finishRecord(o *options, r *txn.Repo, cfg *config.Config, res *runResult, r
 		res.RecordFile = ""
 	}
 	pruneRuns(dir, cfg.Lessons.Retention)
+	githubReport(o, r, res)
 	if runErr == nil && !o.quiet {
 		fmt.Fprintln(o.stderr, okText(res))
 	}
