@@ -32,6 +32,7 @@ race:
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./config
 	$(GO) test -run='^$$' -fuzz='^FuzzTail$$' -fuzztime=$(FUZZTIME) ./verify
+	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./classify
 
 demo: build
 	ORKET=$(CURDIR)/$(BIN) ./testdata/demo.sh
