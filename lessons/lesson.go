@@ -1,0 +1,113 @@
+// Package lessons keeps orket's memory of failures: one JSON line per
+// lesson in .orket/memory/failure_lessons.jsonl (schema
+// orket.failure_lesson/v1), appended safely by concurrent writers, read
+// back line by line, and scored against a run about to start. Memory is
+// advisory: nothing here can widen a scope, skip a step or stop a revert.
+package lessons
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/orket/orket/classify"
+)
+
+// SchemaVersion is the version of the records orket writes.
+const SchemaVersion = "orket.failure_lesson/v1"
+
+// originSchema is the origin project's schema, whose records orket reads
+// too.
+const originSchema = "core_pillars/failure_lesson/v1"
+
+// A Lesson is one failure, as recorded. Key names are fixed: other tools
+// read the log. Readers ignore keys they do not know.
+type Lesson struct {
+	SchemaVersion  string          `json:"schema_version"`
+	ID             string          `json:"id"`
+	CreatedAt      time.Time       `json:"created_at"`
+	Command        string          `json:"command"`
+	Request        Request         `json:"request"`
+	Repo           RepoContext     `json:"repo"`
+	Plan           Plan            `json:"plan"`
+	Verify         Verify          `json:"verify"`
+	Classification Classification  `json:"classification"`
+	Advice         classify.Advice `json:"advice"`
+	Outcome        Outcome         `json:"outcome"`
+}
+
+// Request is the command context.
+type Request struct {
+	EditSource    string   `json:"edit_source"`
+	Argv          []string `json:"argv,omitempty"`
+	Instruction   string   `json:"instruction,omitempty"`
+	Scope         []string `json:"scope"`
+	VerifyProfile string   `json:"verify_profile"`
+	DryRun        bool     `json:"dry_run"`
+	AutoConfirm   bool     `json:"auto_confirm"`
+}
+
+// RepoContext is the repository context.
+type RepoContext struct {
+	HeadPre          string `json:"head_pre"`
+	HeadPost         string `json:"head_post"`
+	DirtyAfterRevert bool   `json:"dirty_after_revert"`
+	RootFingerprint  string `json:"root_fingerprint,omitempty"`
+}
+
+// Plan is the plan context.
+type Plan struct {
+	TouchSet   []string `json:"touch_set"`
+	TouchCount int      `json:"touch_count"`
+}
+
+// Verify is the verify context: the profile, and the step that failed.
+type Verify struct {
+	Profile       string   `json:"profile"`
+	Commands      []string `json:"commands"`
+	FailedStep    string   `json:"failed_step"`
+	FailedCommand string   `json:"failed_command"`
+	ExitCode      int      `json:"exit_code"`
+	Signal        string   `json:"signal,omitempty"`
+	TimedOut      bool     `json:"timed_out,omitempty"`
+	OutputTail    string   `json:"output_tail"`
+	OutputBytes   int64    `json:"output_bytes"`
+	DurationMS    int64    `json:"duration_ms"`
+}
+
+// Classification is what the rules said.
+type Classification struct {
+	Tags       []string          `json:"tags"`
+	Confidence float64           `json:"confidence"`
+	Signals    []classify.Signal `json:"signals"`
+	FirstError string            `json:"first_error,omitempty"`
+}
+
+// Outcome is how the run ended.
+type Outcome struct {
+	Code  string `json:"code"`
+	RunID string `json:"run_id"`
+}
+
+// Seal redacts the lesson's free text and sets its schema and its
+// content-derived id. Call it last, before Append.
+func (l *Lesson) Seal(r *Redactor) {
+	l.SchemaVersion = SchemaVersion
+	l.Request.Argv = r.All(l.Request.Argv)
+	l.Request.Instruction = r.Redact(l.Request.Instruction)
+	l.Verify.Commands = r.All(l.Verify.Commands)
+	l.Verify.FailedCommand = r.Redact(l.Verify.FailedCommand)
+	l.Verify.OutputTail = r.Redact(l.Verify.OutputTail)
+	for i := range l.Classification.Signals {
+		l.Classification.Signals[i].Match = r.Redact(l.Classification.Signals[i].Match)
+	}
+	l.Classification.FirstError = r.Redact(l.Classification.FirstError)
+	l.Advice.Title = r.Redact(l.Advice.Title)
+	l.Advice.Summary = r.Redact(l.Advice.Summary)
+	l.Advice.SuggestedActions = r.All(l.Advice.SuggestedActions)
+	l.ID = ""
+	b, _ := json.Marshal(l)
+	sum := sha256.Sum256(b)
+	l.ID = hex.EncodeToString(sum[:16])
+}

@@ -1,0 +1,239 @@
+package lessons
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A Store is the lesson log: a JSON-lines file, appended under a lock.
+type Store struct {
+	Path string
+}
+
+// lock takes the log's lock file (beside the log, so that a prune can
+// replace the log itself): exclusive for writers, shared for readers that
+// must not see a prune half done.
+func (s *Store) lock(how int) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(s.Path+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+}
+
+// Append writes lessons at the end of the log: under the lock, all lines
+// in one write, then fsync. Concurrent writers (other runs, CI jobs) lose
+// no line and tear none.
+func (s *Store) Append(ls ...*Lesson) error {
+	var buf bytes.Buffer
+	for _, l := range ls {
+		b, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	unlock, err := s.lock(unix.LOCK_EX)
+	if err != nil {
+		return fmt.Errorf("lock lesson log: %w", err)
+	}
+	defer unlock()
+	f, err := os.OpenFile(s.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	// A crash in an earlier write may have left a line without its end:
+	// start on a line of our own, so the damage stays one line.
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		last := make([]byte, 1)
+		if r, err := os.Open(s.Path); err == nil {
+			r.ReadAt(last, fi.Size()-1)
+			r.Close()
+			if last[0] != '\n' {
+				buf2 := append([]byte{'\n'}, buf.Bytes()...)
+				buf.Reset()
+				buf.Write(buf2)
+			}
+		}
+	}
+	_, err = f.Write(buf.Bytes())
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// A Damaged line could not be read as a lesson.
+type Damaged struct {
+	Line int
+	Err  string
+}
+
+// Each streams the log, calling fn for every lesson in order, and returns
+// the damaged lines it skipped. A missing log has no lessons.
+func (s *Store) Each(fn func(l *Lesson) error) ([]Damaged, error) {
+	f, err := os.Open(s.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f, fn)
+}
+
+// maxLine bounds one record; a longer line is reported damaged.
+const maxLine = 16 << 20
+
+// Read reads lessons from a JSON-lines stream.
+func Read(r io.Reader, fn func(l *Lesson) error) ([]Damaged, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var damaged []Damaged
+	for n := 1; ; n++ {
+		line, err := readLine(br)
+		if len(bytes.TrimSpace(line)) > 0 {
+			l, perr := parseLine(line)
+			if perr != nil {
+				damaged = append(damaged, Damaged{Line: n, Err: perr.Error()})
+			} else if ferr := fn(l); ferr != nil {
+				return damaged, ferr
+			}
+		}
+		if err == io.EOF {
+			return damaged, nil
+		}
+		if err != nil {
+			return damaged, err
+		}
+	}
+}
+
+var errTooLong = errors.New("line too long")
+
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > maxLine {
+			// Skip the rest of an overlong line.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			return []byte("\x00" + errTooLong.Error()), err
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return line, err
+	}
+}
+
+func parseLine(line []byte) (*Lesson, error) {
+	if bytes.HasPrefix(line, []byte("\x00")) {
+		return nil, errTooLong
+	}
+	var l Lesson
+	if err := json.Unmarshal(line, &l); err != nil {
+		return nil, fmt.Errorf("not JSON: %v", shortErr(err))
+	}
+	switch l.SchemaVersion {
+	case SchemaVersion, originSchema:
+	default:
+		return nil, fmt.Errorf("unknown schema_version %q", l.SchemaVersion)
+	}
+	if l.ID == "" {
+		return nil, errors.New("no id")
+	}
+	return &l, nil
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return s
+}
+
+// Prune applies retention: keeps at most maxEntries lessons, none older
+// than maxAge (0: no age limit), dropping damaged lines, and rewrites the
+// log atomically under the lock. It returns how many lessons it removed.
+func (s *Store) Prune(maxEntries int, maxAge time.Duration, now time.Time) (int, error) {
+	unlock, err := s.lock(unix.LOCK_EX)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	type kept struct {
+		created time.Time
+		line    []byte
+	}
+	var all []kept
+	total := 0
+	_, err = s.Each(func(l *Lesson) error {
+		total++
+		if maxAge > 0 && now.Sub(l.CreatedAt) > maxAge {
+			return nil
+		}
+		b, err := json.Marshal(l)
+		if err == nil {
+			all = append(all, kept{l.CreatedAt, b})
+		}
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].created.Before(all[j].created) })
+	if maxEntries > 0 && len(all) > maxEntries {
+		all = all[len(all)-maxEntries:]
+	}
+	if len(all) == total {
+		return 0, nil
+	}
+	var buf bytes.Buffer
+	for _, k := range all {
+		buf.Write(k.line)
+		buf.WriteByte('\n')
+	}
+	tmp := s.Path + ".prune"
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		return 0, err
+	}
+	f, err := os.Open(tmp)
+	if err == nil {
+		err = f.Sync()
+		f.Close()
+	}
+	if err == nil {
+		err = os.Rename(tmp, s.Path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return 0, err
+	}
+	return total - len(all), nil
+}
