@@ -45,10 +45,15 @@ type Snapshot struct {
 	idx    *indexInfo        // the index as it was, parsed
 	perms  map[string]uint32 // permission bits of files whose bits are not 0644/0755
 	w      *watcher          // the change journal since the snapshot; nil: scan whole
+	dirty  bool              // the tree had uncommitted changes (other than .orket)
 
 	layoutOnce       sync.Once
 	byDir, childDirs map[string][]string
 }
+
+// Dirty reports whether the tree had uncommitted changes (besides
+// .orket) when the snapshot was taken.
+func (s *Snapshot) Dirty() bool { return s.dirty }
 
 // Close stops the snapshot's change journal. A snapshot needs no closing
 // for correctness; it releases the inotify descriptor.
@@ -263,12 +268,19 @@ func (r *Repo) Snapshot(runID string) (*Snapshot, error) {
 		m.Files = append(m.Files, manifestFile{Path: p, Mode: f.Mode, OID: f.OID, Size: f.Size, Mtime: f.Mtime, Ctime: f.Ctime, Ino: f.Ino})
 	}
 	m.Perms = s.perms
+	for _, p := range stored {
+		if !reserved(p) {
+			s.dirty = true
+			break
+		}
+	}
 	for p := range ii.entries {
 		if pre.Files[p] == nil {
 			m.Deleted = append(m.Deleted, p)
 		}
 	}
 	sort.Strings(m.Deleted)
+	s.dirty = s.dirty || len(m.Deleted) > 0
 	ow := newObjectWriter(r)
 	for _, p := range stored {
 		if err := ow.storeFile(p, pre.Files[p]); err != nil {

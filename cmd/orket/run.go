@@ -88,29 +88,32 @@ func exitStatusOf(e *Error) int {
 
 // runResult is orket run's outcome: the --json object and the run record.
 type runResult struct {
-	Code       Code                 `json:"code"`
-	ExitStatus int                  `json:"exit_status"`
-	Error      string               `json:"error,omitempty"`
-	Hint       string               `json:"hint,omitempty"`
-	RunID      string               `json:"run_id"`
-	Request    runRequest           `json:"request"`
-	Plan       runPlan              `json:"plan"`
-	Advisories []any                `json:"advisories"`
-	Preflight  []any                `json:"preflight"`
-	Edit       *verify.StepResult   `json:"edit,omitempty"`
-	Steps      []*verify.StepResult `json:"steps"`
-	Barrier    *barrierView         `json:"barrier,omitempty"`
-	GitChanges []string             `json:"git_changes,omitempty"`
-	Snapshot   string               `json:"snapshot_ref,omitempty"`
-	Revert     *revertView          `json:"revert,omitempty"`
-	PatchFile  string               `json:"patch_file,omitempty"`
-	Commit     string               `json:"commit,omitempty"`
-	LessonID   *string              `json:"lesson_id"`
-	LessonIDs  []string             `json:"lesson_ids"`
-	Timings    map[string]int64     `json:"timings_ms"`
-	RecordFile string               `json:"record,omitempty"`
-	start      time.Time
-	patchText  string
+	Code        Code                 `json:"code"`
+	ExitStatus  int                  `json:"exit_status"`
+	Error       string               `json:"error,omitempty"`
+	Hint        string               `json:"hint,omitempty"`
+	RunID       string               `json:"run_id"`
+	Request     runRequest           `json:"request"`
+	Plan        runPlan              `json:"plan"`
+	Advisories  []any                `json:"advisories"`
+	Preflight   []any                `json:"preflight"`
+	Edit        *verify.StepResult   `json:"edit,omitempty"`
+	Steps       []*verify.StepResult `json:"steps"`
+	Barrier     *barrierView         `json:"barrier,omitempty"`
+	GitChanges  []string             `json:"git_changes,omitempty"`
+	Snapshot    string               `json:"snapshot_ref,omitempty"`
+	Revert      *revertView          `json:"revert,omitempty"`
+	PatchFile   string               `json:"patch_file,omitempty"`
+	Commit      string               `json:"commit,omitempty"`
+	LessonID    *string              `json:"lesson_id"`
+	LessonIDs   []string             `json:"lesson_ids"`
+	Timings     map[string]int64     `json:"timings_ms"`
+	RecordFile  string               `json:"record,omitempty"`
+	Lessons     []lessonView         `json:"lessons,omitempty"`
+	start       time.Time
+	patchText   string
+	headPre     string
+	dirtyBefore bool
 }
 
 type runRequest struct {
@@ -261,6 +264,10 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*runResult, error)
 	}
 	res.Plan.TouchCount = len(res.Plan.TouchSet)
 	res.Plan.Steps = planSteps(prof, skip, res.Plan.TouchSet)
+	res.headPre = head(r)
+	if !mutating && ro.base == "" {
+		res.dirtyBefore = len(res.Plan.TouchSet) > 0
+	}
 	if res.Plan.TouchSet == nil {
 		res.Plan.TouchSet = []string{}
 	}
@@ -303,10 +310,10 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*runResult, error)
 	env := runEnv(o, res.RunID, scope)
 	if !mutating {
 		runErr := verifyOnly(ctx, o, r, cfg, prof, skip, res, env, out)
-		return res, finishRecord(o, r, cfg, res, runErr)
+		return res, finishRecord(o, r, cfg, res, runErr, out)
 	}
 	runErr := transact(ctx, o, r, cfg, prof, skip, scope, ro, patch, worktreeBase, res, env, out)
-	return res, finishRecord(o, r, cfg, res, runErr)
+	return res, finishRecord(o, r, cfg, res, runErr, out)
 }
 
 func sortedSkips(m map[string]bool) []string {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verify"
 )
@@ -45,6 +46,8 @@ func transact(ctx context.Context, o *options, r *txn.Repo, cfg *config.Config, 
 		return repoError(err)
 	}
 	res.Snapshot = snap.Ref
+	res.dirtyBefore = snap.Dirty()
+	defer snap.Close()
 	res.phase("snapshot", t)
 
 	// revert puts the tree back, proves it, and ends the transaction;
@@ -332,8 +335,7 @@ func advisoriesFile(r *txn.Repo, res *runResult) (string, func()) {
 
 // finishRecord writes the run record (and the failed change's patch) under
 // .orket/runs, after any revert, and returns the run's error unchanged.
-func finishRecord(o *options, r *txn.Repo, cfg *config.Config, res *runResult, runErr error) error {
-	res.Timings["total_ms"] = time.Since(res.start).Milliseconds()
+func finishRecord(o *options, r *txn.Repo, cfg *config.Config, res *runResult, runErr error, out *runPrinter) error {
 	res.Code, res.ExitStatus = OK, 0
 	if runErr != nil {
 		e := asError(runErr)
@@ -342,6 +344,13 @@ func finishRecord(o *options, r *txn.Repo, cfg *config.Config, res *runResult, r
 	if res.RunID == "" {
 		return runErr
 	}
+	red := lessons.NewRedactor(os.Environ())
+	redactRecord(res, red)
+	if err := recordLessons(o, r, cfg, res, red); err != nil {
+		fmt.Fprintf(o.stderr, "orket: warning: could not record the lesson: %v\n", err)
+	}
+	printLessons(out, res)
+	res.Timings["total_ms"] = time.Since(res.start).Milliseconds()
 	dir := filepath.Join(r.Root, txn.OrketDir, "runs")
 	res.RecordFile = filepath.ToSlash(filepath.Join(txn.OrketDir, "runs", res.RunID+".json"))
 	err := ensureOrketDir(r)
