@@ -15,6 +15,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verify"
 )
@@ -95,8 +97,8 @@ type runResult struct {
 	RunID       string               `json:"run_id"`
 	Request     runRequest           `json:"request"`
 	Plan        runPlan              `json:"plan"`
-	Advisories  []any                `json:"advisories"`
-	Preflight   []any                `json:"preflight"`
+	Advisories  []lessons.Advisory   `json:"advisories"`
+	Preflight   []preflight.Result   `json:"preflight"`
 	Edit        *verify.StepResult   `json:"edit,omitempty"`
 	Steps       []*verify.StepResult `json:"steps"`
 	Barrier     *barrierView         `json:"barrier,omitempty"`
@@ -161,7 +163,7 @@ func (res *runResult) phase(name string, since time.Time) {
 
 // runRun is orket run, in the order of SPEC section 3.2.
 func runRun(ctx context.Context, o *options, ro *runOptions) (*runResult, error) {
-	res := &runResult{Advisories: []any{}, Preflight: []any{}, Steps: []*verify.StepResult{}, LessonIDs: []string{},
+	res := &runResult{Advisories: []lessons.Advisory{}, Preflight: []preflight.Result{}, Steps: []*verify.StepResult{}, LessonIDs: []string{},
 		Timings: map[string]int64{}, start: time.Now()}
 	planStart := time.Now()
 
@@ -275,6 +277,16 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*runResult, error)
 
 	out := newRunPrinter(o)
 	out.plan(res)
+
+	// 3. Advisories from past lessons, and preflight checks.
+	if err := advise(o, r, cfg, prof, res, out); err != nil {
+		return res, err
+	}
+	strict := ro.strictPreflight || cfg.Preflight.Strict || o.getenv("ORKET_STRICT_PREFLIGHT") == "1"
+	if failed := failedChecks(res.Preflight); strict && len(failed) > 0 {
+		return res, &Error{Code: EPreflightFailed, Msg: "preflight check failed: " + strings.Join(failed, "; ") + "; nothing was written",
+			Hint: "satisfy the check and run again (strict mode comes from --strict-preflight, preflight.strict or ORKET_STRICT_PREFLIGHT=1)"}
+	}
 
 	// 4. A dry run ends here, having written nothing.
 	if ro.dryRun {

@@ -328,6 +328,28 @@ func advisoriesFile(r *txn.Repo, res *runResult) (string, func()) {
 	if len(res.Advisories) == 0 {
 		b.WriteString("No past failures are relevant to this run.\n")
 	}
+	for i, a := range res.Advisories {
+		fmt.Fprintf(&b, "## %d. %s\n\n", i+1, a.Title)
+		fmt.Fprintf(&b, "Seen %d time(s), last %s; the step `%s` failed", a.Count, a.LastSeen.Format("2006-01-02"), a.FailedCommand)
+		if len(a.Tags) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(a.Tags, ", "))
+		}
+		b.WriteString(".\n")
+		if a.FirstError != "" {
+			fmt.Fprintf(&b, "First error: `%s`\n", a.FirstError)
+		}
+		for _, s := range a.SuggestedActions {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
+		b.WriteString("\n")
+	}
+	for _, c := range res.Preflight {
+		state := "ok"
+		if !c.OK {
+			state = "FAILED"
+		}
+		fmt.Fprintf(&b, "- preflight %s: %s (%s)\n", state, c.Detail, c.Source)
+	}
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	os.WriteFile(p, []byte(b.String()), 0o644)
 	return p, func() { os.Remove(p) }
