@@ -237,3 +237,44 @@ func (s *Store) Prune(maxEntries int, maxAge time.Duration, now time.Time) (int,
 	}
 	return total - len(all), nil
 }
+
+// Rewrite applies fn to every lesson and replaces the log atomically, under
+// the lock; damaged lines are dropped. It returns how many lessons fn
+// changed.
+func (s *Store) Rewrite(fn func(l *Lesson) bool) (int, error) {
+	unlock, err := s.lock(unix.LOCK_EX)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	var buf bytes.Buffer
+	changed := 0
+	_, err = s.Each(func(l *Lesson) error {
+		if fn(l) {
+			changed++
+		}
+		b, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+		return nil
+	})
+	if err != nil || changed == 0 {
+		return 0, err
+	}
+	tmp := s.Path + ".rewrite"
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		return 0, err
+	}
+	if f, err := os.Open(tmp); err == nil {
+		f.Sync()
+		f.Close()
+	}
+	if err := os.Rename(tmp, s.Path); err != nil {
+		os.Remove(tmp)
+		return 0, err
+	}
+	return changed, nil
+}

@@ -65,11 +65,17 @@ func newApp(o *options, result *any) *cli.App {
 	cmds := []*cli.Command{
 		runCommand(o, result),
 		recoverCommand(o, result),
+		classifyCommand(o, result),
+		preflightCommand(o, result),
+		lessonsCommand(o, result),
 		initCommand(o, result),
 		schemaCommand(o, result),
 		versionCommand(o, result),
 	}
 	for _, c := range cmds {
+		if len(c.Subcommands) > 0 {
+			continue // the subcommands carry the flags
+		}
 		c.Flags = append(c.Flags, globalFlags()...)
 		wrap(o, c)
 	}

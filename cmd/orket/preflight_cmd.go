@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/preflight"
+	"github.com/orket/orket/txn"
+)
+
+type preflightResult struct {
+	Code       Code               `json:"code"`
+	Scope      []string           `json:"scope"`
+	Profile    string             `json:"verify_profile"`
+	TouchSet   []string           `json:"touch_set"`
+	Advisories []lessons.Advisory `json:"advisories"`
+	Preflight  []preflight.Result `json:"preflight"`
+}
+
+func preflightCommand(o *options, result *any) *cli.Command {
+	var strict bool
+	var profile, base string
+	return &cli.Command{
+		Name:      "preflight",
+		Usage:     "show the advisories for a scope and run their preflight checks, changing nothing",
+		UsageText: "orket preflight [--scope S]... [--profile P] [--base REV] [--strict]",
+		Description: `preflight computes what orket run would warn about for this scope and
+profile (the touch set is the uncommitted change, or the diff from --base)
+and runs the advisories' preflight checks and the ones declared in
+orket.yaml. With --strict (or preflight.strict, or ORKET_STRICT_PREFLIGHT=1)
+a failed check is E_PREFLIGHT_FAILED, exit 4: for release jobs that must
+refuse to start when a known precondition is missing.`,
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "scope", Usage: "the scope to score lessons against (`PATH`, repeatable)"},
+			&cli.StringFlag{Name: "profile", Usage: "verify `PROFILE` whose commands lessons are matched with", Destination: &profile},
+			&cli.StringFlag{Name: "base", Usage: "take the touch set as the diff from `REV`", Destination: &base},
+			&cli.BoolFlag{Name: "strict", Usage: "a failed check fails the command (E_PREFLIGHT_FAILED)", Destination: &strict},
+		},
+		Action: func(c *cli.Context) error {
+			res, err := runPreflight(o, c.StringSlice("scope"), profile, base, strict)
+			if res != nil {
+				*result = res
+			}
+			return err
+		},
+	}
+}
+
+func runPreflight(o *options, scopes []string, profile, base string, strict bool) (*preflightResult, error) {
+	r, err := openRepo(o)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := loadConfig(o, r)
+	if err != nil {
+		return nil, err
+	}
+	prof, err := cfg.Profile(profile)
+	if upe, ok := err.(*config.UnknownProfileError); ok {
+		return nil, errorf(EUsage, "defined profiles: "+strings.Join(upe.Known, ", "), "%v", err)
+	}
+	if len(scopes) == 0 {
+		scopes = cfg.Scope
+	}
+	scope, err := txn.ParseScope(scopes)
+	if err != nil {
+		return nil, errorf(EUsage, "scopes are repository-relative directories or globs", "%v", err)
+	}
+	touch, _, err := r.ChangedSince(base)
+	if err != nil {
+		return nil, gitError(err)
+	}
+	var commands []string
+	for _, s := range prof.Steps {
+		commands = append(commands, s.Command())
+	}
+	store := &lessons.Store{Path: lessonPath(r, cfg)}
+	adv, _, err := store.Advisories(lessons.Query{Command: "run", Scope: scope.Patterns(), TouchSet: touch, Commands: commands,
+		Now: time.Now(), HalfLife: cfg.Lessons.HalfLife, TopK: cfg.Lessons.TopK})
+	if err != nil {
+		return nil, &Error{Code: EInternal, Err: err, Msg: "read lessons: " + err.Error(), Hint: "check " + cfg.Lessons.Path}
+	}
+	res := &preflightResult{Code: OK, Scope: append([]string{}, scope.Patterns()...), Profile: prof.Name, TouchSet: touch,
+		Advisories: adv, Preflight: runChecks(r, cfg, adv, o.getenv)}
+	if res.TouchSet == nil {
+		res.TouchSet = []string{}
+	}
+	if !o.json && !o.quiet {
+		p := newRunPrinter(o)
+		p.w = o.stdout
+		if len(adv) == 0 {
+			fmt.Fprintln(o.stdout, "no past failures are relevant")
+		}
+		p.advisories(&runResult{Advisories: adv, Preflight: res.Preflight})
+		if len(res.Preflight) == 0 {
+			fmt.Fprintln(o.stdout, "no preflight checks")
+		}
+	}
+	strict = strict || cfg.Preflight.Strict || o.getenv("ORKET_STRICT_PREFLIGHT") == "1"
+	if failed := failedChecks(res.Preflight); strict && len(failed) > 0 {
+		return res, &Error{Code: EPreflightFailed, Msg: "preflight check failed: " + strings.Join(failed, "; "),
+			Hint: "satisfy the check before starting", Result: nil}
+	}
+	return res, nil
+}
