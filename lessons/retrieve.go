@@ -1,13 +1,8 @@
 package lessons
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"math"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -61,52 +56,21 @@ const Formula = "score = recency * (1*same_command + 2*scope_overlap + 3*touch_i
 // MinScore is the least score an advisory needs to be shown.
 const MinScore = 0.15
 
-// slim is what scoring reads of a lesson: everything but the output tail.
-type slim struct {
-	SchemaVersion string    `json:"schema_version"`
-	ID            string    `json:"id"`
-	CreatedAt     time.Time `json:"created_at"`
-	Command       string    `json:"command"`
-	Request       struct {
-		Scope []string `json:"scope"`
-	} `json:"request"`
-	Plan struct {
-		TouchSet []string `json:"touch_set"`
-	} `json:"plan"`
-	Verify struct {
-		FailedCommand string `json:"failed_command"`
-	} `json:"verify"`
-	Classification struct {
-		Tags       []string `json:"tags"`
-		FirstError string   `json:"first_error"`
-	} `json:"classification"`
-	Advice struct {
-		Title            string            `json:"title"`
-		SuggestedActions []string          `json:"suggested_actions"`
-		PreflightChecks  []preflight.Check `json:"preflight_checks"`
-	} `json:"advice"`
-}
-
 // envTags recur whatever the edit: the environment, not the code, failed.
 var envTags = map[string]bool{"missing_env_var": true, "missing_dependency": true, "port_in_use": true,
 	"db_connection_failed": true, "build_config_error": true}
 
-// Advisories streams the log and returns the top K advisories for q, best
-// first, in a deterministic order. Memory stays proportional to the number
-// of distinct failures, not to the log.
-func (s *Store) Advisories(q Query) ([]Advisory, []Damaged, error) {
-	f, err := os.Open(s.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		return []Advisory{}, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	return advisories(f, q)
+// fold is an advisory being built, with where its latest lesson is.
+type fold struct {
+	Advisory
+	offset, length int64
 }
 
-func advisories(r io.Reader, q Query) ([]Advisory, []Damaged, error) {
+// Advisories scores the log against q and returns the top K advisories,
+// best first, in a deterministic order. It reads the derived index (see
+// index.go), never the output tails, and only the top K full records;
+// memory grows with the number of distinct failures, not with the log.
+func (s *Store) Advisories(q Query) ([]Advisory, []Damaged, error) {
 	commands := map[string]bool{}
 	for _, c := range q.Commands {
 		commands[c] = true
@@ -117,32 +81,17 @@ func advisories(r io.Reader, q Query) ([]Advisory, []Damaged, error) {
 		touch[p] = true
 		touchDirs[path.Dir(p)] = true
 	}
-	folds := map[string]*Advisory{}
-	br := bufio.NewReaderSize(r, 1<<20)
-	var damaged []Damaged
-	var l slim
-	for n := 1; ; n++ {
-		line, rerr := readLine(br)
-		if len(bytes.TrimSpace(line)) > 0 {
-			l = slim{}
-			if err := json.Unmarshal(cutField(line, `"output_tail":"`), &l); err != nil || l.ID == "" ||
-				(l.SchemaVersion != SchemaVersion && l.SchemaVersion != originSchema) {
-				damaged = append(damaged, Damaged{Line: n, Err: "not a lesson"})
-			} else {
-				score(&l, q, commands, touch, touchDirs, folds)
-			}
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return nil, damaged, rerr
-		}
+	sc := &scorer{q: q, commands: commands, touch: touch, touchDirs: touchDirs, folds: map[string]*fold{}}
+	damaged, unlock, err := s.eachEntry(sc.score)
+	folds := sc.folds
+	if err != nil {
+		return nil, damaged, err
 	}
-	out := make([]Advisory, 0, len(folds))
+	defer unlock()
+	out := make([]*fold, 0, len(folds))
 	for _, a := range folds {
 		if a.Score >= MinScore {
-			out = append(out, *a)
+			out = append(out, a)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -155,89 +104,164 @@ func advisories(r io.Reader, q Query) ([]Advisory, []Damaged, error) {
 		case !a.LastSeen.Equal(b.LastSeen):
 			return a.LastSeen.After(b.LastSeen)
 		}
-		return a.ID < b.ID
+		return a.offset < b.offset
 	})
 	if q.TopK >= 0 && len(out) > q.TopK {
 		out = out[:q.TopK]
 	}
-	return out, damaged, nil
+	adv := make([]Advisory, 0, len(out))
+	for _, f := range out {
+		a := f.Advisory
+		a.SuggestedActions, a.PreflightChecks = []string{}, []preflight.Check{}
+		if l, err := s.readAt(f.offset, f.length); err == nil {
+			a.ID, a.Title = l.ID, l.Advice.Title
+			if l.Advice.SuggestedActions != nil {
+				a.SuggestedActions = l.Advice.SuggestedActions
+			}
+			if l.Advice.PreflightChecks != nil {
+				a.PreflightChecks = l.Advice.PreflightChecks
+			}
+		}
+		adv = append(adv, a)
+	}
+	return adv, damaged, nil
 }
 
-func score(l *slim, q Query, commands, touch, touchDirs map[string]bool, folds map[string]*Advisory) {
+// scorer holds what scoring needs across entries, to spare allocations.
+type scorer struct {
+	q                          Query
+	commands, touch, touchDirs map[string]bool
+	folds                      map[string]*fold
+	key                        []byte
+}
+
+func (sc *scorer) score(l *rawEntry) {
 	var e Explain
-	if l.Command == q.Command {
+	if string(l.command) == sc.q.Command {
 		e.SameCommand = 1
 	}
-	e.ScopeOverlap = scopeOverlap(q.Scope, l.Request.Scope)
-	if len(touch) > 0 && len(l.Plan.TouchSet) > 0 {
+	e.ScopeOverlap = scopeOverlapRaw(sc.q.Scope, l.scope)
+	if len(sc.touch) > 0 && len(l.touch) > 0 {
 		hits, near := 0, 0
-		for _, p := range l.Plan.TouchSet {
-			if touch[p] {
+		eachItem(l.touch, func(p []byte) {
+			if sc.touch[string(p)] {
 				hits++
-			} else if touchDirs[path.Dir(p)] {
+			} else if i := bytes.LastIndexByte(p, '/'); i >= 0 && sc.touchDirs[string(p[:i])] || i < 0 && sc.touchDirs["."] {
 				near++
 			}
-		}
-		e.TouchIntersection = math.Min(1, (float64(hits)+0.5*float64(near))/float64(len(touch)))
+		})
+		e.TouchIntersection = math.Min(1, (float64(hits)+0.5*float64(near))/float64(len(sc.touch)))
 	}
-	if commands[l.Verify.FailedCommand] {
+	failed := string(l.failedCommand)
+	if bytes.IndexByte(l.failedCommand, '\\') >= 0 {
+		failed = unesc(failed)
+	}
+	if sc.commands[failed] {
 		e.SameFailedCommand = 1
-	}
-	switch {
-	case len(l.Classification.Tags) == 0:
-		e.TagRelevance = 0.25
-	default:
-		e.TagRelevance = 0.5
-		for _, t := range l.Classification.Tags {
-			if envTags[t] {
-				e.TagRelevance = 1
-			}
-		}
-	}
-	age := q.Now.Sub(l.CreatedAt)
-	if age < 0 {
-		age = 0
-	}
-	e.Recency = 1
-	if q.HalfLife > 0 {
-		e.Recency = math.Pow(0.5, float64(age)/float64(q.HalfLife))
 	}
 	// Relevant only with some evidence beyond being a run at all.
 	if e.ScopeOverlap == 0 && e.TouchIntersection == 0 && e.SameFailedCommand == 0 {
 		return
 	}
+	e.TagRelevance = 0.25
+	if len(l.tags) > 0 {
+		e.TagRelevance = 0.5
+		eachItem(l.tags, func(t []byte) {
+			if envTags[string(t)] {
+				e.TagRelevance = 1
+			}
+		})
+	}
+	created := time.Unix(0, l.created).UTC()
+	age := sc.q.Now.Sub(created)
+	if age < 0 {
+		age = 0
+	}
+	e.Recency = 1
+	if sc.q.HalfLife > 0 {
+		e.Recency = math.Pow(0.5, float64(age)/float64(sc.q.HalfLife))
+	}
 	base := (1*e.SameCommand + 2*e.ScopeOverlap + 3*e.TouchIntersection + 2*e.SameFailedCommand + 2*e.TagRelevance) / 10
 	s := round3(e.Recency * base)
-	e.Formula = Formula
-	e.ScopeOverlap, e.TouchIntersection, e.Recency = round3(e.ScopeOverlap), round3(e.TouchIntersection), round3(e.Recency)
-	tags := append([]string{}, l.Classification.Tags...)
-	sort.Strings(tags)
-	key := l.Verify.FailedCommand + "\x00" + strings.Join(tags, ",") + "\x00" + l.Classification.FirstError
-	a := folds[key]
+	// Lessons of one failure share a failed command, tags and first error.
+	sc.key = append(append(append(append(append(sc.key[:0], l.failedCommand...), 0), l.tags...), 0), l.firstError...)
+	a := sc.folds[string(sc.key)]
 	if a == nil {
-		a = &Advisory{FailedCommand: l.Verify.FailedCommand, Tags: tags, FirstError: l.Classification.FirstError,
-			FirstSeen: l.CreatedAt, LastSeen: l.CreatedAt}
-		folds[key] = a
+		var tags []string
+		eachItem(l.tags, func(t []byte) { tags = append(tags, item(t)) })
+		sort.Strings(tags)
+		if tags == nil {
+			tags = []string{}
+		}
+		a = &fold{Advisory: Advisory{FailedCommand: failed, Tags: tags, FirstError: unesc(string(l.firstError)),
+			FirstSeen: created, LastSeen: created}, offset: l.offset, length: l.length}
+		sc.folds[string(sc.key)] = a
 	}
 	a.Count++
-	if l.CreatedAt.Before(a.FirstSeen) {
-		a.FirstSeen = l.CreatedAt
+	if created.Before(a.FirstSeen) {
+		a.FirstSeen = created
 	}
 	// The latest lesson speaks for the fold; the best score ranks it.
-	if !l.CreatedAt.Before(a.LastSeen) || a.ID == "" {
-		a.LastSeen = l.CreatedAt
-		a.ID, a.Title = l.ID, l.Advice.Title
-		a.SuggestedActions, a.PreflightChecks = l.Advice.SuggestedActions, l.Advice.PreflightChecks
+	if !created.Before(a.LastSeen) {
+		a.LastSeen = created
+		a.offset, a.length = l.offset, l.length
 	}
 	if s > a.Score {
+		e.Formula = Formula
+		e.ScopeOverlap, e.TouchIntersection, e.Recency = round3(e.ScopeOverlap), round3(e.TouchIntersection), round3(e.Recency)
 		a.Score, a.Why = s, e
 	}
-	if a.SuggestedActions == nil {
-		a.SuggestedActions = []string{}
+}
+
+// scopeOverlapRaw is scopeOverlap over an index field, without
+// allocating.
+func scopeOverlapRaw(run []string, lesson []byte) float64 {
+	if len(run) == 0 || len(lesson) == 0 {
+		return 0
 	}
-	if a.PreflightChecks == nil {
-		a.PreflightChecks = []preflight.Check{}
+	hit := 0
+	for _, a := range run {
+		pa := staticPrefix(a)
+		found := false
+		eachItem(lesson, func(b []byte) {
+			if found {
+				return
+			}
+			pb := staticPrefixBytes(b)
+			if string(pb) == pa || pa == "" || len(pb) == 0 ||
+				len(pa) > len(pb) && pa[len(pb)] == '/' && pa[:len(pb)] == string(pb) ||
+				len(pb) > len(pa) && pb[len(pa)] == '/' && string(pb[:len(pa)]) == pa {
+				found = true
+			}
+		})
+		if found {
+			hit++
+		}
 	}
+	return float64(hit) / float64(len(run))
+}
+
+// staticPrefixBytes is staticPrefix of an (escaped) index element; glob
+// and escape characters never occur before the first glob segment of a
+// real scope, so escaping does not change the answer.
+func staticPrefixBytes(p []byte) []byte {
+	end := 0
+	for i := 0; i <= len(p); i++ {
+		if i == len(p) || p[i] == '/' {
+			if bytes.ContainsAny(p[end:i], "*?[{") {
+				break
+			}
+			if i == len(p) {
+				return p
+			}
+			end = i + 1
+			continue
+		}
+	}
+	if end == 0 {
+		return nil
+	}
+	return p[:end-1]
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
@@ -273,25 +297,4 @@ func staticPrefix(p string) string {
 		out = append(out, seg)
 	}
 	return strings.Join(out, "/")
-}
-
-// cutField blanks the value of a JSON string field without decoding it,
-// so that scoring never parses output tails.
-func cutField(line []byte, key string) []byte {
-	i := bytes.Index(line, []byte(key))
-	if i < 0 {
-		return line
-	}
-	start := i + len(key)
-	for j := start; j < len(line); j++ {
-		switch line[j] {
-		case '\\':
-			j++
-		case '"':
-			out := make([]byte, 0, len(line)-(j-start))
-			out = append(out, line[:start]...)
-			return append(out, line[j:]...)
-		}
-	}
-	return line
 }

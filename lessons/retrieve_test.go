@@ -1,7 +1,9 @@
 package lessons
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -97,13 +99,54 @@ func TestScopeOverlap(t *testing.T) {
 		if got := scopeOverlap(tc.run, tc.lesson); got != tc.want {
 			t.Errorf("scopeOverlap(%v, %v) = %v, want %v", tc.run, tc.lesson, got, tc.want)
 		}
+		if got := scopeOverlapRaw(tc.run, []byte(escList(tc.lesson))); got != tc.want {
+			t.Errorf("scopeOverlapRaw(%v, %v) = %v, want %v", tc.run, tc.lesson, got, tc.want)
+		}
 	}
 }
 
-func TestCutField(t *testing.T) {
-	line := []byte(`{"a":1,"output_tail":"x\"y\\","b":2}`)
-	if got := string(cutField(line, `"output_tail":"`)); got != `{"a":1,"output_tail":"","b":2}` {
-		t.Errorf("cutField = %s", got)
+// TestIndexFollowsTheLog checks the derived index is used only while it
+// matches the log: an append by a writer that does not keep it (or a hand
+// edit) makes it stale, and the next reader rebuilds it.
+func TestIndexFollowsTheLog(t *testing.T) {
+	s := &Store{Path: filepath.Join(t.TempDir(), "l.jsonl")}
+	day := 24 * time.Hour
+	q := Query{Command: "run", Scope: []string{"pkg/api"}, Commands: []string{"go test ./..."}, Now: now, HalfLife: 14 * day, TopK: 5}
+	s.Append(lesson("a", day, []string{"pkg/api"}, nil, "go test ./...", []string{"missing_env_var"}, "A is not set"))
+	adv, _, _ := s.Advisories(q)
+	if len(adv) != 1 || !s.indexFresh() {
+		t.Fatalf("advisories %d, fresh %v", len(adv), s.indexFresh())
+	}
+	// Kept up to date by Append.
+	s.Append(lesson("b", day, []string{"pkg/api"}, nil, "go test ./...", []string{"port_in_use"}, "port"))
+	if !s.indexFresh() {
+		t.Fatal("Append left the index stale")
+	}
+	if adv, _, _ = s.Advisories(q); len(adv) != 2 {
+		t.Fatalf("%d advisories after append", len(adv))
+	}
+	// A writer that knows nothing of the index (another tool, an older
+	// orket) appends directly: the index is stale and gets rebuilt.
+	b, _ := json.Marshal(lesson("c", day, []string{"pkg/api"}, nil, "go test ./...", []string{"type_error"}, "c"))
+	f, _ := os.OpenFile(s.Path, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write(append(b, '\n'))
+	f.Close()
+	if s.indexFresh() {
+		t.Fatal("index trusted after a foreign append")
+	}
+	if adv, _, _ = s.Advisories(q); len(adv) != 3 || !s.indexFresh() {
+		t.Fatalf("%d advisories after a foreign append; fresh %v", len(adv), s.indexFresh())
+	}
+	// A damaged index with a matching meta would be wrong: never happens
+	// through orket, but a removed index is rebuilt.
+	os.Remove(s.indexPath())
+	if adv, _, _ = s.Advisories(q); len(adv) != 3 {
+		t.Fatalf("%d advisories after losing the index", len(adv))
+	}
+	for _, a := range adv {
+		if a.Title == "" || a.ID == "" {
+			t.Errorf("advisory without its lesson's title or id: %+v", a)
+		}
 	}
 }
 

@@ -43,22 +43,29 @@ func (s *Store) lock(how int) (func(), error) {
 // no line and tear none.
 func (s *Store) Append(ls ...*Lesson) error {
 	var buf bytes.Buffer
+	lines := make([][]byte, 0, len(ls))
 	for _, l := range ls {
 		b, err := json.Marshal(l)
 		if err != nil {
 			return err
 		}
+		b = append(b, '\n')
+		lines = append(lines, b)
 		buf.Write(b)
-		buf.WriteByte('\n')
 	}
 	unlock, err := s.lock(unix.LOCK_EX)
 	if err != nil {
 		return fmt.Errorf("lock lesson log: %w", err)
 	}
 	defer unlock()
+	fresh := s.indexFresh()
 	f, err := os.OpenFile(s.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
+	}
+	var offset int64
+	if fi, err := f.Stat(); err == nil {
+		offset = fi.Size()
 	}
 	// A crash in an earlier write may have left a line without its end:
 	// start on a line of our own, so the damage stays one line.
@@ -74,6 +81,9 @@ func (s *Store) Append(ls ...*Lesson) error {
 			}
 		}
 	}
+	if buf.Len() > 0 && buf.Bytes()[0] == '\n' {
+		offset++ // the newline that ends a torn line belongs to it
+	}
 	_, err = f.Write(buf.Bytes())
 	if err == nil {
 		err = f.Sync()
@@ -81,7 +91,18 @@ func (s *Store) Append(ls ...*Lesson) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if fresh || offset == 0 {
+		if offset == 0 {
+			os.Remove(s.indexPath())
+		}
+		// The index follows the log; if this fails, it is stale and the
+		// next reader rebuilds it.
+		s.appendIndex(ls, lines, offset)
+	}
+	return nil
 }
 
 // A Damaged line could not be read as a lesson.
@@ -132,8 +153,14 @@ func Read(r io.Reader, fn func(l *Lesson) error) ([]Damaged, error) {
 
 var errTooLong = errors.New("line too long")
 
+// readLine returns the next line; the slice may alias the reader's buffer
+// and is valid until the next call.
 func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
+	chunk, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return chunk, err
+	}
+	line := append([]byte(nil), chunk...)
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(line)+len(chunk) > maxLine {

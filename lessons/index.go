@@ -1,0 +1,312 @@
+package lessons
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The index is derived from the log and never the other way round: one
+// short line per lesson with what scoring reads, and where the record is.
+// A small meta file records the log's size and modification time when the
+// index last matched it; an index whose meta does not match the log is
+// stale and is rebuilt from the log before it is used.
+//
+// Index line (tab-separated, escaped): offset, length, created_at (unix
+// ns), command, scope, touch set, failed command, tags, first error; lists
+// joined by \x1f.
+
+func (s *Store) indexPath() string { return s.Path + ".idx" }
+func (s *Store) metaPath() string  { return s.Path + ".idx.meta" }
+
+type entry struct {
+	offset, length int64
+	created        time.Time
+	command        string
+	scope, touch   []string
+	failedCommand  string
+	tags           []string
+	firstError     string
+}
+
+var escaper = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\x1f", `\u`)
+var unescaper = strings.NewReplacer(`\\`, `\`, `\t`, "\t", `\n`, "\n", `\u`, "\x1f")
+
+func esc(s string) string { return escaper.Replace(s) }
+
+func escList(l []string) string {
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = esc(s)
+	}
+	return strings.Join(out, "\x1f")
+}
+
+func unesc(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	return unescaper.Replace(s)
+}
+
+func unescList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	l := strings.Split(s, "\x1f")
+	for i := range l {
+		l[i] = unesc(l[i])
+	}
+	return l
+}
+
+func indexLine(l *Lesson, offset, length int64) string {
+	return strings.Join([]string{strconv.FormatInt(offset, 10), strconv.FormatInt(length, 10),
+		strconv.FormatInt(l.CreatedAt.UnixNano(), 10), esc(l.Command), escList(l.Request.Scope), escList(l.Plan.TouchSet),
+		esc(l.Verify.FailedCommand), escList(l.Classification.Tags), esc(l.Classification.FirstError)}, "\t") + "\n"
+}
+
+func parseIndexLine(line []byte) (entry, error) {
+	var r rawEntry
+	if !r.parse(line) {
+		return entry{}, errors.New("bad index line")
+	}
+	return entry{offset: r.offset, length: r.length, created: time.Unix(0, r.created).UTC(), command: unesc(string(r.command)),
+		scope: unescList(string(r.scope)), touch: unescList(string(r.touch)), failedCommand: unesc(string(r.failedCommand)),
+		tags: unescList(string(r.tags)), firstError: unesc(string(r.firstError))}, nil
+}
+
+// rawEntry is an index line split in place: its fields alias the line.
+type rawEntry struct {
+	offset, length, created int64
+	command, scope, touch   []byte
+	failedCommand, tags     []byte
+	firstError              []byte
+}
+
+func (r *rawEntry) parse(line []byte) bool {
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	var f [9][]byte
+	for i := 0; i < 8; i++ {
+		j := bytes.IndexByte(line, '\t')
+		if j < 0 {
+			return false
+		}
+		f[i], line = line[:j], line[j+1:]
+	}
+	f[8] = line
+	var ok1, ok2, ok3 bool
+	r.offset, ok1 = atoi(f[0])
+	r.length, ok2 = atoi(f[1])
+	r.created, ok3 = atoi(f[2])
+	r.command, r.scope, r.touch, r.failedCommand, r.tags, r.firstError = f[3], f[4], f[5], f[6], f[7], f[8]
+	return ok1 && ok2 && ok3
+}
+
+func atoi(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var n int64
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// eachItem calls fn for each element of an escaped \x1f-joined list, as
+// it is in the index (still escaped; aliasing the line).
+func eachItem(list []byte, fn func(item []byte)) {
+	for len(list) > 0 {
+		i := bytes.IndexByte(list, 0x1f)
+		if i < 0 {
+			fn(list)
+			return
+		}
+		fn(list[:i])
+		list = list[i+1:]
+	}
+}
+
+// item returns an index list element as a string, unescaped.
+func item(b []byte) string {
+	if bytes.IndexByte(b, '\\') >= 0 {
+		return unesc(string(b))
+	}
+	return string(b)
+}
+
+// stamp identifies the log's state.
+func stamp(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	st, _ := fi.Sys().(*unix.Stat_t)
+	ino := uint64(0)
+	if st != nil {
+		ino = st.Ino
+	}
+	return fmt.Sprintf("v1 %d %d %d\n", fi.Size(), fi.ModTime().UnixNano(), ino)
+}
+
+func (s *Store) indexFresh() bool {
+	b, err := os.ReadFile(s.metaPath())
+	return err == nil && string(b) == s.meta() && stamp(s.Path) != ""
+}
+
+// meta is what the meta file holds when the index matches the log: the
+// log's stamp and the index's size.
+func (s *Store) meta() string {
+	fi, err := os.Stat(s.indexPath())
+	if err != nil {
+		return ""
+	}
+	return stamp(s.Path) + "idx " + strconv.FormatInt(fi.Size(), 10) + "\n"
+}
+
+// rebuildIndex reads the whole log and writes the index anew. The caller
+// holds the exclusive lock.
+func (s *Store) rebuildIndex() ([]Damaged, error) {
+	f, err := os.Open(s.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var idx bytes.Buffer
+	var damaged []Damaged
+	br := bufio.NewReaderSize(f, 1<<20)
+	var off int64
+	for n := 1; ; n++ {
+		line, rerr := readLine(br)
+		length := int64(len(line))
+		if len(bytes.TrimSpace(line)) > 0 {
+			if l, err := parseLine(line); err != nil {
+				damaged = append(damaged, Damaged{Line: n, Err: err.Error()})
+			} else {
+				idx.WriteString(indexLine(l, off, length))
+			}
+		}
+		off += length
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return damaged, rerr
+		}
+	}
+	if err := os.WriteFile(s.indexPath(), idx.Bytes(), 0o644); err != nil {
+		return damaged, err
+	}
+	return damaged, os.WriteFile(s.metaPath(), []byte(s.meta()), 0o644)
+}
+
+// appendIndex extends a fresh index with records just appended at
+// offset (the caller holds the exclusive lock and checked freshness
+// before writing the log).
+func (s *Store) appendIndex(ls []*Lesson, lines [][]byte, offset int64) error {
+	f, err := os.OpenFile(s.indexPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	var buf strings.Builder
+	for i, l := range ls {
+		buf.WriteString(indexLine(l, offset, int64(len(lines[i]))))
+		offset += int64(len(lines[i]))
+	}
+	_, err = f.WriteString(buf.String())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(s.metaPath(), []byte(s.meta()), 0o644)
+}
+
+// eachEntry streams the index (rebuilding it first if it is stale) under
+// the lock, so that no append or prune changes the log meanwhile. The
+// entry passed to fn aliases a buffer: fn must copy what it keeps.
+func (s *Store) eachEntry(fn func(e *rawEntry)) ([]Damaged, func(), error) {
+	if _, err := os.Stat(s.Path); errors.Is(err, os.ErrNotExist) {
+		return nil, func() {}, nil
+	}
+	unlock, err := s.lock(unix.LOCK_SH)
+	if err != nil {
+		return nil, nil, err
+	}
+	var damaged []Damaged
+	if !s.indexFresh() {
+		unlock()
+		if unlock, err = s.lock(unix.LOCK_EX); err != nil {
+			return nil, nil, err
+		}
+		if !s.indexFresh() {
+			if damaged, err = s.rebuildIndex(); err != nil {
+				unlock()
+				return damaged, nil, err
+			}
+		}
+	}
+	f, err := os.Open(s.indexPath())
+	if err != nil {
+		unlock()
+		return damaged, nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<20)
+	var e rawEntry
+	for {
+		line, rerr := readLine(br)
+		if len(line) > 0 && e.parse(line) {
+			fn(&e)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			unlock()
+			return damaged, nil, rerr
+		}
+	}
+	return damaged, unlock, nil
+}
+
+// readAt reads one record of the log.
+func (s *Store) readAt(offset, length int64) (*Lesson, error) {
+	f, err := os.Open(s.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, length)
+	if _, err := f.ReadAt(b, offset); err != nil {
+		return nil, err
+	}
+	var l Lesson
+	if err := json.Unmarshal(bytes.TrimSpace(b), &l); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
