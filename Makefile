@@ -43,6 +43,8 @@ demo: build
 bench: build
 	@command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine; }
 	$(GO) test -run '^$$' -bench . -benchtime 10x ./txn
+	$(GO) test -run '^$$' -bench HugeOutput -benchtime 3x ./verify
+	ORKET_BENCH_LESSONS=10000,100000,1000000 $(GO) test -run '^$$' -bench Advisories -benchtime 5x -timeout 30m ./lessons
 	ORKET=$(CURDIR)/$(BIN) ./bench/run.sh
 
 clean:

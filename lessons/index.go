@@ -194,7 +194,14 @@ func (s *Store) rebuildIndex() ([]Damaged, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var idx bytes.Buffer
+	// Stream the index to a temporary file: memory stays flat whatever
+	// the size of the log.
+	tmp, err := os.CreateTemp(filepathDir(s.indexPath()), ".idx-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	idx := bufio.NewWriterSize(tmp, 1<<20)
 	var damaged []Damaged
 	br := bufio.NewReaderSize(f, 1<<20)
 	var off int64
@@ -216,7 +223,14 @@ func (s *Store) rebuildIndex() ([]Damaged, error) {
 			return damaged, rerr
 		}
 	}
-	if err := os.WriteFile(s.indexPath(), idx.Bytes(), 0o644); err != nil {
+	if err := idx.Flush(); err != nil {
+		tmp.Close()
+		return damaged, err
+	}
+	if err := tmp.Close(); err != nil {
+		return damaged, err
+	}
+	if err := os.Rename(tmp.Name(), s.indexPath()); err != nil {
 		return damaged, err
 	}
 	return damaged, os.WriteFile(s.metaPath(), []byte(s.meta()), 0o644)
@@ -309,4 +323,11 @@ func (s *Store) readAt(offset, length int64) (*Lesson, error) {
 		return nil, err
 	}
 	return &l, nil
+}
+
+func filepathDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return "."
 }

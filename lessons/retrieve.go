@@ -152,11 +152,11 @@ func (sc *scorer) score(l *rawEntry) {
 		})
 		e.TouchIntersection = math.Min(1, (float64(hits)+0.5*float64(near))/float64(len(sc.touch)))
 	}
-	failed := string(l.failedCommand)
 	if bytes.IndexByte(l.failedCommand, '\\') >= 0 {
-		failed = unesc(failed)
-	}
-	if sc.commands[failed] {
+		if sc.commands[unesc(string(l.failedCommand))] {
+			e.SameFailedCommand = 1
+		}
+	} else if sc.commands[string(l.failedCommand)] {
 		e.SameFailedCommand = 1
 	}
 	// Relevant only with some evidence beyond being a run at all.
@@ -193,7 +193,7 @@ func (sc *scorer) score(l *rawEntry) {
 		if tags == nil {
 			tags = []string{}
 		}
-		a = &fold{Advisory: Advisory{FailedCommand: failed, Tags: tags, FirstError: unesc(string(l.firstError)),
+		a = &fold{Advisory: Advisory{FailedCommand: item(l.failedCommand), Tags: tags, FirstError: unesc(string(l.firstError)),
 			FirstSeen: created, LastSeen: created}, offset: l.offset, length: l.length}
 		sc.folds[string(sc.key)] = a
 	}

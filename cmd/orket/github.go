@@ -146,6 +146,15 @@ func githubReport(o *options, r *txn.Repo, res *runResult) {
 
 func writeAnnotations(w io.Writer, root string, res *runResult) {
 	var all []annotation
+	for _, a := range res.Advisories {
+		msg := fmt.Sprintf("%s (seen %d time(s), last %s; step %s)", a.Title, a.Count, a.LastSeen.Format("2006-01-02"), a.FailedCommand)
+		all = append(all, annotation{level: "warning", title: "orket advisory", message: msg})
+	}
+	for _, c := range res.Preflight {
+		if !c.OK {
+			all = append(all, annotation{level: "warning", title: "orket preflight", message: c.Detail + " (" + c.Source + ")"})
+		}
+	}
 	if res.Edit != nil && res.Edit.Status == verify.Failed {
 		all = append(all, stepAnnotations(root, res.Plan.TouchSet, res.Edit)...)
 	}

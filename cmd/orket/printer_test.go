@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/verify"
 )
 
@@ -118,6 +120,9 @@ func TestGitHubAnnotationsGolden(t *testing.T) {
 			OutputTail: "connection refused, 100% of retries, a: b\n"},
 	)
 	res.Barrier = &barrierView{Outside: []string{"main.go"}}
+	res.Advisories = []lessons.Advisory{{Title: "Missing environment variable DATABASE_URL", Count: 3, FailedCommand: "go test ./...",
+		LastSeen: time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)}}
+	res.Preflight = []preflight.Result{{Check: preflight.Check{Type: preflight.EnvVarPresent, Name: "DATABASE_URL"}, Detail: "DATABASE_URL is not set (or empty)", Source: "lesson 7d53bd9a"}}
 	var out bytes.Buffer
 	writeAnnotations(&out, root, res)
 	golden(t, "annotations.txt", out.String())
