@@ -246,23 +246,35 @@ func (s *Store) Prune(maxEntries int, maxAge time.Duration, now time.Time) (int,
 		buf.Write(k.line)
 		buf.WriteByte('\n')
 	}
-	tmp := s.Path + ".prune"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+	if err := s.replace(buf.Bytes()); err != nil {
 		return 0, err
 	}
-	f, err := os.Open(tmp)
+	return total - len(all), nil
+}
+
+// replace swaps the log for new content atomically (temporary file,
+// fsync, rename); the index goes stale and is rebuilt on its next use.
+// The caller holds the exclusive lock.
+func (s *Store) replace(content []byte) error {
+	tmp := s.Path + ".new"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(content)
 	if err == nil {
 		err = f.Sync()
-		f.Close()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	if err == nil {
 		err = os.Rename(tmp, s.Path)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return 0, err
 	}
-	return total - len(all), nil
+	return err
 }
 
 // Rewrite applies fn to every lesson and replaces the log atomically, under
@@ -291,16 +303,7 @@ func (s *Store) Rewrite(fn func(l *Lesson) bool) (int, error) {
 	if err != nil || changed == 0 {
 		return 0, err
 	}
-	tmp := s.Path + ".rewrite"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return 0, err
-	}
-	if f, err := os.Open(tmp); err == nil {
-		f.Sync()
-		f.Close()
-	}
-	if err := os.Rename(tmp, s.Path); err != nil {
-		os.Remove(tmp)
+	if err := s.replace(buf.Bytes()); err != nil {
 		return 0, err
 	}
 	return changed, nil

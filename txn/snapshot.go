@@ -226,16 +226,6 @@ func (r *Repo) Snapshot(runID string) (*Snapshot, error) {
 		w.close()
 		return nil, fmt.Errorf("scan the working tree: %w", err)
 	}
-	// A file the index records with the same stat, written before the
-	// index was, has the index's content; every other file is read.
-	var toHash []string
-	for p, f := range pre.Files {
-		if e, ok := ii.clean(p, f); ok {
-			f.OID = e.Hash
-			continue
-		}
-		toHash = append(toHash, p)
-	}
 	for p := range pre.Files {
 		if path.Base(p) == ".gitattributes" {
 			if err := checkAttributes(filepath.Join(r.Root, filepath.FromSlash(p)), p); err != nil {
@@ -243,7 +233,7 @@ func (r *Repo) Snapshot(runID string) (*Snapshot, error) {
 			}
 		}
 	}
-	if err := hashAll(r.Root, pre, toHash); err != nil {
+	if err := r.fillOIDs(ii, pre); err != nil {
 		return nil, fmt.Errorf("read the working tree: %w", err)
 	}
 	s := &Snapshot{RunID: runID, Ref: SnapshotRefPrefix + runID, Pre: pre, git: gs, guard: guard, idx: ii, w: w, perms: map[string]uint32{}}

@@ -117,13 +117,20 @@ func (r *Repo) ScanWithOIDs() (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
+	return cur, r.fillOIDs(ii, cur)
+}
+
+// fillOIDs sets every file's blob id: a file the index records with the
+// same stat, written before the index was, has the index's content; every
+// other file is read.
+func (r *Repo) fillOIDs(ii *indexInfo, t *Tree) error {
 	var toHash []string
-	for p, f := range cur.Files {
+	for p, f := range t.Files {
 		if e, ok := ii.clean(p, f); ok {
 			f.OID = e.Hash
 			continue
 		}
 		toHash = append(toHash, p)
 	}
-	return cur, hashAll(r.Root, cur, toHash)
+	return hashAll(r.Root, t, toHash)
 }
