@@ -46,6 +46,20 @@ var cases = map[string]struct {
 	"python-assert":            {[]string{TestAssertionFailed}, nil},
 	"python-port-in-use":       {[]string{PortInUse}, nil},
 	"python-conn-refused":      {nil, nil}, // no address, no database named: nothing to say
+	"pytest-assert":            {[]string{TestAssertionFailed}, nil},
+	"mypy-arg-type":            {[]string{TypeError}, nil},
+	"flake8-errors":            {[]string{LintError}, nil},
+	"tsc-type-error":           {[]string{TypeError}, nil},
+	"eslint-errors":            {[]string{LintError}, nil},
+	"jest-fail":                {[]string{TestAssertionFailed}, nil},
+	"vitest-fail":              {[]string{TestAssertionFailed}, nil},
+	"npm-missing-script":       {[]string{BuildConfigError}, nil},
+	"go-exec-not-found":        {[]string{MissingDependency}, []preflight.Check{cmdc("protoc-missing")}},
+	"cargo-bad-manifest":       {[]string{BuildConfigError}, nil},
+	"node-enoent":              {[]string{BuildConfigError}, []preflight.Check{file("config/app.json")}},
+	"node-env-var-not-set":     {[]string{MissingEnvVar}, []preflight.Check{env("REDIS_URL")}},
+	"go-gopath-missing":        {[]string{MissingDependency}, nil},
+	"clippy-len-zero":          {[]string{LintError}, nil},
 	"node-cannot-find-module":  {[]string{MissingDependency}, nil},
 	"node-eaddrinuse":          {[]string{PortInUse}, []preflight.Check{port(18082)}},
 	"node-econnrefused":        {[]string{DBConnectionFailed}, []preflight.Check{addr("127.0.0.1:5432")}},
@@ -104,12 +118,10 @@ func TestRealOutputs(t *testing.T) {
 // Every built-in rule is exercised by at least one real output, or is
 // listed here with the reason it has none yet.
 var untested = map[string]string{
-	"env.named-not-set": "no captured tool prints this phrasing yet", "go.package.missing": "GOPATH-mode only",
-	"exec.not-in-path": "not captured yet", "typescript.error": "tsc not installed here", "mypy.error": "mypy not installed here",
-	"golangci.linter": "not installed here", "python.flake8-ruff": "not installed here", "eslint.problems": "not installed here",
-	"clippy": "not installed here", "junit.failure": "maven offline", "npm.missing-script": "not captured yet",
-	"cargo.manifest": "not captured yet", "node.enoent": "not captured yet", "postgres.auth": "no server here",
-	"mysql.cannot-connect": "no client here", "redis.cannot-connect": "no client here",
+	"golangci.linter":      "golangci-lint is not installed here",
+	"junit.failure":        "maven cannot fetch JUnit here (offline)",
+	"postgres.auth":        "no PostgreSQL server here",
+	"mysql.cannot-connect": "no MySQL client here", "redis.cannot-connect": "no Redis client here",
 }
 
 func TestEveryRuleHasRealOutput(t *testing.T) {

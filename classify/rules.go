@@ -173,7 +173,7 @@ var Builtin = []Rule{
 	{ID: "eslint.problems", Tag: LintError, Tool: "eslint", Confidence: 0.9,
 		Pattern: regexp.MustCompile(`✖ \d+ problems? \(\d+ errors?`)},
 	{ID: "clippy", Tag: LintError, Tool: "clippy", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`rust-clippy/master/index\.html|#\[deny\(clippy::`)},
+		Pattern: regexp.MustCompile(`rust-clippy/[\w.-]+/index\.html|#\[deny\(clippy::|-D clippy::`)},
 
 	// test_assertion_failed
 	{ID: "go.test.fail", Tag: TestAssertionFailed, Tool: "go test", Confidence: 0.85,
@@ -195,7 +195,7 @@ var Builtin = []Rule{
 	{ID: "make.no-rule", Tag: BuildConfigError, Tool: "make", Confidence: 0.85,
 		Pattern: regexp.MustCompile(`No rule to make target '([^']+)'`), Subject: group(1)},
 	{ID: "cargo.manifest", Tag: BuildConfigError, Tool: "cargo", Confidence: 0.9,
-		Pattern: regexp.MustCompile("failed to parse manifest at|could not find `Cargo.toml`")},
+		Pattern: regexp.MustCompile("failed to parse manifest at|could not find `Cargo.toml`|(?m)^\\s*--> Cargo\\.toml:\\d+:\\d+")},
 	{ID: "go.open-missing-file", Tag: BuildConfigError, Tool: "go", Confidence: 0.6,
 		Pattern: regexp.MustCompile(`open ([\w@./+-]+): no such file or directory`),
 		Check:   fileCheck(1), Subject: group(1)},

@@ -2,7 +2,9 @@
 # capture.sh: regenerate the real tool outputs the classifier's tests use.
 # Each file in outputs/ is exactly what a tool printed (stdout and stderr)
 # for a small failing case, made here; nothing is written by hand.
-# Needs: go, python3, node, cargo, javac, psql, make, bash.
+# Needs: go, python3, node, cargo, javac, psql, make, bash; pytest, mypy and
+# flake8 from Debian; typescript, eslint, jest and vitest from npm in
+# $JSTOOLS/node_modules (default /tmp/jstools).
 set -u
 OUT=$(cd "$(dirname "$0")" && pwd)/outputs
 W=$(mktemp -d)
@@ -56,6 +58,15 @@ b = socket.socket(); b.bind(("127.0.0.1", 18081))'
 cap python-conn-refused python3 -c 'import socket
 socket.create_connection(("127.0.0.1", 6379))'
 
+# pytest, mypy, flake8 (Debian's python3-pytest, mypy, flake8)
+fresh; cd "$W/case"
+printf 'def add(a, b):\n    return a - b\n\n\ndef test_add():\n    assert add(2, 3) == 5\n' > test_add.py
+cap pytest-assert /usr/bin/python3 -m pytest -q -p no:cacheprovider test_add.py
+printf 'def twice(n: int) -> int:\n    return n * 2\n\n\ntwice("x")\n' > typed.py
+cap mypy-arg-type mypy --no-incremental --cache-dir=/dev/null typed.py
+printf 'import os\nx=1\n' > lint.py
+cap flake8-errors flake8 lint.py
+
 # Node
 fresh; cd "$W/case"
 printf 'require("left-pad-missing")\n' > a.js
@@ -68,6 +79,40 @@ printf 'const assert = require("assert");\nassert.strictEqual(1 + 1, 3);\n' > d.
 cap node-assert node d.js
 printf 'if (!process.env.API_TOKEN) { throw new Error("Missing required environment variable: API_TOKEN"); }\n' > e.js
 cap node-env-missing node e.js
+
+# TypeScript, eslint, jest, vitest (npm packages in $JSTOOLS)
+J=${JSTOOLS:-/tmp/jstools}/node_modules/.bin
+fresh; cd "$W/case"
+printf 'let n: number = "three";\nexport {};\n' > a.ts
+cap tsc-type-error "$J/tsc" --noEmit a.ts
+printf 'export default [{ rules: { "no-unused-vars": "error", "no-undef": "error" } }];\n' > eslint.config.js
+printf 'const unused = 1;\nconsole.log(missing);\n' > b.js
+cap eslint-errors "$J/eslint" b.js
+printf '{"name":"x","version":"1.0.0"}\n' > package.json
+printf 'function add(a, b) { return a - b; }\ntest("adds", () => { expect(add(2, 3)).toBe(5); });\n' > add.test.js
+cap jest-fail "$J/jest" --ci --no-cache add.test.js
+mkdir v; printf 'import { test, expect } from "vitest";\nfunction add(a, b) { return a - b; }\ntest("adds", () => { expect(add(2, 3)).toBe(5); });\n' > v/add.test.mjs
+cap vitest-fail sh -c 'cd v && NO_COLOR=1 "$0" run --no-color' "$J/vitest"
+
+# More build configuration and environment failures.
+fresh; cd "$W/case"
+printf '{"name":"x","version":"1.0.0","scripts":{"test":"true"}}\n' > package.json
+cap npm-missing-script npm run lint
+printf 'require("fs").readFileSync("config/app.json");\n' > r.js
+cap node-enoent node r.js
+printf 'if (!process.env.REDIS_URL) { console.error("error: environment variable REDIS_URL is not set"); process.exit(1); }\n' > e2.js
+cap node-env-var-not-set node e2.js
+fresh; cd "$W/case"; printf 'module example.com/m\n\ngo 1.22\n' > go.mod
+printf 'package main\n\nimport (\n\t"log"\n\t"os/exec"\n)\n\nfunc main() {\n\tif err := exec.Command("protoc-missing", "--version").Run(); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' > main.go
+cap go-exec-not-found go run .
+fresh; mkdir -p "$W/case/gp/src/app"; cd "$W/case/gp/src/app"
+printf 'package main\n\nimport "github.com/nobody/missingpkg"\n\nfunc main() { missingpkg.Do() }\n' > main.go
+cap go-gopath-missing env GO111MODULE=off GOPATH="$W/case/gp" sh -c 'cd gp/src/app && go build .'
+fresh; cd "$W/case"; printf '[package\nname = "x"\n' > Cargo.toml
+cap cargo-bad-manifest cargo build --offline -q
+fresh; cd "$W/case"; cargo new -q --vcs none cl >/dev/null 2>&1
+printf 'fn main() {\n    let v = vec![1, 2, 3];\n    if v.len() == 0 { println!("empty"); }\n}\n' > cl/src/main.rs
+cap clippy-len-zero sh -c 'cd cl && cargo clippy --offline -q -- -D warnings'
 
 # Shell, make
 fresh; cd "$W/case"
