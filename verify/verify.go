@@ -20,9 +20,9 @@ import (
 	"github.com/orket/orket/config"
 )
 
-// Grace is how long a stopped step's process group has between SIGTERM and
-// SIGKILL.
-var Grace = 5 * time.Second
+// DefaultGrace is how long a stopped step's process group has between
+// SIGTERM and SIGKILL.
+const DefaultGrace = 5 * time.Second
 
 // Step statuses.
 const (
@@ -61,6 +61,7 @@ type Options struct {
 	Output   func(name string) io.Writer // live output of a step (nil: none)
 	Start    func(s config.Step)         // called as a step starts
 	Done     func(r *StepResult)         // called as a step ends, in declared order
+	Grace    time.Duration               // SIGTERM to SIGKILL; 0 is DefaultGrace
 }
 
 // Run runs a resolved profile and returns one result per step, in declared
@@ -215,7 +216,7 @@ func RunStep(ctx context.Context, s config.Step, o Options, live io.Writer) *Ste
 		ctx, cancel = context.WithTimeoutCause(ctx, s.Timeout, errTimeout)
 		defer cancel()
 	}
-	res := Exec(ctx, argv, filepath.Join(o.Root, filepath.FromSlash(s.Dir)), env, w)
+	res := Exec(ctx, argv, filepath.Join(o.Root, filepath.FromSlash(s.Dir)), env, w, o.Grace)
 	r.ExitCode, r.Signal, r.DurationMS = res.ExitCode, res.Signal, res.Duration.Milliseconds()
 	r.TimedOut = res.Stopped && errors.Is(context.Cause(ctx), errTimeout)
 	r.Interrupted = res.Stopped && !r.TimedOut
@@ -245,9 +246,12 @@ type ExecResult struct {
 
 // Exec runs argv in dir in its own process group, with stdout and stderr
 // both written to out. When the process exits, the rest of its group is
-// killed; when ctx ends first, the group gets SIGTERM and, after Grace,
-// SIGKILL. No process of the group outlives Exec.
-func Exec(ctx context.Context, argv []string, dir string, env []string, out io.Writer) ExecResult {
+// killed; when ctx ends first, the group gets SIGTERM and, after the grace,
+// SIGKILL (grace 0 is DefaultGrace). No process of the group outlives Exec.
+func Exec(ctx context.Context, argv []string, dir string, env []string, out io.Writer, grace time.Duration) ExecResult {
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
 	start := time.Now()
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -286,7 +290,7 @@ func Exec(ctx context.Context, argv []string, dir string, env []string, out io.W
 			syscall.Kill(-pgid, syscall.SIGTERM)
 			select {
 			case <-exited:
-			case <-time.After(Grace):
+			case <-time.After(grace):
 			}
 			syscall.Kill(-pgid, syscall.SIGKILL)
 		case <-exited:

@@ -80,6 +80,7 @@ func TestTimeoutKillsTheWholeGroup(t *testing.T) {
 
 func TestCancelKillsTheWholeGroup(t *testing.T) {
 	o := opts(t)
+	o.Grace = 200 * time.Millisecond
 	pidfile := filepath.Join(o.Root, "pid")
 	ctx, cancel := context.WithCancel(context.Background())
 	var r *StepResult
@@ -91,9 +92,6 @@ func TestCancelKillsTheWholeGroup(t *testing.T) {
 		close(done)
 	}()
 	pid := readPid(t, pidfile)
-	saved := Grace
-	Grace = 200 * time.Millisecond
-	defer func() { Grace = saved }()
 	cancel()
 	<-done
 	if !r.Interrupted || r.TimedOut || r.Status != Failed {

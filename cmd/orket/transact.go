@@ -112,7 +112,7 @@ func transact(ctx context.Context, o *options, r *txn.Repo, cfg *config.Config, 
 		defer cleanup()
 		editEnv := append(append([]string{}, env...), "ORKET_ADVISORIES="+advisories)
 		out.editStart(res)
-		ex := verify.Exec(ctx, res.Request.Argv, r.Root, editEnv, out.liveEdit())
+		ex := verify.Exec(ctx, res.Request.Argv, r.Root, editEnv, out.liveEdit(), 0)
 		res.Edit = editResult(res.Request, ex, out.editTail)
 		out.editDone(res.Edit)
 		if ctx.Err() != nil {
