@@ -61,6 +61,41 @@ after=$(git ls-files -s; git status --porcelain; cat api/greet.go | cksum)
 ls .orket/runs/*/change.patch >/dev/null || fail "the failed change was not kept as a patch"
 echo "the tree is exactly as before; the failed change is kept in $(ls .orket/runs/*/change.patch)"
 
+step "A step that needs an environment variable fails; orket records the lesson"
+cat > orket.yaml <<'Y'
+version: 1
+verify:
+  profiles:
+    quick:
+      - name: go-vet
+        run: go vet ./...
+      - name: smoke      # needs a database URL, as real integration tests do
+        run: 'test -n "$GREETER_DB_URL" || { echo "GREETER_DB_URL is not set" >&2; exit 1; }'
+      - name: go-test
+        run: go test ./...
+Y
+cat orket.yaml
+grep -q 'name: smoke' orket.yaml || fail "could not add the smoke step"
+git commit -q -am "smoke step"
+unset GREETER_DB_URL
+run "$ORKET" run --yes --scope api -- sed -i 's/Hello/Hello/; s/name == ""/len(name) == 0/' api/greet.go && fail "the smoke step passed without its variable" || true
+ls .orket/memory/failure_lessons.jsonl >/dev/null || fail "no lesson was recorded"
+run "$ORKET" lessons list
+
+step "The next run is warned before anything runs, with the check the lesson suggests"
+"$ORKET" run --dry-run --scope api -- true 2>"$ERR"; cat "$ERR"
+grep -q 'Missing environment variable GREETER_DB_URL' "$ERR" || fail "no advisory"
+grep -q 'preflight FAILED: GREETER_DB_URL is not set' "$ERR" || fail "no preflight check"
+
+step "--strict-preflight stops before touching anything"
+before=$(git ls-files -s; git status --porcelain; cksum < api/greet.go)
+if "$ORKET" run --yes --strict-preflight --scope api -- sed -i 's/world/there/' api/greet.go 2>"$ERR"; then fail "strict preflight let the run start"; fi
+tail -n 1 "$ERR"
+grep -q 'E_PREFLIGHT_FAILED' "$ERR" || fail "wrong code"
+after=$(git ls-files -s; git status --porcelain; cksum < api/greet.go)
+[ "$before" = "$after" ] || fail "strict preflight wrote something"
+export GREETER_DB_URL=postgres://localhost/greeter
+
 step "An edit that writes outside its scope is refused and undone"
 if "$ORKET" run --yes --scope api -- sh -c 'echo "// sneaky" >> main.go' 2>"$ERR"; then fail "an out-of-scope edit passed"; fi
 cat "$ERR"
