@@ -71,6 +71,7 @@ func newApp(o *options, result *any) *cli.App {
 		initCommand(o, result),
 		schemaCommand(o, result),
 		versionCommand(o, result),
+		completionCommand(o, result),
 	}
 	for _, c := range cmds {
 		if len(c.Subcommands) > 0 {
@@ -80,18 +81,20 @@ func newApp(o *options, result *any) *cli.App {
 		wrap(o, c)
 	}
 	app := &cli.App{
-		Name:            "orket",
-		Usage:           "make every change to a git repository a transaction",
-		UsageText:       "orket [global flags] COMMAND [flags]",
-		Flags:           globalFlags(),
-		Commands:        cmds,
-		Reader:          o.stdin,
-		Writer:          o.stdout,
-		ErrWriter:       o.stderr,
-		HideVersion:     true,
-		ExitErrHandler:  func(*cli.Context, error) {}, // Main maps errors to exit codes
-		OnUsageError:    usageError,
-		CommandNotFound: func(*cli.Context, string) {},
+		Name:                 "orket",
+		Usage:                "make every change to a git repository a transaction",
+		UsageText:            "orket [global flags] COMMAND [flags]",
+		Flags:                globalFlags(),
+		Commands:             cmds,
+		Reader:               o.stdin,
+		Writer:               o.stdout,
+		ErrWriter:            o.stderr,
+		HideVersion:          true,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		ExitErrHandler:       func(*cli.Context, error) {}, // Main maps errors to exit codes
+		OnUsageError:         usageError,
+		CommandNotFound:      func(*cli.Context, string) {},
 		Action: func(c *cli.Context) error {
 			resolveGlobals(o, c)
 			if c.Args().Present() {

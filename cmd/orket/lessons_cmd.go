@@ -211,10 +211,11 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 		wrap(o, c)
 	}
 	return &cli.Command{
-		Name:        "lessons",
-		Usage:       "read and maintain the lesson log",
-		UsageText:   "orket lessons list|show ID|stats|prune|reclassify",
-		Subcommands: sub,
+		Name:            "lessons",
+		Usage:           "read and maintain the lesson log",
+		UsageText:       "orket lessons list|show ID|stats|prune|reclassify",
+		Subcommands:     sub,
+		HideHelpCommand: true,
 	}
 }
 
