@@ -80,6 +80,25 @@ func setupGit(e *testscript.Env) error {
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644); err != nil {
 		return err
 	}
+	// The integration recipes of docs/integrations, for the scripts that
+	// try them.
+	recipes, _ := filepath.Glob("../../docs/integrations/*")
+	if len(recipes) > 0 {
+		dst := filepath.Join(e.WorkDir, "integrations")
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+		for _, r := range recipes {
+			b, err := os.ReadFile(r)
+			if err != nil {
+				return err
+			}
+			fi, _ := os.Stat(r)
+			if err := os.WriteFile(filepath.Join(dst, filepath.Base(r)), b, fi.Mode().Perm()); err != nil {
+				return err
+			}
+		}
+	}
 	for k, v := range map[string]string{
 		"HOME": home, "GIT_CONFIG_NOSYSTEM": "1",
 		"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",

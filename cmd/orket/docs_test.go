@@ -1,0 +1,110 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// TestDocumentedCommandsExist reads every orket command line in the
+// README and docs/ (in fenced code blocks) and checks that its command
+// exists and that every flag it uses is defined: the docs cannot drift
+// from the binary.
+func TestDocumentedCommandsExist(t *testing.T) {
+	files, _ := filepath.Glob("../../docs/*.md")
+	files = append(files, "../../README.md")
+	recipes, _ := filepath.Glob("../../docs/integrations/*")
+	files = append(files, recipes...)
+	var result any
+	app := newApp(&options{getenv: os.Getenv}, &result)
+	flagRe := regexp.MustCompile(`^--?([a-z][a-z-]*)`)
+	checked := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// In markdown, the fenced code blocks; in scripts and workflows,
+		// every line.
+		inBlock := !strings.HasSuffix(f, ".md")
+		for n, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				inBlock = !inBlock
+				continue
+			}
+			if !inBlock {
+				continue
+			}
+			line = strings.TrimSpace(line)
+			for _, prefix := range []string{"$ ", "- run: ", "run: ", "if out=$(", "out=$(", "|| "} {
+				line = strings.TrimPrefix(line, prefix)
+			}
+			for _, part := range strings.Split(line, "|") {
+				fields := strings.Fields(strings.TrimSpace(part))
+				if len(fields) == 0 || fields[0] != "orket" {
+					continue
+				}
+				where := filepath.Base(f) + ":" + itoa(n+1)
+				checkCommandLine(t, app, fields[1:], flagRe, where)
+				checked++
+			}
+		}
+	}
+	if checked < 20 {
+		t.Errorf("found only %d documented orket command lines", checked)
+	}
+}
+
+func checkCommandLine(t *testing.T, app *cli.App, args []string, flagRe *regexp.Regexp, where string) {
+	t.Helper()
+	cmds := app.Commands
+	var cmd *cli.Command
+	flags := map[string]bool{}
+	for _, f := range app.Flags {
+		for _, n := range f.Names() {
+			flags[n] = true
+		}
+	}
+	for _, a := range args {
+		if a == "--" || strings.HasPrefix(a, "#") {
+			break
+		}
+		if m := flagRe.FindStringSubmatch(a); m != nil {
+			name := m[1]
+			if !flags[name] {
+				t.Errorf("%s: orket %s: flag --%s is not defined", where, strings.Join(args, " "), name)
+			}
+			continue
+		}
+		if cmds == nil {
+			continue // an argument
+		}
+		var next *cli.Command
+		for _, c := range cmds {
+			if c.HasName(a) {
+				next = c
+			}
+		}
+		if next == nil {
+			if cmd == nil || len(cmd.Subcommands) > 0 {
+				t.Errorf("%s: orket %s: no command %q", where, strings.Join(args, " "), a)
+			}
+			cmds = nil
+			continue
+		}
+		cmd = next
+		cmds = next.Subcommands
+		for _, f := range next.Flags {
+			for _, n := range f.Names() {
+				flags[n] = true
+			}
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
