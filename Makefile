@@ -42,10 +42,12 @@ demo: build
 # next to git status and git stash), then whole commands with hyperfine.
 bench: build
 	@command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine; }
-	$(GO) test -run '^$$' -bench . -benchtime 10x ./txn
-	$(GO) test -run '^$$' -bench HugeOutput -benchtime 3x ./verify
-	ORKET_BENCH_LESSONS=10000,100000,1000000 $(GO) test -run '^$$' -bench Advisories -benchtime 5x -timeout 30m ./lessons
-	ORKET=$(CURDIR)/$(BIN) ./bench/run.sh
+	rm -rf bin/bench && mkdir -p bin/bench
+	$(GO) test -run '^$$' -bench . -benchtime 10x ./txn | tee bin/bench/go-txn.txt
+	$(GO) test -run '^$$' -bench HugeOutput -benchtime 3x ./verify | tee bin/bench/go-verify.txt
+	ORKET_BENCH_LESSONS=10000,100000,1000000 $(GO) test -run '^$$' -bench Advisories -benchtime 5x -timeout 30m ./lessons | tee bin/bench/go-lessons.txt
+	BENCH_RESULTS=$(CURDIR)/bin/bench ORKET=$(CURDIR)/$(BIN) ./bench/run.sh
+	./bench/refresh.sh bin/bench
 
 clean:
 	rm -rf bin
