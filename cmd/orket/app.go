@@ -53,10 +53,10 @@ func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "repo", Usage: "operate on the git work tree enclosing `DIR` (default: the current directory's)"},
 		&cli.StringFlag{Name: "config", Usage: "read configuration from `FILE` (default: orket.yaml at the repository root)"},
-		&cli.BoolFlag{Name: "json", Usage: "print one JSON result object on stdout; human text goes to stderr"},
-		&cli.BoolFlag{Name: "no-color", Usage: "never colour output (also NO_COLOR)"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors and the outcome"},
-		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print step output and scoring details"},
+		&cli.BoolFlag{Name: "json", Usage: "print one JSON result object on stdout; human text goes to stderr", DisableDefaultText: true},
+		&cli.BoolFlag{Name: "no-color", Usage: "never colour output (also NO_COLOR)", DisableDefaultText: true},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors and the outcome", DisableDefaultText: true},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print step output and scoring details", DisableDefaultText: true},
 	}
 }
 

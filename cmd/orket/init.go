@@ -40,7 +40,7 @@ and writes orket.yaml with a "quick" profile of the steps they imply, plus
 .orket/.gitignore so orket's local state stays out of commits.
 An existing orket.yaml is left alone unless --force is given.`,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "force", Usage: "overwrite an existing orket.yaml", Destination: &force},
+			&cli.BoolFlag{Name: "force", Usage: "overwrite an existing orket.yaml", Destination: &force, DisableDefaultText: true},
 		},
 		Action: func(c *cli.Context) error {
 			res, err := runInit(o, force)

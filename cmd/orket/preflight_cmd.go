@@ -39,7 +39,7 @@ refuse to start when a known precondition is missing.`,
 			&cli.StringSliceFlag{Name: "scope", Usage: "the scope to score lessons against (`PATH`, repeatable)"},
 			&cli.StringFlag{Name: "profile", Usage: "verify `PROFILE` whose commands lessons are matched with", Destination: &profile},
 			&cli.StringFlag{Name: "base", Usage: "take the touch set as the diff from `REV`", Destination: &base},
-			&cli.BoolFlag{Name: "strict", Usage: "a failed check fails the command (E_PREFLIGHT_FAILED)", Destination: &strict},
+			&cli.BoolFlag{Name: "strict", Usage: "a failed check fails the command (E_PREFLIGHT_FAILED)", Destination: &strict, DisableDefaultText: true},
 		},
 		Action: func(c *cli.Context) error {
 			res, err := runPreflight(o, c.StringSlice("scope"), profile, base, strict)

@@ -33,8 +33,8 @@ recover puts the tree back exactly as it was before that run, then forgets
 the snapshot. --discard forgets the snapshot and keeps the tree as it is.
 With nothing to recover it says so and exits 0.`,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "discard", Usage: "forget the snapshot; keep the tree as it is", Destination: &discard},
-			&cli.BoolFlag{Name: "wait", Usage: "wait for a running orket to finish first", Destination: &wait},
+			&cli.BoolFlag{Name: "discard", Usage: "forget the snapshot; keep the tree as it is", Destination: &discard, DisableDefaultText: true},
+			&cli.BoolFlag{Name: "wait", Usage: "wait for a running orket to finish first", Destination: &wait, DisableDefaultText: true},
 		},
 		Action: func(c *cli.Context) error {
 			res, err := runRecover(c.Context, o, discard, wait)

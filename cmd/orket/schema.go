@@ -38,7 +38,7 @@ with the YAML language server, put this line at the top of orket.yaml:
 With --check it reads orket.yaml (or --config FILE) as orket run would and
 prints the resolved profiles, or the first mistake with its line.`,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "check", Usage: "check orket.yaml and print the resolved profiles", Destination: &check},
+			&cli.BoolFlag{Name: "check", Usage: "check orket.yaml and print the resolved profiles", Destination: &check, DisableDefaultText: true},
 		},
 		Action: func(*cli.Context) error {
 			if check {
