@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -18,6 +19,15 @@ import (
 func lessonsCommand(o *options, result *any) *cli.Command {
 	var tag, scope, since string
 	var limit int
+	// writers take the repository lock (shared, waiting), so that a
+	// mutating run never sees .orket change under it.
+	lockShared := func(c *cli.Context, r *txn.Repo) (func(), error) {
+		unlock, err := r.Lock(c.Context, false, true, txn.Holder{RunID: "lessons", PID: os.Getpid(), Started: time.Now(), Command: "orket lessons"})
+		if err != nil {
+			return nil, &Error{Code: EInternal, Err: err, Msg: "take the repository lock: " + err.Error(), Hint: "check that .git is writable"}
+		}
+		return unlock, nil
+	}
 	open := func() (*txn.Repo, *config.Config, *lessons.Store, error) {
 		r, err := openRepo(o)
 		if err != nil {
@@ -158,11 +168,16 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 		},
 		{
 			Name: "prune", Usage: "apply retention (lessons.retention) now", UsageText: "orket lessons prune",
-			Action: func(*cli.Context) error {
-				_, cfg, s, err := open()
+			Action: func(c *cli.Context) error {
+				r, cfg, s, err := open()
 				if err != nil {
 					return err
 				}
+				unlock, err := lockShared(c, r)
+				if err != nil {
+					return err
+				}
+				defer unlock()
 				n, err := s.Prune(cfg.Lessons.Retention.MaxEntries, cfg.Lessons.Retention.MaxAge, time.Now())
 				if err != nil {
 					return readError(err)
@@ -177,11 +192,16 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 		{
 			Name: "reclassify", Usage: "apply the current rules to every stored lesson", UsageText: "orket lessons reclassify",
 			Description: "Stored lessons keep their ids; their classification and advice are recomputed from their output tails.",
-			Action: func(*cli.Context) error {
-				_, cfg, s, err := open()
+			Action: func(cc *cli.Context) error {
+				r, cfg, s, err := open()
 				if err != nil {
 					return err
 				}
+				unlock, err := lockShared(cc, r)
+				if err != nil {
+					return err
+				}
+				defer unlock()
 				c := classify.New(cfg.Classify.Rules)
 				n, err := s.Rewrite(func(l *lessons.Lesson) bool {
 					cl := c.Classify(l.Verify.OutputTail)
