@@ -34,6 +34,37 @@ func cmdFingerprint(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cmdJSONSave writes the string at KEY of the last stdout's JSON object to
+// FILE, for later commands: jsonsave lessons.0.id id.txt
+func cmdJSONSave(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: jsonsave KEY FILE")
+	}
+	var v any
+	if err := json.Unmarshal([]byte(ts.ReadFile("stdout")), &v); err != nil {
+		ts.Fatalf("stdout is not JSON: %v", err)
+	}
+	for _, k := range strings.Split(args[0], ".") {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[k]
+		case []any:
+			i, _ := strconv.Atoi(k)
+			if i >= len(c) {
+				ts.Fatalf("jsonsave: no %s", args[0])
+			}
+			v = c[i]
+		}
+	}
+	s, ok := v.(string)
+	if !ok {
+		ts.Fatalf("jsonsave: %s is not a string", args[0])
+	}
+	if err := os.WriteFile(ts.MkAbs(args[1]), []byte(s), 0o644); err != nil {
+		ts.Fatalf("%v", err)
+	}
+}
+
 // cmdWaitFile waits (up to 30s) until a file exists.
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
@@ -62,7 +93,7 @@ func TestScripts(t *testing.T) {
 		Dir:   "testdata/script",
 		Setup: setupGit,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"json": cmdJSON, "fingerprint": cmdFingerprint, "waitfile": cmdWaitFile,
+			"json": cmdJSON, "fingerprint": cmdFingerprint, "waitfile": cmdWaitFile, "jsonsave": cmdJSONSave,
 		},
 		RequireExplicitExec: true,
 	})
@@ -121,6 +152,11 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("json does not support !")
 	}
 	data := ts.ReadFile("stdout")
+	if len(args) > 1 && args[0] == "-line1" {
+		// The first line of a JSON-lines file instead of stdout.
+		data = strings.SplitN(ts.ReadFile(args[1]), "\n", 2)[0]
+		args = args[2:]
+	}
 	dec := json.NewDecoder(strings.NewReader(data))
 	var obj map[string]any
 	if err := dec.Decode(&obj); err != nil {
