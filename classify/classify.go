@@ -7,7 +7,6 @@ package classify
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/orket/orket/config"
@@ -248,14 +247,4 @@ func orThe(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// Catalogue lists the rules for documentation: id, tag, tool.
-func Catalogue() [][3]string {
-	var out [][3]string
-	for _, r := range Builtin {
-		out = append(out, [3]string{r.ID, r.Tag, r.Tool})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return false })
-	return out
 }

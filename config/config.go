@@ -66,7 +66,7 @@ type Step struct {
 // Command returns the step's command as one line, for output and lessons.
 func (s Step) Command() string {
 	if s.Argv != nil {
-		return shellQuote(s.Argv)
+		return ShellQuote(s.Argv)
 	}
 	return s.Shell
 }

@@ -797,8 +797,8 @@ func levenshtein(a, b string) int {
 	return prev[len(b)]
 }
 
-// shellQuote renders an argv as a line a POSIX shell would split back.
-func shellQuote(argv []string) string {
+// ShellQuote renders an argv as a line a POSIX shell would split back.
+func ShellQuote(argv []string) string {
 	var b strings.Builder
 	for i, a := range argv {
 		if i > 0 {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,16 +26,6 @@ import (
 
 func (s *Store) indexPath() string { return s.Path + ".idx" }
 func (s *Store) metaPath() string  { return s.Path + ".idx.meta" }
-
-type entry struct {
-	offset, length int64
-	created        time.Time
-	command        string
-	scope, touch   []string
-	failedCommand  string
-	tags           []string
-	firstError     string
-}
 
 var escaper = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\x1f", `\u`)
 var unescaper = strings.NewReplacer(`\\`, `\`, `\t`, "\t", `\n`, "\n", `\u`, "\x1f")
@@ -73,16 +62,6 @@ func indexLine(l *Lesson, offset, length int64) string {
 	return strings.Join([]string{strconv.FormatInt(offset, 10), strconv.FormatInt(length, 10),
 		strconv.FormatInt(l.CreatedAt.UnixNano(), 10), esc(l.Command), escList(l.Request.Scope), escList(l.Plan.TouchSet),
 		esc(l.Verify.FailedCommand), escList(l.Classification.Tags), esc(l.Classification.FirstError)}, "\t") + "\n"
-}
-
-func parseIndexLine(line []byte) (entry, error) {
-	var r rawEntry
-	if !r.parse(line) {
-		return entry{}, errors.New("bad index line")
-	}
-	return entry{offset: r.offset, length: r.length, created: time.Unix(0, r.created).UTC(), command: unesc(string(r.command)),
-		scope: unescList(string(r.scope)), touch: unescList(string(r.touch)), failedCommand: unesc(string(r.failedCommand)),
-		tags: unescList(string(r.tags)), firstError: unesc(string(r.firstError))}, nil
 }
 
 // rawEntry is an index line split in place: its fields alias the line.

@@ -5,7 +5,6 @@ import (
 	"math"
 	"path"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/orket/orket/preflight"
@@ -81,7 +80,7 @@ func (s *Store) Advisories(q Query) ([]Advisory, []Damaged, error) {
 		touch[p] = true
 		touchDirs[path.Dir(p)] = true
 	}
-	sc := &scorer{q: q, commands: commands, touch: touch, touchDirs: touchDirs, folds: map[string]*fold{}}
+	sc := &scorer{q: q, prefixes: prefixes(q.Scope), commands: commands, touch: touch, touchDirs: touchDirs, folds: map[string]*fold{}}
 	damaged, unlock, err := s.eachEntry(sc.score)
 	folds := sc.folds
 	if err != nil {
@@ -130,6 +129,7 @@ func (s *Store) Advisories(q Query) ([]Advisory, []Damaged, error) {
 // scorer holds what scoring needs across entries, to spare allocations.
 type scorer struct {
 	q                          Query
+	prefixes                   []string // the run's scope patterns' static prefixes
 	commands, touch, touchDirs map[string]bool
 	folds                      map[string]*fold
 	key                        []byte
@@ -140,7 +140,7 @@ func (sc *scorer) score(l *rawEntry) {
 	if string(l.command) == sc.q.Command {
 		e.SameCommand = 1
 	}
-	e.ScopeOverlap = scopeOverlapRaw(sc.q.Scope, l.scope)
+	e.ScopeOverlap = scopeOverlap(sc.prefixes, l.scope)
 	if len(sc.touch) > 0 && len(l.touch) > 0 {
 		hits, near := 0, 0
 		eachItem(l.touch, func(p []byte) {
@@ -213,15 +213,16 @@ func (sc *scorer) score(l *rawEntry) {
 	}
 }
 
-// scopeOverlapRaw is scopeOverlap over an index field, without
-// allocating.
-func scopeOverlapRaw(run []string, lesson []byte) float64 {
+// scopeOverlap is the fraction of the run's scope patterns (given by
+// their static prefixes) that overlap one of the lesson's (an escaped index
+// field): equal, or one's directory part contains the other. It does not
+// allocate.
+func scopeOverlap(run []string, lesson []byte) float64 {
 	if len(run) == 0 || len(lesson) == 0 {
 		return 0
 	}
 	hit := 0
-	for _, a := range run {
-		pa := staticPrefix(a)
+	for _, pa := range run {
 		found := false
 		eachItem(lesson, func(b []byte) {
 			if found {
@@ -266,35 +267,14 @@ func staticPrefixBytes(p []byte) []byte {
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
 
-// scopeOverlap is the fraction of the run's scope patterns that overlap
-// one of the lesson's: equal, or one's directory part contains the other.
-func scopeOverlap(run, lesson []string) float64 {
-	if len(run) == 0 || len(lesson) == 0 {
-		return 0
-	}
-	hit := 0
-	for _, a := range run {
-		pa := staticPrefix(a)
-		for _, b := range lesson {
-			pb := staticPrefix(b)
-			if pa == pb || pa == "" || pb == "" || strings.HasPrefix(pa, pb+"/") || strings.HasPrefix(pb, pa+"/") {
-				hit++
-				break
-			}
-		}
-	}
-	return float64(hit) / float64(len(run))
-}
-
 // staticPrefix is a pattern's leading directories before any glob
 // character: pkg/**/*.go -> pkg; pkg/api -> pkg/api; ** -> "".
-func staticPrefix(p string) string {
-	var out []string
-	for _, seg := range strings.Split(p, "/") {
-		if strings.ContainsAny(seg, "*?[{") {
-			break
-		}
-		out = append(out, seg)
+func staticPrefix(p string) string { return string(staticPrefixBytes([]byte(p))) }
+
+func prefixes(scope []string) []string {
+	out := make([]string, len(scope))
+	for i, p := range scope {
+		out[i] = staticPrefix(p)
 	}
-	return strings.Join(out, "/")
+	return out
 }

@@ -2,7 +2,6 @@ package txn
 
 import (
 	"sort"
-	"strings"
 )
 
 // partialScan builds the current tree from the snapshot's and a rescan of
@@ -117,14 +116,4 @@ func (s *Snapshot) layout() (byDir, childDirs map[string][]string) {
 		}
 	})
 	return s.byDir, s.childDirs
-}
-
-// underAny reports whether p is d or below one of the directories.
-func underAny(p string, dirs map[string]bool) bool {
-	for d := range dirs {
-		if p == d || strings.HasPrefix(p, d+"/") {
-			return true
-		}
-	}
-	return false
 }

@@ -188,7 +188,7 @@ func (r *Repo) Revert(s *Snapshot) (*Reverted, error) {
 	for _, k := range gitKeys {
 		res.Git = append(res.Git, displayKey(k))
 	}
-	if err := r.prove(s, cur, paths); err != nil {
+	if err := r.prove(s, paths); err != nil {
 		return res, err
 	}
 	s.Close()
@@ -296,7 +296,7 @@ func (r *Repo) writeBlob(p string, f *File) error {
 // snapshot has it (content, mode, absence), every empty directory is back,
 // and the git state and guarded files are equal. The revert's own scan,
 // moments before, found every other path equal.
-func (r *Repo) prove(s *Snapshot, cur *Tree, paths []string) error {
+func (r *Repo) prove(s *Snapshot, paths []string) error {
 	gs, err := r.readGitState()
 	if err != nil {
 		return err

@@ -429,10 +429,10 @@ func (w *objectWriter) snapshotCommit(m *manifest, stored []string, pre *Tree, g
 	if err := add("refs", []byte(refsText(gs))); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if b, ok := gs.files[inGitDir+"index"]; ok {
-		if err := add("index", b); err != nil {
-			return plumbing.ZeroHash, err
-		}
+	// The index (megabytes on a large tree) is stored once, with the git
+	// state; the commit names the same blob.
+	if id, ok := m.Git[inGitDir+"index"]; ok {
+		top["index"] = treeItem{mode: filemode.Regular, id: id}
 	}
 	files := map[string]treeItem{}
 	for _, p := range stored {

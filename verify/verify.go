@@ -216,7 +216,7 @@ func RunStep(ctx context.Context, s config.Step, o Options, live io.Writer) *Ste
 		ctx, cancel = context.WithTimeoutCause(ctx, s.Timeout, errTimeout)
 		defer cancel()
 	}
-	res := Exec(ctx, argv, filepath.Join(o.Root, filepath.FromSlash(s.Dir)), env, w, o.Grace)
+	res := runGroup(ctx, argv, filepath.Join(o.Root, filepath.FromSlash(s.Dir)), env, w, o.Grace)
 	r.ExitCode, r.Signal, r.DurationMS = res.ExitCode, res.Signal, res.Duration.Milliseconds()
 	r.TimedOut = res.Stopped && errors.Is(context.Cause(ctx), errTimeout)
 	r.Interrupted = res.Stopped && !r.TimedOut
@@ -235,8 +235,8 @@ func RunStep(ctx context.Context, s config.Step, o Options, live io.Writer) *Ste
 
 var errTimeout = errors.New("step timed out")
 
-// An ExecResult is how a process ended.
-type ExecResult struct {
+// A groupResult is how a process ended.
+type groupResult struct {
 	ExitCode int    // -1 when killed by a signal
 	Signal   string // the signal that ended it, if one did
 	Stopped  bool   // orket stopped it (ctx ended)
@@ -244,18 +244,18 @@ type ExecResult struct {
 	Err      error // it could not be started
 }
 
-// Exec runs argv in dir in its own process group, with stdout and stderr
+// runGroup runs argv in dir in its own process group, with stdout and stderr
 // both written to out. When the process exits, the rest of its group is
 // killed; when ctx ends first, the group gets SIGTERM and, after the grace,
-// SIGKILL (grace 0 is DefaultGrace). No process of the group outlives Exec.
-func Exec(ctx context.Context, argv []string, dir string, env []string, out io.Writer, grace time.Duration) ExecResult {
+// SIGKILL (grace 0 is DefaultGrace). No process of the group outlives runGroup.
+func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer, grace time.Duration) groupResult {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
 	start := time.Now()
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return ExecResult{Err: err}
+		return groupResult{Err: err}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -269,7 +269,7 @@ func Exec(ctx context.Context, argv []string, dir string, env []string, out io.W
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
-		return ExecResult{Err: err, ExitCode: 127, Duration: time.Since(start)}
+		return groupResult{Err: err, ExitCode: 127, Duration: time.Since(start)}
 	}
 	pw.Close()
 	pgid := cmd.Process.Pid
@@ -309,7 +309,7 @@ func Exec(ctx context.Context, argv []string, dir string, env []string, out io.W
 		<-copied
 	}
 	pr.Close()
-	res := ExecResult{Duration: time.Since(start)}
+	res := groupResult{Duration: time.Since(start)}
 	stopMu.Lock()
 	res.Stopped = stopped
 	stopMu.Unlock()

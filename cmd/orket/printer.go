@@ -18,12 +18,11 @@ import (
 // a terminal (not under CI) a live line shows the running steps with their
 // elapsed time, and outcomes are coloured unless NO_COLOR or --no-color.
 type runPrinter struct {
-	o        *options
-	w        io.Writer
-	mu       sync.Mutex
-	editTail *verify.Tail
-	live     bool // draw the live elapsed-time line
-	color    bool
+	o     *options
+	w     io.Writer
+	mu    sync.Mutex
+	live  bool // draw the live elapsed-time line
+	color bool
 
 	running map[string]time.Time
 	drawn   bool // the live line is on screen
@@ -38,7 +37,7 @@ func newRunPrinter(o *options) *runPrinter {
 		w = io.Discard
 	}
 	tty := o.stderrTTY && o.getenv("CI") == "" && o.getenv("TERM") != "dumb"
-	return &runPrinter{o: o, w: w, editTail: verify.NewTail(200, 32768),
+	return &runPrinter{o: o, w: w,
 		live: tty && !o.verbose && !o.quiet, color: tty && !o.noColor,
 		running: map[string]time.Time{}, now: time.Now, every: 100 * time.Millisecond}
 }
@@ -186,15 +185,6 @@ func abbreviate(list []string, n int) string {
 func (p *runPrinter) editStart(res *runResult) {
 	p.line("  edit: running %s", res.Request.Instruction)
 	p.started("edit")
-}
-
-// liveEdit is where the edit command's output goes: its tail always, and
-// stderr under -v.
-func (p *runPrinter) liveEdit() io.Writer {
-	if p.o.verbose && !p.o.quiet {
-		return io.MultiWriter(p.editTail, &prefixWriter{w: p.w, mu: &p.mu, prefix: "  | "})
-	}
-	return p.editTail
 }
 
 func (p *runPrinter) editDone(r *verify.StepResult) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -224,7 +223,7 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*runResult, error)
 	case ro.worktree:
 		res.Request.EditSource = "worktree"
 	case len(ro.argv) > 0:
-		res.Request.EditSource, res.Request.Argv, res.Request.Instruction = "command", ro.argv, shellJoin(ro.argv)
+		res.Request.EditSource, res.Request.Argv, res.Request.Instruction = "command", ro.argv, config.ShellQuote(ro.argv)
 	}
 	if err := checkUnfinished(ctx, r); err != nil {
 		return nil, err
@@ -487,18 +486,6 @@ func runEnv(o *options, runID string, scope txn.Scope) []string {
 	return append(env, "ORKET_RUN_ID="+runID, "ORKET_SCOPE="+strings.Join(scope.Patterns(), "\n"))
 }
 
-func shellJoin(argv []string) string {
-	var parts []string
-	for _, a := range argv {
-		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
-			parts = append(parts, a)
-		} else {
-			parts = append(parts, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
 // interrupted is the outcome after SIGINT or SIGTERM.
 func interrupted(ctx context.Context, what string) error {
 	status := 130
@@ -508,12 +495,4 @@ func interrupted(ctx context.Context, what string) error {
 		status, name = 143, "SIGTERM"
 	}
 	return &Error{Code: EInterrupted, Exit: status, Msg: "interrupted by " + name + " " + what, Hint: "run again when ready"}
-}
-
-func relPath(r *txn.Repo, p string) string {
-	rp, err := filepath.Rel(r.Root, p)
-	if err != nil {
-		return p
-	}
-	return filepath.ToSlash(rp)
 }

@@ -112,8 +112,9 @@ func transact(ctx context.Context, o *options, r *txn.Repo, cfg *config.Config, 
 		defer cleanup()
 		editEnv := append(append([]string{}, env...), "ORKET_ADVISORIES="+advisories)
 		out.editStart(res)
-		ex := verify.Exec(ctx, res.Request.Argv, r.Root, editEnv, out.liveEdit(), 0)
-		res.Edit = editResult(res.Request, ex, out.editTail)
+		// The edit runs as a step does: own process group, bounded tail.
+		res.Edit = verify.RunStep(ctx, config.Step{Name: "edit", Argv: res.Request.Argv, Required: true},
+			verify.Options{Root: r.Root, Env: editEnv, Tail: cfg.Lessons.Tail}, out.liveStep("edit"))
 		out.editDone(res.Edit)
 		if ctx.Err() != nil {
 			res.phase("edit", t)
@@ -271,19 +272,6 @@ func exitText(s *verify.StepResult) string {
 		return "killed by " + s.Signal
 	}
 	return fmt.Sprintf("exit %d", s.ExitCode)
-}
-
-func editResult(req runRequest, ex verify.ExecResult, tail *verify.Tail) *verify.StepResult {
-	r := &verify.StepResult{Name: "edit", Command: req.Instruction, Required: true, ExitCode: ex.ExitCode, Signal: ex.Signal,
-		DurationMS: ex.Duration.Milliseconds(), Interrupted: ex.Stopped, OutputTail: tail.String(), OutputBytes: tail.Total(), Status: verify.Passed}
-	if ex.Err != nil {
-		r.ExitCode = 127
-		r.OutputTail += fmt.Sprintf("orket: cannot start %s: %v\n", req.Argv[0], ex.Err)
-	}
-	if r.ExitCode != 0 || r.Signal != "" || ex.Stopped || ex.Err != nil {
-		r.Status = verify.Failed
-	}
-	return r
 }
 
 // runSteps runs the verify profile with the run's environment.
