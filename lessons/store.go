@@ -59,32 +59,24 @@ func (s *Store) Append(ls ...*Lesson) error {
 	}
 	defer unlock()
 	fresh := s.indexFresh()
-	f, err := os.OpenFile(s.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(s.Path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
+	out := buf.Bytes()
 	var offset int64
-	if fi, err := f.Stat(); err == nil {
-		offset = fi.Size()
-	}
-	// A crash in an earlier write may have left a line without its end:
-	// start on a line of our own, so the damage stays one line.
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		offset = fi.Size()
+		// A crash in an earlier write may have left a line without its
+		// end: finish it, so the damage stays one line and ours start on
+		// their own.
 		last := make([]byte, 1)
-		if r, err := os.Open(s.Path); err == nil {
-			r.ReadAt(last, fi.Size()-1)
-			r.Close()
-			if last[0] != '\n' {
-				buf2 := append([]byte{'\n'}, buf.Bytes()...)
-				buf.Reset()
-				buf.Write(buf2)
-			}
+		if _, err := f.ReadAt(last, offset-1); err == nil && last[0] != '\n' {
+			out = append([]byte{'\n'}, out...)
+			offset++ // that newline belongs to the torn line
 		}
 	}
-	if buf.Len() > 0 && buf.Bytes()[0] == '\n' {
-		offset++ // the newline that ends a torn line belongs to it
-	}
-	_, err = f.Write(buf.Bytes())
+	_, err = f.Write(out)
 	if err == nil {
 		err = f.Sync()
 	}

@@ -70,6 +70,15 @@ func exitStatus(c Code) int {
 	return codes[EInternal].Exit
 }
 
+// exitStatusOf is an error's exit status: its own (E_INTERRUPTED after
+// SIGTERM is 143) or its code's.
+func exitStatusOf(e *Error) int {
+	if e.Exit != 0 {
+		return e.Exit
+	}
+	return exitStatus(e.Code)
+}
+
 // An Error is an outcome other than OK, as the user sees it: a code, what
 // happened and what to do next. Commands return it; Main renders it.
 type Error struct {
@@ -123,10 +132,7 @@ func render(o *options, result any, err error) int {
 		return 0
 	}
 	e := asError(err)
-	status := exitStatus(e.Code)
-	if e.Exit != 0 {
-		status = e.Exit
-	}
+	status := exitStatusOf(e)
 	fmt.Fprintln(o.stderr, "orket: "+strings.ReplaceAll(e.Error(), "\n", " "))
 	if o.json {
 		var obj any = e.Result

@@ -104,7 +104,7 @@ func runPreflight(o *options, scopes []string, profile, base string, strict bool
 	strict = strict || cfg.Preflight.Strict || o.getenv("ORKET_STRICT_PREFLIGHT") == "1"
 	if failed := failedChecks(res.Preflight); strict && len(failed) > 0 {
 		return res, &Error{Code: EPreflightFailed, Msg: "preflight check failed: " + strings.Join(failed, "; "),
-			Hint: "satisfy the check before starting", Result: nil}
+			Hint: "satisfy the check before starting"}
 	}
 	return res, nil
 }

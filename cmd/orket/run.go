@@ -80,13 +80,6 @@ as it is and nothing is written or reverted.`,
 	}
 }
 
-func exitStatusOf(e *Error) int {
-	if e.Exit != 0 {
-		return e.Exit
-	}
-	return exitStatus(e.Code)
-}
-
 // runResult is orket run's outcome: the --json object and the run record.
 type runResult struct {
 	Code        Code                 `json:"code"`

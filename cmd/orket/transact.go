@@ -41,9 +41,8 @@ func transact(ctx context.Context, o *options, r *txn.Repo, cfg *config.Config, 
 	snap, err := r.Snapshot(res.RunID)
 	if err != nil {
 		// Nothing was written yet: forget the attempt.
-		r.DropSnapshot(j.Ref)
-		r.ClearJournal()
-		return repoError(err)
+		cleanup := errors.Join(r.DropSnapshot(j.Ref), r.ClearJournal())
+		return errors.Join(repoError(err), cleanup)
 	}
 	res.Snapshot = snap.Ref
 	res.dirtyBefore = snap.Dirty()
@@ -108,7 +107,7 @@ func transact(ctx context.Context, o *options, r *txn.Repo, cfg *config.Config, 
 			return patchError(err)
 		}
 	case "command":
-		advisories, cleanup := advisoriesFile(r, res)
+		advisories, cleanup := advisoriesFile(o, r, res)
 		defer cleanup()
 		editEnv := append(append([]string{}, env...), "ORKET_ADVISORIES="+advisories)
 		out.editStart(res)
@@ -278,8 +277,9 @@ func exitText(s *verify.StepResult) string {
 func runSteps(ctx context.Context, o *options, r *txn.Repo, cfg *config.Config, prof *config.Resolved, skip map[string]bool,
 	res *runResult, env []string, out *runPrinter) []*verify.StepResult {
 	touchFile := filepath.Join(r.GitDir, "orket", "touch-"+res.RunID)
-	os.MkdirAll(filepath.Dir(touchFile), 0o755)
-	os.WriteFile(touchFile, []byte(joinLines(res.Plan.TouchSet)), 0o644)
+	if err := writeRunFile(touchFile, joinLines(res.Plan.TouchSet)); err != nil {
+		fmt.Fprintf(o.stderr, "orket: warning: cannot write the ORKET_TOUCH_SET file: %v\n", err)
+	}
 	defer os.Remove(touchFile)
 	steps := verify.Run(ctx, prof, verify.Options{
 		Root: r.Root, Env: append(append([]string{}, env...), "ORKET_TOUCH_SET="+touchFile),
@@ -309,7 +309,7 @@ func verifyOnly(ctx context.Context, o *options, r *txn.Repo, cfg *config.Config
 
 // advisoriesFile writes the markdown an edit command finds through
 // ORKET_ADVISORIES. It lives in the git directory, outside the tree.
-func advisoriesFile(r *txn.Repo, res *runResult) (string, func()) {
+func advisoriesFile(o *options, r *txn.Repo, res *runResult) (string, func()) {
 	p := filepath.Join(r.GitDir, "orket", "advisories-"+res.RunID+".md")
 	var b strings.Builder
 	fmt.Fprintf(&b, "# orket advisories for run %s\n\nScope: %s. Verify profile: %s.\n\n", res.RunID, strings.Join(res.Request.Scope, ", "), res.Request.Profile)
@@ -338,8 +338,9 @@ func advisoriesFile(r *txn.Repo, res *runResult) (string, func()) {
 		}
 		fmt.Fprintf(&b, "- preflight %s: %s (%s)\n", state, c.Detail, c.Source)
 	}
-	os.MkdirAll(filepath.Dir(p), 0o755)
-	os.WriteFile(p, []byte(b.String()), 0o644)
+	if err := writeRunFile(p, b.String()); err != nil {
+		fmt.Fprintf(o.stderr, "orket: warning: cannot write the ORKET_ADVISORIES file: %v\n", err)
+	}
 	return p, func() { os.Remove(p) }
 }
 
@@ -454,3 +455,12 @@ func randomHex(n int) string {
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// writeRunFile writes one of a run's files in the git directory (outside
+// the tree, so never part of the transaction).
+func writeRunFile(p, content string) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(content), 0o644)
+}
