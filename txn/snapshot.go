@@ -246,8 +246,8 @@ func (r *Repo) Snapshot(runID string) (*Snapshot, error) {
 	m := &manifest{Version: 1, RunID: runID, Start: pre.Start, Deleted: []string{}, EmptyDirs: sortedKeys(pre.Empty),
 		Git: map[string]plumbing.Hash{}, Guard: map[string]plumbing.Hash{}}
 	var stored []string
-	for _, p := range sortedKeys(pre.Files) {
-		f := pre.Files[p]
+	// Only the few files the index does not hold are sorted, not the tree.
+	for p, f := range pre.Files {
 		if perm := f.Perm; perm != defaultPerm(f.Mode) && f.Mode != filemode.Symlink {
 			s.perms[p] = perm
 		}
@@ -255,6 +255,10 @@ func (r *Repo) Snapshot(runID string) (*Snapshot, error) {
 			continue
 		}
 		stored = append(stored, p)
+	}
+	sort.Strings(stored)
+	for _, p := range stored {
+		f := pre.Files[p]
 		m.Files = append(m.Files, manifestFile{Path: p, Mode: f.Mode, OID: f.OID, Size: f.Size, Mtime: f.Mtime, Ctime: f.Ctime, Ino: f.Ino})
 	}
 	m.Perms = s.perms
