@@ -68,14 +68,15 @@ as it is and nothing is written or reverted.`,
 			ro.skip = c.StringSlice("skip")
 			ro.argv = c.Args().Slice()
 			res, err := runRun(c.Context, o, &ro)
-			if res != nil {
-				*result = res
-				if e := (*Error)(nil); errors.As(err, &e) {
-					res.Code, res.ExitStatus, res.Error, res.Hint = e.Code, exitStatusOf(e), e.Msg, e.Hint
-					e.Result = res
-				}
+			if res == nil {
+				return err
 			}
-			return err
+			*result = res
+			if e := res.setOutcome(err); e != nil {
+				e.Result = res // --json reports the whole run, not only the error
+				return e
+			}
+			return nil
 		},
 	}
 }
@@ -147,6 +148,18 @@ type revertView struct {
 	Reverted bool     `json:"reverted"`
 	Verified bool     `json:"revert_verified"`
 	Paths    []string `json:"paths"`
+}
+
+// setOutcome fills the result's outcome from the run's error and returns
+// that error as an *Error (nil for success).
+func (res *runResult) setOutcome(err error) *Error {
+	res.Code, res.ExitStatus, res.Error, res.Hint = OK, 0, "", ""
+	if err == nil {
+		return nil
+	}
+	e := asError(err)
+	res.Code, res.ExitStatus, res.Error, res.Hint = e.Code, exitStatusOf(e), e.Msg, e.Hint
+	return e
 }
 
 func (res *runResult) phase(name string, since time.Time) {
@@ -282,7 +295,6 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*runResult, error)
 
 	// 4. A dry run ends here, having written nothing.
 	if ro.dryRun {
-		res.Code = OK
 		out.line("dry run: nothing was written")
 		return res, nil
 	}

@@ -347,11 +347,7 @@ func advisoriesFile(o *options, r *txn.Repo, res *runResult) (string, func()) {
 // finishRecord writes the run record (and the failed change's patch) under
 // .orket/runs, after any revert, and returns the run's error unchanged.
 func finishRecord(o *options, r *txn.Repo, cfg *config.Config, res *runResult, runErr error, out *runPrinter) error {
-	res.Code, res.ExitStatus = OK, 0
-	if runErr != nil {
-		e := asError(runErr)
-		res.Code, res.ExitStatus, res.Error, res.Hint = e.Code, exitStatusOf(e), e.Msg, e.Hint
-	}
+	res.setOutcome(runErr)
 	if res.RunID == "" {
 		return runErr
 	}
