@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,19 +145,11 @@ func (r *Repo) LoadSnapshot(ref string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	read := func(name string) ([]byte, error) {
-		f, err := tree.File(name)
-		if err != nil {
-			return nil, err
-		}
-		rd, err := f.Reader()
-		if err != nil {
-			return nil, err
-		}
-		defer rd.Close()
-		return io.ReadAll(rd)
+	mf, err := tree.File("manifest.json")
+	if err != nil {
+		return nil, fmt.Errorf("%s: manifest: %w", ref, err)
 	}
-	mj, err := read("manifest.json")
+	mj, err := r.blobBytes(mf.Hash)
 	if err != nil {
 		return nil, fmt.Errorf("%s: manifest: %w", ref, err)
 	}
@@ -168,25 +159,13 @@ func (r *Repo) LoadSnapshot(ref string) (*Snapshot, error) {
 	}
 	s := &Snapshot{RunID: m.RunID, Ref: ref, Commit: id, git: &gitState{files: map[string][]byte{}},
 		guard: &guardState{files: map[string][]byte{}}, perms: m.Perms}
-	blob := func(h plumbing.Hash) ([]byte, error) {
-		b, err := object.GetBlob(r.Git.Storer, h)
-		if err != nil {
-			return nil, err
-		}
-		rd, err := b.Reader()
-		if err != nil {
-			return nil, err
-		}
-		defer rd.Close()
-		return io.ReadAll(rd)
-	}
 	for k, h := range m.Git {
-		if s.git.files[k], err = blob(h); err != nil {
+		if s.git.files[k], err = r.blobBytes(h); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", ref, k, err)
 		}
 	}
 	for k, h := range m.Guard {
-		if s.guard.files[k], err = blob(h); err != nil {
+		if s.guard.files[k], err = r.blobBytes(h); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", ref, k, err)
 		}
 	}
