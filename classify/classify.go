@@ -19,6 +19,9 @@ type Signal struct {
 	Rule   string `json:"rule"`
 	Tag    string `json:"tag"`
 	Match  string `json:"match"`
+	// New reports whether the matched line is one the last passing run of
+	// the same step did not print (set by ClassifyWithBaseline only).
+	New bool `json:"new,omitempty"`
 }
 
 // A Result is the classification of one failure's output.
@@ -34,9 +37,19 @@ type Result struct {
 }
 
 // A Classifier holds the rules: the user's first, then the built-in ones.
+// It is safe for concurrent use.
 type Classifier struct {
-	rules []Rule
-	user  int // how many of rules are the user's
+	rules []compiled
+	// noAnchors runs every pattern, anchors or not (tests compare).
+	noAnchors bool
+}
+
+// compiled is a rule ready to run: where it comes from and the literals
+// one of which every match of its pattern contains (lower case).
+type compiled struct {
+	*Rule
+	source  string
+	anchors []string
 }
 
 // New returns a classifier with the user's rules (from orket.yaml) ahead
@@ -44,14 +57,26 @@ type Classifier struct {
 func New(user []config.Rule) *Classifier {
 	c := &Classifier{}
 	for _, r := range user {
-		checks := r.Preflight
-		c.rules = append(c.rules, Rule{ID: r.ID, Tag: r.Tag, Tool: "orket.yaml", Pattern: r.Re, Confidence: 0.95,
-			Check: func([]string) *preflight.Check { return nil }, userChecks: checks})
+		if r.Re == nil {
+			continue
+		}
+		ur := &Rule{ID: r.ID, Tag: r.Tag, Tool: "orket.yaml", Pattern: r.Re, Confidence: 0.95, userChecks: r.Preflight}
+		c.rules = append(c.rules, compiled{Rule: ur, source: "user", anchors: Anchors(r.Re)})
 	}
-	c.user = len(c.rules)
-	c.rules = append(c.rules, Builtin...)
+	for i := range Builtin {
+		c.rules = append(c.rules, compiled{Rule: &Builtin[i], source: "regex", anchors: builtinAnchors[i]})
+	}
 	return c
 }
+
+// builtinAnchors holds the anchors of Builtin, computed once.
+var builtinAnchors = func() [][]string {
+	a := make([][]string, len(Builtin))
+	for i := range Builtin {
+		a[i] = Anchors(Builtin[i].Pattern)
+	}
+	return a
+}()
 
 // maxMatchesPerRule bounds the signals one rule contributes.
 const maxMatchesPerRule = 3
@@ -61,20 +86,118 @@ const maxMatch = 240
 
 // Classify reads a failure's output.
 func (c *Classifier) Classify(output string) *Result {
+	hits, _ := c.run(output, output, false)
+	res := assemble(hits, output, nil)
+	res.FirstError = FirstError(output)
+	return res
+}
+
+// A hit is what one rule found: the submatch indexes of its matches in
+// the evidence (at most maxMatchesPerRule).
+type hit struct {
+	r       *compiled
+	matches [][]int
+}
+
+// A miss is a rule that found nothing it could keep, with why (see
+// NearMiss); only collected when asked for.
+type miss struct {
+	r      *compiled
+	at     int // offset in the evidence the reason points at
+	anchor string
+	reason string
+}
+
+// run applies every rule to evidence. Patterns are matched against
+// evidence; a rule's Requires and Unless conditions are read in context
+// (the whole output, of which evidence may be a part).
+func (c *Classifier) run(evidence, context string, wantMisses bool) ([]hit, []miss) {
+	lower := strings.ToLower(evidence)
+	var hits []hit
+	var misses []miss
+	for i := range c.rules {
+		r := &c.rules[i]
+		anchor := ""
+		if len(r.anchors) > 0 && !c.noAnchors {
+			at := -1
+			for _, a := range r.anchors {
+				if j := strings.Index(lower, a); j >= 0 && (at < 0 || j < at) {
+					at, anchor = j, a
+				}
+			}
+			if at < 0 {
+				continue
+			}
+		}
+		all := r.Pattern.FindAllStringSubmatchIndex(evidence, 16)
+		if len(all) == 0 {
+			if wantMisses && anchor != "" {
+				misses = append(misses, miss{r: r, at: strings.Index(lower, anchor), anchor: anchor, reason: "the pattern did not match"})
+			}
+			continue
+		}
+		kept := all[:0:0]
+		for _, m := range all {
+			if r.Reject != nil && r.Reject.MatchString(evidence[m[0]:m[1]]) {
+				continue
+			}
+			if len(kept) < maxMatchesPerRule {
+				kept = append(kept, m)
+			}
+		}
+		if len(kept) == 0 {
+			if wantMisses {
+				misses = append(misses, miss{r: r, at: all[0][0], anchor: anchor, reason: "every match was rejected by " + r.Reject.String()})
+			}
+			continue
+		}
+		if r.Requires != nil && !r.Requires.MatchString(context) {
+			if wantMisses {
+				misses = append(misses, miss{r: r, at: kept[0][0], anchor: anchor, reason: "the output lacks the context it requires: " + r.Requires.String()})
+			}
+			continue
+		}
+		if r.Unless != nil {
+			if loc := r.Unless.FindStringIndex(context); loc != nil {
+				if wantMisses {
+					n, line := lineAt(context, loc[0])
+					misses = append(misses, miss{r: r, at: kept[0][0], anchor: anchor,
+						reason: fmt.Sprintf("vetoed by line %d: %s", n, clip(line))})
+				}
+				continue
+			}
+		}
+		hits = append(hits, hit{r: r, matches: kept})
+	}
+	return hits, misses
+}
+
+// submatches turns the indexes of one match into its strings.
+func submatches(s string, idx []int) []string {
+	m := make([]string, len(idx)/2)
+	for i := range m {
+		if idx[2*i] >= 0 {
+			m[i] = s[idx[2*i]:idx[2*i+1]]
+		}
+	}
+	return m
+}
+
+// assemble builds a result from the hits on evidence; isNew, when not
+// nil, says whether the line at an offset of evidence is new.
+func assemble(hits []hit, evidence string, isNew func(offset int) bool) *Result {
 	res := &Result{Tags: []string{}, Signals: []Signal{}, Checks: []preflight.Check{}}
 	seenTag := map[string]bool{}
 	seenCheck := map[preflight.Check]bool{}
-	for i, r := range c.rules {
-		ms := r.Pattern.FindAllStringSubmatch(output, maxMatchesPerRule)
-		if len(ms) == 0 {
-			continue
-		}
-		source := "regex"
-		if i < c.user {
-			source = "user"
-		}
-		for _, m := range ms {
-			res.Signals = append(res.Signals, Signal{Source: source, Rule: r.ID, Tag: r.Tag, Match: clip(m[0])})
+	for _, h := range hits {
+		r := h.r
+		for _, idx := range h.matches {
+			m := submatches(evidence, idx)
+			sig := Signal{Source: r.source, Rule: r.ID, Tag: r.Tag, Match: clip(m[0])}
+			if isNew != nil {
+				sig.New = isNew(idx[0])
+			}
+			res.Signals = append(res.Signals, sig)
 			var checks []preflight.Check
 			if r.Check != nil {
 				if ch := r.Check(m); ch != nil {
@@ -105,8 +228,21 @@ func (c *Classifier) Classify(output string) *Result {
 		res.Confidence = min(1, res.Confidence+0.03*float64(rules-1))
 	}
 	res.Confidence = float64(int(res.Confidence*100+0.5)) / 100
-	res.FirstError = FirstError(output)
 	return res
+}
+
+// lineAt returns the 1-based number and the text of the line of s that
+// holds offset.
+func lineAt(s string, offset int) (int, string) {
+	offset = min(max(offset, 0), len(s))
+	start := strings.LastIndexByte(s[:offset], '\n') + 1
+	end := strings.IndexByte(s[offset:], '\n')
+	if end < 0 {
+		end = len(s)
+	} else {
+		end += offset
+	}
+	return strings.Count(s[:start], "\n") + 1, strings.TrimRight(s[start:end], "\r")
 }
 
 func distinctRules(sigs []Signal) int {

@@ -21,94 +21,29 @@ func file(p string) preflight.Check { return preflight.Check{Type: preflight.Fil
 func port(p int) preflight.Check    { return preflight.Check{Type: preflight.PortFree, Port: p} }
 func addr(a string) preflight.Check { return preflight.Check{Type: preflight.TCPReachable, Address: a} }
 
-// Every file in testdata/outputs is real output of a tool (capture.sh made
-// it); each must be classified as the table says, and every file must be
-// in the table.
-var cases = map[string]struct {
-	tags   []string
-	checks []preflight.Check
-}{
-	"go-missing-module":        {[]string{MissingDependency}, nil},
-	"go-no-required-module":    {[]string{MissingDependency}, nil},
-	"go-type-error":            {[]string{TypeError}, nil},
-	"go-vet":                   {[]string{LintError}, nil},
-	"go-test-fail":             {[]string{TestAssertionFailed}, nil},
-	"go-env-not-set":           {[]string{MissingEnvVar, TestAssertionFailed}, []preflight.Check{env("DATABASE_URL")}},
-	"go-dial-refused":          {[]string{DBConnectionFailed}, []preflight.Check{addr("127.0.0.1:5432")}},
-	"go-port-in-use":           {[]string{PortInUse}, []preflight.Check{port(18080)}},
-	"go-open-missing-file":     {[]string{BuildConfigError}, []preflight.Check{file("config/app.yaml")}},
-	"go-no-module":             {[]string{BuildConfigError}, nil},
-	"gofmt-l":                  {[]string{LintError}, nil},
-	"python-module-not-found":  {[]string{MissingDependency}, nil},
-	"python-env-keyerror":      {[]string{MissingEnvVar}, []preflight.Check{env("DATABASE_URL")}},
-	"python-file-not-found":    {[]string{BuildConfigError}, []preflight.Check{file("config/app.yaml")}},
-	"python-type-error":        {[]string{TypeError}, nil},
-	"python-assert":            {[]string{TestAssertionFailed}, nil},
-	"python-port-in-use":       {[]string{PortInUse}, nil},
-	"python-conn-refused":      {nil, nil}, // no address, no database named: nothing to say
-	"pytest-assert":            {[]string{TestAssertionFailed}, nil},
-	"mypy-arg-type":            {[]string{TypeError}, nil},
-	"flake8-errors":            {[]string{LintError}, nil},
-	"tsc-type-error":           {[]string{TypeError}, nil},
-	"eslint-errors":            {[]string{LintError}, nil},
-	"jest-fail":                {[]string{TestAssertionFailed}, nil},
-	"vitest-fail":              {[]string{TestAssertionFailed}, nil},
-	"npm-missing-script":       {[]string{BuildConfigError}, nil},
-	"go-exec-not-found":        {[]string{MissingDependency}, []preflight.Check{cmdc("protoc-missing")}},
-	"cargo-bad-manifest":       {[]string{BuildConfigError}, nil},
-	"node-enoent":              {[]string{BuildConfigError}, []preflight.Check{file("config/app.json")}},
-	"node-env-var-not-set":     {[]string{MissingEnvVar}, []preflight.Check{env("REDIS_URL")}},
-	"go-gopath-missing":        {[]string{MissingDependency}, nil},
-	"clippy-len-zero":          {[]string{LintError}, nil},
-	"node-cannot-find-module":  {[]string{MissingDependency}, nil},
-	"node-eaddrinuse":          {[]string{PortInUse}, []preflight.Check{port(18082)}},
-	"node-econnrefused":        {[]string{DBConnectionFailed}, []preflight.Check{addr("127.0.0.1:5432")}},
-	"node-assert":              {[]string{TestAssertionFailed}, nil},
-	"node-env-missing":         {[]string{MissingEnvVar}, []preflight.Check{env("API_TOKEN")}},
-	"sh-command-not-found":     {[]string{MissingDependency}, []preflight.Check{cmdc("terraform-missing-cli")}},
-	"bash-command-not-found":   {[]string{MissingDependency}, []preflight.Check{cmdc("kubectl-missing")}},
-	"bash-unbound-variable":    {[]string{MissingEnvVar}, []preflight.Check{env("DEPLOY_TARGET")}},
-	"make-no-rule":             {[]string{BuildConfigError}, nil},
-	"rust-mismatched-types":    {[]string{TypeError}, nil},
-	"rust-test-fail":           {[]string{TestAssertionFailed}, nil},
-	"rust-unresolved-crate":    {[]string{MissingDependency}, nil},
-	"javac-incompatible-types": {[]string{TypeError}, nil},
-	"javac-package-missing":    {[]string{MissingDependency, TypeError}, nil},
-	"psql-refused":             {[]string{DBConnectionFailed}, []preflight.Check{addr("127.0.0.1:5432")}},
-	"plain-fail":               {nil, nil}, // FAIL, HTTP, JSON are words, not variables
-	"curl-refused":             {nil, nil}, // port 9 is no database
-}
-
+// TestRealOutputs: on every captured output, a result is well formed:
+// every signal quotes the output, an untagged output has no signal and
+// no confidence, a tagged one a confidence in (0, 1], every check is
+// valid. What the tags should be is measured by TestScores.
 func TestRealOutputs(t *testing.T) {
-	files, _ := filepath.Glob("testdata/outputs/*.txt")
-	if len(files) != len(cases) {
-		t.Errorf("%d outputs, %d cases: every captured output needs a case", len(files), len(cases))
-	}
 	c := New(nil)
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".txt")
-		t.Run(name, func(t *testing.T) {
-			want, ok := cases[name]
-			if !ok {
-				t.Fatal("no case for this output")
+	for _, cp := range loadCorpus(t) {
+		t.Run(cp.name, func(t *testing.T) {
+			res := c.Classify(cp.output)
+			if len(res.Tags) == 0 && (res.Confidence != 0 || len(res.Signals) != 0 || len(res.Checks) != 0) {
+				t.Errorf("an unrecognised failure got confidence %v, signals %v, checks %v", res.Confidence, res.Signals, res.Checks)
 			}
-			b, _ := os.ReadFile(f)
-			res := c.Classify(string(b))
-			if diff := cmp.Diff(want.tags, res.Tags, cmpEmpty); diff != "" {
-				t.Errorf("tags (-want +got):\n%s\nsignals: %+v", diff, res.Signals)
-			}
-			if diff := cmp.Diff(want.checks, res.Checks, cmpEmptyChecks); diff != "" {
-				t.Errorf("checks (-want +got):\n%s", diff)
-			}
-			if len(want.tags) == 0 && (res.Confidence != 0 || len(res.Signals) != 0) {
-				t.Errorf("an unrecognised failure got confidence %v, signals %v", res.Confidence, res.Signals)
-			}
-			if len(want.tags) > 0 && (res.Confidence <= 0 || res.Confidence > 1) {
+			if len(res.Tags) > 0 && (res.Confidence <= 0 || res.Confidence > 1) {
 				t.Errorf("confidence %v", res.Confidence)
 			}
 			for _, s := range res.Signals {
-				if !strings.Contains(string(b), strings.TrimSuffix(s.Match, "…")) {
+				if !strings.Contains(cp.output, strings.TrimSuffix(s.Match, "…")) {
 					t.Errorf("signal %s quotes %q, which is not in the output", s.Rule, s.Match)
+				}
+			}
+			for _, ch := range res.Checks {
+				if err := ch.Validate(); err != nil {
+					t.Errorf("check %+v: %v", ch, err)
 				}
 			}
 		})
@@ -127,10 +62,8 @@ var untested = map[string]string{
 func TestEveryRuleHasRealOutput(t *testing.T) {
 	hit := map[string]bool{}
 	c := New(nil)
-	files, _ := filepath.Glob("testdata/outputs/*.txt")
-	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		for _, s := range c.Classify(string(b)).Signals {
+	for _, cp := range loadCorpus(t) {
+		for _, s := range c.Classify(cp.output).Signals {
 			hit[s.Rule] = true
 		}
 	}
@@ -227,4 +160,16 @@ func FuzzClassify(f *testing.F) {
 			t.Fatalf("confidence %v without a tag", res.Confidence)
 		}
 	})
+}
+
+// TestAnchorsChangeNothing: skipping the rules whose anchors are absent
+// gives the same results as running every pattern.
+func TestAnchorsChangeNothing(t *testing.T) {
+	fast, slow := New(nil), New(nil)
+	slow.noAnchors = true
+	for _, cp := range loadCorpus(t) {
+		if diff := cmp.Diff(slow.Classify(cp.output), fast.Classify(cp.output)); diff != "" {
+			t.Errorf("%s (-all patterns +anchored):\n%s", cp.name, diff)
+		}
+	}
 }

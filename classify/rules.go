@@ -33,6 +33,18 @@ type Rule struct {
 	// Subject names what the failure is about ("DATABASE_URL",
 	// "github.com/x/y"), for the advice; from the submatches.
 	Subject func(m []string) string
+	// Reject, when set, drops a match whose text it matches: the pattern
+	// found the shape, but this instance is evidence of something else
+	// (a Go test's t.Fatal line that only reports a refused connection).
+	Reject *regexp.Regexp
+	// Requires, when set, must match somewhere in the output for the rule
+	// to apply: the context that makes the evidence mean what the tag says
+	// (a database client's name beside a refused connection).
+	Requires *regexp.Regexp
+	// Unless, when set, vetoes the rule on an output where it matches
+	// anywhere: a test that panicked, raced or timed out did not fail an
+	// assertion, whatever its runner printed after.
+	Unless *regexp.Regexp
 
 	userChecks []preflight.Check // checks a user rule declares
 }

@@ -1,148 +1,844 @@
-#!/bin/sh
-# capture.sh: regenerate the real tool outputs the classifier's tests use.
-# Each file in outputs/ is exactly what a tool printed (stdout and stderr)
-# for a small failing case, made here; nothing is written by hand.
-# Needs: go, python3, node, cargo, javac, psql, make, bash; pytest, mypy and
-# flake8 from Debian; typescript, eslint, jest and vitest from npm in
-# $JSTOOLS/node_modules (default /tmp/jstools).
+#!/usr/bin/env bash
+# capture.sh: the capture harness of the classifier's corpus.
+#
+# Every file in outputs/ is exactly what a real tool printed (stdout and
+# stderr together) for a small failing case made here; nothing is written
+# or edited by hand. Beside each NAME.txt, NAME.meta records how it was
+# made and what it shows:
+#
+#   command: the command line, shell-quoted (run in a fresh temporary case
+#            directory, or as the case's comment says)
+#   version: the first line the tool printed about its own version
+#   exit:    the command's exit status
+#   tags:    the tags the output shows, comma-separated ("" for none),
+#            written from the output, never from what the classifier says
+#   checks:  the preflight checks the evidence names, as type:value,
+#            comma-separated
+#
+# Which set (train or held-out) a capture belongs to is not recorded: it
+# follows from its name (see corpus.go), so no one can move a capture.
+#
+# Usage: capture.sh [SECTION...]   with no section, every section runs.
+# Sections: go python node rust java shell db ports lint neg
+#
+# It installs what it needs when missing: Debian packages with apt-get
+# (PostgreSQL, MariaDB, Redis, shellcheck, pytest, mypy, flake8, pylint,
+# black, JUnit 4 and 5, the Python drivers), npm packages into $JSTOOLS
+# (default /tmp/jstools), Go drivers into a throwaway module through the
+# Go module proxy. Servers are started on 127.0.0.1 only, in a temporary
+# directory, and stopped on exit. It needs root for apt-get and for
+# running PostgreSQL as the postgres user.
 set -u
-OUT=$(cd "$(dirname "$0")" && pwd)/outputs
+export LC_ALL=C.UTF-8 NO_COLOR=1 FORCE_COLOR=0 TERM=dumb
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=$HERE/outputs
+mkdir -p "$OUT"
 W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-cap() { name=$1; shift; (cd "$W/case" && "$@") > "$OUT/$name.txt" 2>&1; echo "$name: exit $?"; }
-fresh() { rm -rf "$W/case"; mkdir -p "$W/case"; }
+chmod 755 "$W"
+PIDS=""
+cleanup() {
+	[ -n "${PGD:-}" ] && runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D "$PGD" -m immediate stop >/dev/null 2>&1
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$W"
+}
+trap cleanup EXIT
 
-# Go
-fresh; cd "$W/case"; printf 'module example.com/m\n\ngo 1.22\n' > go.mod
-printf 'package main\n\nimport "github.com/segmentio/kafka-go"\n\nfunc main() { _ = kafka.Writer{} }\n' > main.go
-cap go-missing-module env GOFLAGS=-mod=mod GOPROXY=off go build ./...
-cap go-no-required-module env GOFLAGS= GOPROXY=off go build ./...
-fresh; cd "$W/case"; printf 'module example.com/m\n\ngo 1.22\n' > go.mod
-printf 'package main\n\nfunc main() {\n\tvar n int = "three"\n\tfmt.Println(n)\n}\n' > main.go
-cap go-type-error go build ./...
-fresh; cd "$W/case"; printf 'module example.com/m\n\ngo 1.22\n' > go.mod
-printf 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Printf("%%d\\n", "x")\n}\n' > main.go
-cap go-vet go vet ./...
-fresh; cd "$W/case"; printf 'module example.com/m\n\ngo 1.22\n' > go.mod
-printf 'package m\n\nfunc Add(a, b int) int { return a - b }\n' > m.go
-printf 'package m\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(2, 3); got != 5 {\n\t\tt.Errorf("Add(2, 3) = %%d, want 5", got)\n\t}\n}\n' > m_test.go
-cap go-test-fail go test ./...
-fresh; cd "$W/case"; printf 'module example.com/m\n\ngo 1.22\n' > go.mod
-printf 'package m\n\nimport (\n\t"os"\n\t"testing"\n)\n\nfunc TestDB(t *testing.T) {\n\tif os.Getenv("DATABASE_URL") == "" {\n\t\tt.Fatal("DATABASE_URL is not set")\n\t}\n}\n' > m_test.go
-cap go-env-not-set go test ./...
-fresh; cd "$W/case"; printf 'module example.com/m\n\ngo 1.22\n' > go.mod
-printf 'package main\n\nimport (\n\t"log"\n\t"net"\n)\n\nfunc main() {\n\tif _, err := net.Dial("tcp", "127.0.0.1:5432"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' > main.go
-cap go-dial-refused go run .
-fresh; cd "$W/case"; printf 'module example.com/m\n\ngo 1.22\n' > go.mod
-printf 'package main\n\nimport (\n\t"log"\n\t"net"\n)\n\nfunc main() {\n\ta, _ := net.Listen("tcp", "127.0.0.1:18080")\n\tdefer a.Close()\n\tif _, err := net.Listen("tcp", "127.0.0.1:18080"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' > main.go
-cap go-port-in-use go run .
-fresh; cd "$W/case"; printf 'module example.com/m\n\ngo 1.22\n' > go.mod
-printf 'package main\n\nimport (\n\t"log"\n\t"os"\n)\n\nfunc main() {\n\tif _, err := os.ReadFile("config/app.yaml"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' > main.go
-cap go-open-missing-file go run .
-fresh; cd "$W/case"
-cap go-no-module go build ./...
-fresh; cd "$W/case"; printf 'module example.com/m\n\ngo 1.22\n' > go.mod; printf 'package main\nfunc main(){}\n' > main.go
-cap gofmt-l sh -c 'out=$(gofmt -l .); if [ -n "$out" ]; then echo "gofmt: these files are not formatted:"; echo "$out"; exit 1; fi'
+# The tags, short.
+ENV=missing_env_var DEP=missing_dependency TYPE=type_error LINT=lint_error
+TEST=test_assertion_failed CONF=build_config_error PORT=port_in_use DB=db_connection_failed
 
-# Python
-fresh; cd "$W/case"
-cap python-module-not-found python3 -c 'import requests_toolbelt_missing'
-cap python-env-keyerror python3 -c 'import os
+APT_UPDATED=
+# need CMD PKG: install Debian package PKG unless CMD is on PATH (or is
+# an existing file).
+need() {
+	if command -v "$1" >/dev/null 2>&1 || [ -e "$1" ]; then return 0; fi
+	if [ -z "$APT_UPDATED" ]; then apt-get update -qq >/dev/null 2>&1; APT_UPDATED=1; fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >/dev/null 2>&1 ||
+		echo "capture.sh: could not install $2" >&2
+}
+
+JSTOOLS=${JSTOOLS:-/tmp/jstools}
+J=$JSTOOLS/node_modules/.bin
+needjs() {
+	[ -x "$J/tsc" ] && [ -x "$J/prettier" ] && [ -d "$JSTOOLS/node_modules/ioredis" ] && return 0
+	mkdir -p "$JSTOOLS" && (cd "$JSTOOLS" && { [ -f package.json ] || npm init -y >/dev/null; } &&
+		npm install --no-audit --no-fund typescript eslint@9 jest vitest@3 prettier pg ioredis mysql2 >/dev/null 2>&1) ||
+		echo "capture.sh: could not install the npm tools" >&2
+}
+
+# ver CMD...: the version line recorded for the captures that follow.
+ver() { VER=$("$@" 2>&1 | grep -v '^\s*$' | head -n 1); }
+
+# cap NAME TAGS CHECKS CMD...: run CMD in $W/case, keep its output.
+cap() {
+	local name=$1 tags=$2 checks=$3
+	shift 3
+	(cd "$W/case" && "$@") >"$OUT/$name.txt" 2>&1 </dev/null
+	local rc=$?
+	{
+		printf 'command: %s\n' "$(printf '%q ' "$@" | sed 's/ $//')"
+		printf 'version: %s\n' "$VER"
+		printf 'exit: %s\n' "$rc"
+		printf 'tags: %s\n' "$tags"
+		printf 'checks: %s\n' "$checks"
+	} >"$OUT/$name.meta"
+	echo "$name: exit $rc"
+}
+fresh() { rm -rf "$W/case"; mkdir -p "$W/case"; cd "$W/case" || exit 1; }
+gomod() { printf 'module example.com/m\n\ngo 1.22\n' >go.mod; }
+
+# silent PORT: a listener that completes the handshake and never says a
+# word (a hung server: reads time out).
+silent() {
+	/usr/bin/python3 -c 'import socket,sys,time
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); time.sleep(120)' "$1" &
+	PIDS="$PIDS $!"
+	sleep 0.5
+}
+# blackhole PORT: a listener whose queue is full, so new connections are
+# never answered (connects time out), on loopback only.
+blackhole() {
+	/usr/bin/python3 -c 'import socket,sys,time
+p=int(sys.argv[1]); s=socket.socket(); s.bind(("127.0.0.1", p)); s.listen(0)
+cs=[]
+for i in range(3):
+    c=socket.socket(); c.setblocking(False)
+    try: c.connect(("127.0.0.1", p))
+    except BlockingIOError: pass
+    cs.append(c)
+time.sleep(120)' "$1" &
+	PIDS="$PIDS $!"
+	sleep 0.5
+}
+
+PY=/usr/bin/python3
+
+# oomcg: a memory cgroup (v1) of 64 MiB in $CG, so that a case's process is
+# killed by the kernel's OOM killer for real; false when there is none.
+oomcg() {
+	CG=/sys/fs/cgroup/memory/orket-capture-$$
+	mkdir -p "$CG" 2>/dev/null && echo 64M >"$CG/memory.limit_in_bytes" 2>/dev/null
+}
+
+sec_go() {
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nimport "github.com/segmentio/kafka-go"\n\nfunc main() { _ = kafka.Writer{} }\n' >main.go
+	cap go-missing-module $DEP "" env GOFLAGS=-mod=mod GOPROXY=off go build ./...
+	cap go-no-required-module $DEP "" env GOFLAGS= GOPROXY=off go build ./...
+	fresh; gomod
+	printf 'package main\n\nfunc main() {\n\tvar n int = "three"\n\tfmt.Println(n)\n}\n' >main.go
+	cap go-type-error $TYPE "" go build ./...
+	fresh; gomod
+	printf 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Printf("%%d\\n", "x")\n}\n' >main.go
+	cap go-vet $LINT "" go vet ./...
+	fresh; gomod
+	printf 'package m\n\nfunc Add(a, b int) int { return a - b }\n' >m.go
+	printf 'package m\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(2, 3); got != 5 {\n\t\tt.Errorf("Add(2, 3) = %%d, want 5", got)\n\t}\n}\n' >m_test.go
+	cap go-test-fail $TEST "" go test ./...
+	cap go-test-fail-verbose $TEST "" go test -v -count=1 ./...
+	fresh; gomod
+	printf 'package m\n\nimport (\n\t"os"\n\t"testing"\n)\n\nfunc TestDB(t *testing.T) {\n\tif os.Getenv("DATABASE_URL") == "" {\n\t\tt.Fatal("DATABASE_URL is not set")\n\t}\n}\n' >m_test.go
+	cap go-env-not-set $ENV env_var_present:DATABASE_URL go test ./...
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\t"net"\n)\n\nfunc main() {\n\tif _, err := net.Dial("tcp", "127.0.0.1:5432"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	cap go-dial-refused $DB tcp_reachable:127.0.0.1:5432 go run .
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\t"net"\n)\n\nfunc main() {\n\ta, _ := net.Listen("tcp", "127.0.0.1:18080")\n\tdefer a.Close()\n\tif _, err := net.Listen("tcp", "127.0.0.1:18080"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	cap go-port-in-use $PORT port_free:18080 go run .
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\t"os"\n)\n\nfunc main() {\n\tif _, err := os.ReadFile("config/app.yaml"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	cap go-open-missing-file $CONF file_exists:config/app.yaml go run .
+	fresh
+	cap go-no-module $CONF "" go build ./...
+	fresh; gomod; printf 'package main\nfunc main(){}\n' >main.go
+	cap gofmt-l $LINT "" sh -c 'out=$(gofmt -l .); if [ -n "$out" ]; then echo "gofmt: these files are not formatted:"; echo "$out"; exit 1; fi'
+	cap gofmt-d $LINT "" sh -c 'gofmt -d . && test -z "$(gofmt -l .)"'
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\t"os/exec"\n)\n\nfunc main() {\n\tif err := exec.Command("protoc-missing", "--version").Run(); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	cap go-exec-not-found $DEP command_exists:protoc-missing go run .
+	fresh; gomod
+	printf 'package main\n\n//go:generate protoc-gen-missing --go_out=. api.proto\n\nfunc main() {}\n' >main.go
+	cap go-generate-missing $DEP command_exists:protoc-gen-missing go generate ./...
+	fresh; mkdir -p gp/src/app
+	printf 'package main\n\nimport "github.com/nobody/missingpkg"\n\nfunc main() { missingpkg.Do() }\n' >gp/src/app/main.go
+	cap go-gopath-missing $DEP "" env GO111MODULE=off GOPATH="$W/case/gp" sh -c 'cd gp/src/app && go build .'
+
+	# go.mod and go.sum
+	fresh; printf 'module example.com/m\n\ngo 1.99\n' >go.mod; printf 'package main\nfunc main() {}\n' >main.go
+	cap go-toolchain-too-new $CONF "" env GOTOOLCHAIN=local go build ./...
+	fresh; printf 'module example.com/m\n\ngo 1.22\n\nrequire github.com/google/uuid v1.6.0\n' >go.mod
+	printf 'package main\n\nimport "github.com/google/uuid"\n\nfunc main() { _ = uuid.New() }\n' >main.go
+	cap go-sum-missing $CONF "" env GOFLAGS=-mod=readonly go build ./...
+	fresh; printf 'module example.com/m\n\ngo 1.22\n\nrequire (\n\tgithub.com/google/uuid v1.6.0\n' >go.mod; printf 'package main\nfunc main() {}\n' >main.go
+	cap go-mod-syntax $CONF "" go build ./...
+	fresh; printf 'module example.com/m\n\ngo 1.22\n\nfrobnicate github.com/x/y\n' >go.mod; printf 'package main\nfunc main() {}\n' >main.go
+	cap go-mod-unknown-directive $CONF "" go build ./...
+	fresh; printf 'module example.com/m\n\ngo 1.22\n\nrequire github.com/google/uuid v1.6.0\n' >go.mod; printf 'package main\nfunc main() {}\n' >main.go
+	go mod download github.com/google/uuid >/dev/null 2>&1
+	printf 'package main\n\nimport (\n\t"github.com/google/uuid"\n\t"golang.org/x/sync/errgroup"\n)\n\nfunc main() { _ = uuid.New(); _ = errgroup.Group{} }\n' >main.go
+	cap go-mod-tidy-needed $DEP "" env GOFLAGS=-mod=readonly GOPROXY=off go build ./...
+	fresh; printf 'module example.com/m\n\ngo 1.22\n' >go.mod
+	printf 'package main\n\nimport "github.com/pkg/errors"\n\nfunc main() { _ = errors.New("x") }\n' >main.go
+	cap go-proxy-unreachable $DEP "" env GOPROXY=http://127.0.0.1:9 GOFLAGS=-mod=mod GONOSUMDB=* GONOSUMCHECK=1 GOSUMDB=off GOMODCACHE="$W/modcache" go build ./...
+	cap go-get-unreachable $DEP "" env GOPROXY=http://127.0.0.1:9 GOSUMDB=off GOMODCACHE="$W/modcache" go get github.com/pkg/errors@v0.9.1
+	fresh; printf 'module example.com/m\n\ngo 1.22\n\nreplace example.com/lib => ../lib\n\nrequire example.com/lib v0.0.0\n' >go.mod
+	printf 'package main\n\nimport "example.com/lib"\n\nfunc main() { lib.Do() }\n' >main.go
+	cap go-replace-missing-dir $CONF "" go build ./...
+
+	# compile and type errors
+	fresh; gomod
+	printf 'package main\n\nimport "fmt"\n\ntype User struct{ Name string }\n\nfunc main() {\n\tu := User{}\n\tfmt.Println(u.Email)\n\tvar s string = len(u.Name)\n\t_ = s\n}\n' >main.go
+	cap go-build-no-field $TYPE "" go build ./...
+	fresh; gomod
+	printf 'package m\n\nfunc Add(a, b int) int { return a + b }\n' >m.go
+	printf 'package m\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, "2") != 3 {\n\t\tt.Fatal("bad")\n\t}\n}\n' >m_test.go
+	cap go-test-build-failed $TYPE "" go test ./...
+	fresh; gomod
+	printf 'package main\n\nfunc f() (int, error) { return 0, nil }\n\nfunc main() {\n\tx := f()\n\t_ = x\n\tundefinedThing()\n}\n' >main.go
+	cap go-build-assign-mismatch $TYPE "" go build ./...
+
+	# go test: failures of assertions and of the environment
+	fresh; gomod
+	printf 'package m\n\nimport (\n\t"reflect"\n\t"testing"\n)\n\nfunc Split(s string) []string { return []string{s} }\n\nfunc TestSplit(t *testing.T) {\n\tfor _, tc := range []struct{ in string; want []string }{{"a,b", []string{"a", "b"}}, {"", nil}} {\n\t\tt.Run(tc.in, func(t *testing.T) {\n\t\t\tif got := Split(tc.in); !reflect.DeepEqual(got, tc.want) {\n\t\t\t\tt.Fatalf("Split(%%q) = %%q, want %%q", tc.in, got, tc.want)\n\t\t\t}\n\t\t})\n\t}\n}\n' >m_test.go
+	cap go-test-subtests $TEST "" go test ./...
+	fresh; gomod
+	printf 'package m\n\nimport (\n\t"os"\n\t"testing"\n)\n\nfunc TestGolden(t *testing.T) {\n\tif _, err := os.ReadFile("testdata/golden.json"); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n' >m_test.go
+	cap go-test-missing-golden $CONF file_exists:testdata/golden.json go test ./...
+	fresh; gomod
+	printf 'package m\n\nimport (\n\t"net/http"\n\t"testing"\n)\n\nfunc TestHealth(t *testing.T) {\n\tresp, err := http.Get("http://127.0.0.1:18099/health")\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n\tresp.Body.Close()\n}\n' >m_test.go
+	cap go-test-http-refused "" "" go test ./...
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\t"os"\n)\n\nfunc main() {\n\tkey := os.Getenv("STRIPE_SECRET_KEY")\n\tif key == "" {\n\t\tlog.Fatal("STRIPE_SECRET_KEY environment variable is required")\n\t}\n}\n' >main.go
+	cap go-env-required $ENV env_var_present:STRIPE_SECRET_KEY go run .
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nfunc main() {\n\tif os.Getenv("REDIS_ADDR") == "" {\n\t\tpanic(fmt.Sprintf("config: %%s must be set", "REDIS_ADDR"))\n\t}\n}\n' >main.go
+	cap go-env-panic $ENV env_var_present:REDIS_ADDR go run .
+}
+
+sec_python() {
+	need /usr/bin/python3 python3
+	need pytest python3-pytest
+	need mypy mypy
+	need flake8 flake8
+	need pylint pylint
+	need black black
+	$PY -c 'import pytest_timeout' 2>/dev/null || need /usr/lib/python3/dist-packages/pytest_timeout.py python3-pytest-timeout
+	ver $PY --version
+	fresh
+	cap python-module-not-found $DEP "" $PY -c 'import requests_toolbelt_missing'
+	cap python-env-keyerror $ENV env_var_present:DATABASE_URL $PY -c 'import os
 url = os.environ["DATABASE_URL"]'
-cap python-file-not-found python3 -c 'open("config/app.yaml")'
-cap python-type-error python3 -c 'len(5)'
-cap python-assert python3 -c 'assert 1 + 1 == 3, "math is broken"'
-cap python-port-in-use python3 -c 'import socket
+	cap python-file-not-found $CONF file_exists:config/app.yaml $PY -c 'open("config/app.yaml")'
+	cap python-type-error $TYPE "" $PY -c 'len(5)'
+	cap python-type-error-args $TYPE "" $PY -c 'def greet(name):
+    return "hi " + name
+greet("a", "b")'
+	cap python-type-error-concat $TYPE "" $PY -c 'total = "count: " + 3'
+	cap python-assert $TEST "" $PY -c 'assert 1 + 1 == 3, "math is broken"'
+	cap python-port-in-use $PORT "" $PY -c 'import socket
 a = socket.socket(); a.bind(("127.0.0.1", 18081)); a.listen()
 b = socket.socket(); b.bind(("127.0.0.1", 18081))'
-cap python-conn-refused python3 -c 'import socket
+	cap python-conn-refused "" "" $PY -c 'import socket
 socket.create_connection(("127.0.0.1", 6379))'
+	cap python-env-getenv-required $ENV env_var_present:API_KEY $PY -c 'import os
+key = os.getenv("API_KEY")
+if not key:
+    raise RuntimeError("API_KEY environment variable is required")'
+	cap python-dict-keyerror "" "" $PY -c 'cfg = {"host": "x"}
+port = cfg["port"]'
+	cap python-subprocess-missing $DEP command_exists:protoc-missing $PY -c 'import subprocess
+subprocess.run(["protoc-missing", "--version"], check=True)'
+	cap python-zero-division "" "" $PY -c 'rate = 10 / 0'
+	cap python-attribute-none "" "" $PY -c 'user = None
+print(user.name)'
+	cap python-syntax-error "" "" $PY -c 'def f(:
+    pass'
+	cap python-recursion "" "" $PY -c 'def f(n): return f(n + 1)
+f(0)'
+	cap python-memory-error "" "" sh -c 'ulimit -v 200000; exec "$0" -c "x = bytearray(1 << 30)"' $PY
+	cap python-timeout-expired "" "" $PY -c 'import subprocess
+subprocess.run(["sleep", "5"], timeout=1)'
+	cap python-urlopen-refused "" "" $PY -c 'import urllib.request
+urllib.request.urlopen("http://127.0.0.1:18099/health")'
+	cap python-import-name "" "" $PY -c 'from json import loads_fast'
 
-# pytest, mypy, flake8 (Debian's python3-pytest, mypy, flake8)
-fresh; cd "$W/case"
-printf 'def add(a, b):\n    return a - b\n\n\ndef test_add():\n    assert add(2, 3) == 5\n' > test_add.py
-cap pytest-assert /usr/bin/python3 -m pytest -q -p no:cacheprovider test_add.py
-printf 'def twice(n: int) -> int:\n    return n * 2\n\n\ntwice("x")\n' > typed.py
-cap mypy-arg-type mypy --no-incremental --cache-dir=/dev/null typed.py
-printf 'import os\nx=1\n' > lint.py
-cap flake8-errors flake8 lint.py
+	ver $PY -m pytest --version
+	fresh
+	printf 'def add(a, b):\n    return a - b\n\n\ndef test_add():\n    assert add(2, 3) == 5\n' >test_add.py
+	cap pytest-assert $TEST "" $PY -m pytest -q -p no:cacheprovider test_add.py
+	cap pytest-assert-verbose $TEST "" $PY -m pytest -v -p no:cacheprovider test_add.py
+	fresh
+	printf 'import pytest\n\n\ndef parse(s):\n    return int(s)\n\n\ndef test_parse_rejects():\n    with pytest.raises(ValueError):\n        parse("12")\n\n\ndef test_dict():\n    assert {"a": 1, "b": 2} == {"a": 1, "b": 3}\n' >test_more.py
+	cap pytest-raises-and-dict $TEST "" $PY -m pytest -q -p no:cacheprovider test_more.py
+	fresh
+	printf 'import os\n\n\ndef test_db():\n    url = os.environ["DATABASE_URL"]\n    assert url\n' >test_env.py
+	cap pytest-env-keyerror $ENV env_var_present:DATABASE_URL env -i PATH=/usr/bin:/bin HOME=/nonexistent $PY -m pytest -q -p no:cacheprovider test_env.py
+	fresh
+	printf 'import requests_missing\n\n\ndef test_x():\n    assert requests_missing\n' >test_imp.py
+	cap pytest-collect-import $DEP "" $PY -m pytest -q -p no:cacheprovider test_imp.py
+	fresh
+	printf 'import urllib.request\n\n\ndef test_health():\n    urllib.request.urlopen("http://127.0.0.1:18099/health", timeout=2)\n' >test_http.py
+	cap pytest-http-refused "" "" $PY -m pytest -q -p no:cacheprovider test_http.py
+	fresh
+	printf 'def test_div():\n    assert 1 / 0 == 0\n' >test_zero.py
+	cap pytest-zero-division "" "" $PY -m pytest -q -p no:cacheprovider test_zero.py
+	fresh
+	printf 'import time\n\n\ndef test_slow():\n    time.sleep(5)\n' >test_slow.py
+	cap pytest-timeout "" "" $PY -m pytest -q -p no:cacheprovider --timeout=1 test_slow.py
+	fresh
+	printf '[pytest]\naddopts = --no-such-flag\n' >pytest.ini; printf 'def test_x():\n    pass\n' >test_x.py
+	cap pytest-ini-bad-option $CONF "" $PY -m pytest -q -p no:cacheprovider
+	fresh
+	printf '[tool.pytest.ini_options\nminversion = "6.0"\n' >pyproject.toml; printf 'def test_x():\n    pass\n' >test_x.py
+	cap pytest-pyproject-invalid $CONF "" $PY -m pytest -q -p no:cacheprovider
+	fresh
+	printf '[pytest]\naddopts = --strict-markers\n' >pytest.ini; printf 'import pytest\n\n\n@pytest.mark.slow\ndef test_x():\n    pass\n' >test_x.py
+	cap pytest-unknown-marker $CONF "" $PY -m pytest -q -p no:cacheprovider
+	fresh
+	printf '[pytest]\nminversion = 99.0\n' >pytest.ini; printf 'def test_x():\n    pass\n' >test_x.py
+	cap pytest-minversion $CONF "" $PY -m pytest -q -p no:cacheprovider
+	fresh
+	printf 'def test_x(database):\n    assert database\n' >test_fx.py
+	cap pytest-fixture-missing "" "" $PY -m pytest -q -p no:cacheprovider test_fx.py
+	fresh
+	printf 'import unittest\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(2 + 2, 5)\n\n\nif __name__ == "__main__":\n    unittest.main()\n' >t.py
+	cap unittest-fail $TEST "" $PY t.py
+	fresh
+	printf 'import unittest\n\n\nclass T(unittest.TestCase):\n    def test_cfg(self):\n        cfg = {}\n        self.assertTrue(cfg["debug"])\n\n\nif __name__ == "__main__":\n    unittest.main()\n' >t.py
+	cap unittest-error "" "" $PY t.py
 
-# Node
-fresh; cd "$W/case"
-printf 'require("left-pad-missing")\n' > a.js
-cap node-cannot-find-module node a.js
-printf 'const net = require("net");\nconst a = net.createServer().listen(18082, () => { net.createServer().listen(18082); });\n' > b.js
-cap node-eaddrinuse timeout 5 node b.js
-printf 'const net = require("net");\nnet.connect(5432, "127.0.0.1");\n' > c.js
-cap node-econnrefused node c.js
-printf 'const assert = require("assert");\nassert.strictEqual(1 + 1, 3);\n' > d.js
-cap node-assert node d.js
-printf 'if (!process.env.API_TOKEN) { throw new Error("Missing required environment variable: API_TOKEN"); }\n' > e.js
-cap node-env-missing node e.js
+	ver mypy --version
+	fresh
+	printf 'def twice(n: int) -> int:\n    return n * 2\n\n\ntwice("x")\n' >typed.py
+	cap mypy-arg-type $TYPE "" mypy --no-incremental --cache-dir=/dev/null typed.py
+	printf 'import requests_missing\n\n\ndef f() -> str:\n    return 1\n\n\nclass A:\n    pass\n\n\nA().missing\n' >more.py
+	cap mypy-import-and-return "$DEP, $TYPE" "" mypy --no-incremental --cache-dir=/dev/null more.py
+	printf 'def f(x: int) -> str:\n    return x\n' >ret.py
+	cap mypy-return-value $TYPE "" mypy --no-incremental --cache-dir=/dev/null ret.py
+	printf '[mypy\nstrict = True\n' >mypy.ini
+	cap mypy-config-invalid "$CONF, $TYPE" "" mypy --no-incremental --cache-dir=/dev/null ret.py
 
-# TypeScript, eslint, jest, vitest (npm packages in $JSTOOLS)
-J=${JSTOOLS:-/tmp/jstools}/node_modules/.bin
-fresh; cd "$W/case"
-printf 'let n: number = "three";\nexport {};\n' > a.ts
-cap tsc-type-error "$J/tsc" --noEmit a.ts
-printf 'export default [{ rules: { "no-unused-vars": "error", "no-undef": "error" } }];\n' > eslint.config.js
-printf 'const unused = 1;\nconsole.log(missing);\n' > b.js
-cap eslint-errors "$J/eslint" b.js
-printf '{"name":"x","version":"1.0.0"}\n' > package.json
-printf 'function add(a, b) { return a - b; }\ntest("adds", () => { expect(add(2, 3)).toBe(5); });\n' > add.test.js
-cap jest-fail "$J/jest" --ci --no-cache add.test.js
-mkdir v; printf 'import { test, expect } from "vitest";\nfunction add(a, b) { return a - b; }\ntest("adds", () => { expect(add(2, 3)).toBe(5); });\n' > v/add.test.mjs
-cap vitest-fail sh -c 'cd v && NO_COLOR=1 "$0" run --no-color' "$J/vitest"
+	ver flake8 --version
+	fresh
+	printf 'import os\nx=1\n' >lint.py
+	cap flake8-errors $LINT "" flake8 lint.py
+	printf 'def f( a ):\n  return a==None\n' >lint2.py
+	cap flake8-more $LINT "" flake8 lint2.py
+	ver pylint --version
+	cap pylint-errors $LINT "" pylint --persistent=n lint2.py
+	ver black --version
+	cap black-check $LINT "" black --check --diff lint2.py
+	cap black-check-quiet $LINT "" black --check lint2.py
 
-# More build configuration and environment failures.
-fresh; cd "$W/case"
-printf '{"name":"x","version":"1.0.0","scripts":{"test":"true"}}\n' > package.json
-cap npm-missing-script npm run lint
-printf 'require("fs").readFileSync("config/app.json");\n' > r.js
-cap node-enoent node r.js
-printf 'if (!process.env.REDIS_URL) { console.error("error: environment variable REDIS_URL is not set"); process.exit(1); }\n' > e2.js
-cap node-env-var-not-set node e2.js
-fresh; cd "$W/case"; printf 'module example.com/m\n\ngo 1.22\n' > go.mod
-printf 'package main\n\nimport (\n\t"log"\n\t"os/exec"\n)\n\nfunc main() {\n\tif err := exec.Command("protoc-missing", "--version").Run(); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' > main.go
-cap go-exec-not-found go run .
-fresh; mkdir -p "$W/case/gp/src/app"; cd "$W/case/gp/src/app"
-printf 'package main\n\nimport "github.com/nobody/missingpkg"\n\nfunc main() { missingpkg.Do() }\n' > main.go
-cap go-gopath-missing env GO111MODULE=off GOPATH="$W/case/gp" sh -c 'cd gp/src/app && go build .'
-fresh; cd "$W/case"; printf '[package\nname = "x"\n' > Cargo.toml
-cap cargo-bad-manifest cargo build --offline -q
-fresh; cd "$W/case"; cargo new -q --vcs none cl >/dev/null 2>&1
-printf 'fn main() {\n    let v = vec![1, 2, 3];\n    if v.len() == 0 { println!("empty"); }\n}\n' > cl/src/main.rs
-cap clippy-len-zero sh -c 'cd cl && cargo clippy --offline -q -- -D warnings'
+	ver $PY -m pip --version
+	fresh
+	printf '[project\nname = "x"\n' >pyproject.toml
+	cap pip-pyproject-invalid $CONF "" $PY -m pip install --no-build-isolation --no-index --break-system-packages --dry-run .
+	fresh
+	cap pip-index-unreachable $DEP "" $PY -m pip install --index-url http://127.0.0.1:9/simple --retries 0 --timeout 2 --break-system-packages requests-toolbelt-missing
+}
 
-# Shell, make
-fresh; cd "$W/case"
-cap sh-command-not-found sh -c 'terraform-missing-cli plan'
-cap bash-command-not-found bash -c 'kubectl-missing apply -f x.yaml'
-cap bash-unbound-variable bash -c 'set -u; echo "$DEPLOY_TARGET"'
-printf 'all:\n\ttrue\n' > Makefile
-cap make-no-rule make lint
+sec_node() {
+	need node nodejs
+	needjs
+	export NODE_PATH=$JSTOOLS/node_modules
+	ver node --version
+	fresh
+	printf 'require("left-pad-missing")\n' >a.js
+	cap node-cannot-find-module $DEP "" node a.js
+	printf 'import pad from "left-pad-missing";\nconsole.log(pad);\n' >a.mjs
+	cap node-esm-package-missing $DEP "" node a.mjs
+	printf 'const net = require("net");\nconst a = net.createServer().listen(18082, () => { net.createServer().listen(18082); });\n' >b.js
+	cap node-eaddrinuse $PORT port_free:18082 timeout 5 node b.js
+	printf 'const net = require("net");\nnet.connect(5432, "127.0.0.1");\n' >c.js
+	cap node-econnrefused $DB tcp_reachable:127.0.0.1:5432 node c.js
+	printf 'const assert = require("assert");\nassert.strictEqual(1 + 1, 3);\n' >d.js
+	cap node-assert $TEST "" node d.js
+	printf 'if (!process.env.API_TOKEN) { throw new Error("Missing required environment variable: API_TOKEN"); }\n' >e.js
+	cap node-env-missing $ENV env_var_present:API_TOKEN node e.js
+	printf 'require("fs").readFileSync("config/app.json");\n' >r.js
+	cap node-enoent $CONF file_exists:config/app.json node r.js
+	printf 'if (!process.env.REDIS_URL) { console.error("error: environment variable REDIS_URL is not set"); process.exit(1); }\n' >e2.js
+	cap node-env-var-not-set $ENV env_var_present:REDIS_URL node e2.js
+	printf 'const url = process.env.DATABASE_URL;\nconsole.log(url.split(":")[0]);\n' >e3.js
+	cap node-env-undefined-split "" "" node e3.js
+	printf 'require("child_process").execFileSync("protoc-missing", ["--version"]);\n' >s.js
+	cap node-spawn-enoent $DEP command_exists:protoc-missing node s.js
+	printf 'fetch("http://127.0.0.1:18099/health").then(r => r.text()).then(console.log);\n' >f.js
+	cap node-fetch-refused "" "" node f.js
+	printf 'const o = {};\nconsole.log(o.user.name);\n' >u.js
+	cap node-undefined-property "" "" node u.js
+	printf 'function f() { return f(); }\nf();\n' >so.js
+	cap node-stack-overflow "" "" node so.js
+	printf 'const a = [];\nwhile (true) a.push(new Array(1e6).fill(1));\n' >oom.js
+	cap node-heap-oom "" "" node --max-old-space-size=32 oom.js
+	printf 'JSON.parse("{not json");\n' >j.js
+	cap node-json-parse "" "" node j.js
+	printf 'const test = require("node:test");\nconst assert = require("node:assert");\ntest("adds", () => { assert.strictEqual(2 + 2, 5); });\n' >t.test.js
+	cap node-test-runner-fail $TEST "" node --test t.test.js
 
-# Rust
-fresh; cd "$W/case"; cargo new -q --vcs none app >/dev/null 2>&1; cd app
-printf 'fn main() {\n    let n: i32 = "three";\n    println!("{}", n);\n}\n' > src/main.rs
-cap rust-mismatched-types sh -c 'cd app && cargo build --offline -q'
-printf 'fn add(a: i32, b: i32) -> i32 { a - b }\nfn main() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(super::add(2, 3), 5); }\n}\n' > src/main.rs
-cap rust-test-fail sh -c 'cd app && cargo test --offline -q'
-printf 'use serde_missing::Serialize;\nfn main() {}\n' > src/main.rs
-cap rust-unresolved-crate sh -c 'cd app && cargo build --offline -q'
+	# npm
+	ver npm --version
+	fresh
+	printf '{"name":"x","version":"1.0.0","scripts":{"test":"true"}}\n' >package.json
+	cap npm-missing-script $CONF "" npm run lint
+	printf '{"name":"x","version":"1.0.0","scripts":{"build":"webpack-missing --mode production"}}\n' >package.json
+	cap npm-script-command-missing $DEP command_exists:webpack-missing npm run build
+	printf '{"name":"x","version":"1.0.0",\n"scripts": {"test": "true",}\n}\n' >package.json
+	cap npm-package-json-invalid $CONF "" npm install --offline --no-audit --no-fund
+	fresh
+	printf '{"name":"x","version":"1.0.0"}\n' >package.json
+	cap npm-registry-unreachable $DEP "" npm install --no-audit --no-fund --registry http://127.0.0.1:9/ --fetch-retries=0 left-pad
+	cap npm-offline-missing $DEP "" npm install --no-audit --no-fund --offline --cache "$W/npmcache" left-pad-missing-pkg
+	fresh
+	cap npm-no-package-json $CONF "file_exists:$W/case/package.json" npm run build
 
-# Java
-fresh; cd "$W/case"
-printf 'public class A {\n  public static void main(String[] a) {\n    int n = "three";\n  }\n}\n' > A.java
-cap javac-incompatible-types javac A.java
-printf 'import com.google.gson.Gson;\npublic class B {\n  public static void main(String[] a) { new Gson(); }\n}\n' > B.java
-cap javac-package-missing javac B.java
+	# TypeScript
+	ver "$J/tsc" --version
+	fresh
+	printf 'let n: number = "three";\nexport {};\n' >a.ts
+	cap tsc-type-error $TYPE "" "$J/tsc" --noEmit a.ts
+	printf 'import pad from "left-pad-missing";\nconsole.log(pad("x", 3));\n' >m.ts
+	cap tsc-cannot-find-module $DEP "" "$J/tsc" --noEmit m.ts
+	printf 'interface User { name: string }\nconst u: User = { name: "a" };\nconsole.log(u.email);\nfunction f(x: number) { return x; }\nf("1");\nexport {};\n' >p.ts
+	cap tsc-property-and-arg $TYPE "" "$J/tsc" --noEmit p.ts
+	printf '{"compilerOptions": {"strict": true, "noSuchOption": true}, "include": ["p.ts"]}\n' >tsconfig.json
+	cap tsc-unknown-option "$CONF, $TYPE" "" "$J/tsc" --noEmit -p .
+	printf '{"compilerOptions": {"strict": true}, "include": ["src/**/*.ts"]}\n' >tsconfig.json
+	cap tsc-no-inputs $CONF "" "$J/tsc" --noEmit -p .
+	printf '{"compilerOptions": {"target": "es2099"}, "include": ["p.ts"]}\n' >tsconfig.json
+	cap tsc-bad-target "$CONF, $TYPE" "" "$J/tsc" --noEmit -p .
+	rm -f tsconfig.json
+	cap tsc-missing-project $CONF "" "$J/tsc" --noEmit -p tsconfig.build.json
 
-# Failures no rule should claim.
-fresh; cd "$W/case"
-cap plain-fail sh -c 'echo "step 3 of 5: something went wrong"; echo "FAIL: HTTP JSON response was not OK"; exit 1'
-cap curl-refused curl -sS --max-time 5 http://127.0.0.1:9/
+	# eslint, prettier
+	ver "$J/eslint" --version
+	fresh
+	printf 'export default [{ rules: { "no-unused-vars": "error", "no-undef": "error" } }];\n' >eslint.config.js
+	printf 'const unused = 1;\nconsole.log(missing);\n' >b.js
+	cap eslint-errors $LINT "" "$J/eslint" b.js
+	cap eslint-formatter-missing $DEP "" "$J/eslint" --format unix b.js
+	printf 'export default [{ rules: { "no-unused-vars": "sometimes" } }];\n' >eslint.config.js
+	cap eslint-bad-rule-config $CONF "" "$J/eslint" b.js
+	rm eslint.config.js
+	cap eslint-no-config $CONF "" "$J/eslint" b.js
+	ver "$J/prettier" --version
+	printf 'const a = {b:1,\n  c:2}\n' >c.js
+	cap prettier-check $LINT "" "$J/prettier" --check c.js
 
-# Databases
-fresh; cd "$W/case"
-cap psql-refused psql -h 127.0.0.1 -p 5432 -U app -c 'select 1'
+	# jest, vitest
+	ver "$J/jest" --version
+	fresh
+	printf '{"name":"x","version":"1.0.0"}\n' >package.json
+	printf 'function add(a, b) { return a - b; }\ntest("adds", () => { expect(add(2, 3)).toBe(5); });\n' >add.test.js
+	cap jest-fail $TEST "" "$J/jest" --ci --no-cache add.test.js
+	printf 'test("deep", () => { expect({a: 1, b: [1, 2]}).toEqual({a: 1, b: [1, 3]}); });\n' >deep.test.js
+	cap jest-toequal $TEST "" "$J/jest" --ci --no-cache deep.test.js
+	printf 'test("slow", async () => { await new Promise(r => setTimeout(r, 2000)); }, 100);\n' >slow.test.js
+	cap jest-timeout "" "" "$J/jest" --ci --no-cache slow.test.js
+	printf 'test("user", () => { const o = {}; expect(o.user.name).toBe("a"); });\n' >npe.test.js
+	cap jest-typeerror-thrown "" "" "$J/jest" --ci --no-cache npe.test.js
+	printf 'const { Client } = require("pg");\ntest("db", async () => { const c = new Client("postgresql://app:secret@127.0.0.1:5432/app"); await c.connect(); await c.end(); });\n' >db.test.js
+	cap jest-pg-refused $DB tcp_reachable:127.0.0.1:5432 "$J/jest" --ci --no-cache db.test.js
+	printf 'module.exports = { testEnvironment: "jsdom-missing" };\n' >jest.config.js
+	cap jest-env-missing $DEP "" "$J/jest" --ci --no-cache add.test.js
+	ver "$J/vitest" --version
+	fresh
+	mkdir v; printf 'import { test, expect } from "vitest";\nfunction add(a, b) { return a - b; }\ntest("adds", () => { expect(add(2, 3)).toBe(5); });\n' >v/add.test.mjs
+	cap vitest-fail $TEST "" sh -c 'cd v && NO_COLOR=1 "$0" run --no-color' "$J/vitest"
+	mkdir w; printf 'import { test } from "vitest";\ntest("slow", async () => { await new Promise(r => setTimeout(r, 2000)); }, 100);\n' >w/slow.test.mjs
+	cap vitest-timeout "" "" sh -c 'cd w && NO_COLOR=1 "$0" run --no-color' "$J/vitest"
+}
+
+sec_rust() {
+	ver cargo --version
+	fresh; printf '[package\nname = "x"\n' >Cargo.toml
+	cap cargo-bad-manifest $CONF "" cargo build --offline -q
+	fresh; cargo new -q --vcs none cl >/dev/null 2>&1
+	printf 'fn main() {\n    let v = vec![1, 2, 3];\n    if v.len() == 0 { println!("empty"); }\n}\n' >cl/src/main.rs
+	cap clippy-len-zero $LINT "" sh -c 'cd cl && cargo clippy --offline -q -- -D warnings'
+	printf 'fn main() {\n    let x = 5;\n    let s = String::from("a");\n    let _t = s.clone().to_string();\n}\n' >cl/src/main.rs
+	cap rust-unused-deny-warnings $LINT "" sh -c 'cd cl && RUSTFLAGS="-D warnings" cargo build --offline -q'
+	printf 'fn main() {\n    let v: Vec<i32> = Vec::new();\n    let _n = v.iter().map(|x| x * 2).collect::<Vec<_>>().len();\n    let s = String::from("a");\n    println!("{}", s.to_string());\n}\n' >cl/src/main.rs
+	cap clippy-warnings $LINT "" sh -c 'cd cl && cargo clippy --offline -q -- -D warnings'
+	printf 'fn main(){let x=1;\nprintln!("{}",x);}\n' >cl/src/main.rs
+	cap rustfmt-check $LINT "" sh -c 'cd cl && cargo fmt --check'
+	fresh; cargo new -q --vcs none app >/dev/null 2>&1
+	printf 'fn main() {\n    let n: i32 = "three";\n    println!("{}", n);\n}\n' >app/src/main.rs
+	cap rust-mismatched-types $TYPE "" sh -c 'cd app && cargo build --offline -q'
+	printf 'fn add(a: i32, b: i32) -> i32 { a - b }\nfn main() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(super::add(2, 3), 5); }\n}\n' >app/src/main.rs
+	cap rust-test-fail $TEST "" sh -c 'cd app && cargo test --offline -q'
+	printf 'fn first(v: &[i32]) -> Option<i32> { v.first().copied() }\nfn main() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn firsts() { assert!(super::first(&[]).unwrap() > 0); }\n    #[test]\n    fn ok() { assert!(super::first(&[1]).is_some(), "first of [1] should be Some"); }\n}\n' >app/src/main.rs
+	cap rust-test-unwrap-panic "" "" sh -c 'cd app && cargo test --offline -q'
+	printf 'fn main() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn sorted() { let v = vec![3, 1]; assert!(v.windows(2).all(|w| w[0] <= w[1])); }\n}\n' >app/src/main.rs
+	cap rust-test-assert $TEST "" sh -c 'cd app && cargo test --offline -q'
+	printf 'use serde_missing::Serialize;\nfn main() {}\n' >app/src/main.rs
+	cap rust-unresolved-crate $DEP "" sh -c 'cd app && cargo build --offline -q'
+	printf 'fn main() {\n    let v = vec![1, 2, 3];\n    let i = v.len() + 2;\n    println!("{}", v[i]);\n}\n' >app/src/main.rs
+	cap rust-panic-index "" "" sh -c 'cd app && cargo run --offline -q'
+	printf 'fn main() {\n    let url = std::env::var("DATABASE_URL").expect("DATABASE_URL must be set");\n    println!("{}", url);\n}\n' >app/src/main.rs
+	cap rust-env-expect $ENV env_var_present:DATABASE_URL sh -c 'cd app && cargo run --offline -q'
+	printf 'fn main() {\n    let s = include_str!("../data/seed.json");\n    println!("{}", s);\n}\n' >app/src/main.rs
+	cap rust-include-missing $CONF file_exists:src/../data/seed.json sh -c 'cd app && cargo build --offline -q'
+	printf 'struct P { x: i32 }\nfn main() {\n    let p = P { x: 1 };\n    println!("{}", p.y);\n    let n: u8 = 300u32;\n}\n' >app/src/main.rs
+	cap rust-no-field $TYPE "" sh -c 'cd app && cargo build --offline -q'
+	printf 'fn main() {}\n' >app/src/main.rs
+	printf 'serde = "1"\n' >>app/Cargo.toml
+	cap cargo-offline-missing-dep $DEP "" sh -c 'cd app && cargo build --offline -q'
+	mkdir -p app/.cargo; printf '[source.crates-io]\nreplace-with = "mirror"\n\n[source.mirror]\nregistry = "sparse+http://127.0.0.1:9/index/"\n\n[net]\nretry = 0\n' >app/.cargo/config.toml
+	cap cargo-registry-unreachable $DEP "" sh -c 'cd app && CARGO_HOME="$0" cargo build -q' "$W/cargohome"
+	fresh; cargo new -q --vcs none rv >/dev/null 2>&1
+	sed -i 's/^edition = .*/&\nrust-version = "1.99"/' rv/Cargo.toml
+	cap cargo-rust-version-too-new $CONF "" sh -c 'cd rv && cargo build --offline -q'
+	fresh; cargo new -q --vcs none ed >/dev/null 2>&1
+	sed -i 's/^edition = .*/edition = "2099"/' ed/Cargo.toml
+	cap cargo-unknown-edition $CONF "" sh -c 'cd ed && cargo build --offline -q'
+	fresh; mkdir empty
+	cap cargo-no-manifest $CONF "" sh -c 'cd empty && cargo build --offline -q'
+}
+
+sec_java() {
+	need javac default-jdk-headless
+	need mvn maven
+	need /usr/share/java/junit4.jar junit4
+	need /usr/share/java/junit-platform-console-standalone.jar junit5
+	ver javac -version
+	fresh
+	printf 'public class A {\n  public static void main(String[] a) {\n    int n = "three";\n  }\n}\n' >A.java
+	cap javac-incompatible-types $TYPE "" javac A.java
+	printf 'import com.google.gson.Gson;\npublic class B {\n  public static void main(String[] a) { new Gson(); }\n}\n' >B.java
+	cap javac-package-missing "$DEP, $TYPE" "" javac B.java
+	printf 'public class C {\n  public static void main(String[] a) {\n    String s = null;\n    s.length();\n  }\n}\n' >C.java
+	ver java -version
+	javac C.java 2>/dev/null
+	cap java-npe "" "" java C
+	printf 'import java.util.*;\npublic class O {\n  public static void main(String[] a) {\n    List<long[]> l = new ArrayList<>();\n    while (true) l.add(new long[1 << 20]);\n  }\n}\n' >O.java
+	javac O.java 2>/dev/null
+	cap java-oom "" "" java -Xmx32m O
+	printf 'public class S {\n  static int f(int n) { return f(n + 1); }\n  public static void main(String[] a) { f(0); }\n}\n' >S.java
+	javac S.java 2>/dev/null
+	cap java-stack-overflow "" "" java -Xss256k S
+	printf 'public class E {\n  public static void main(String[] a) {\n    String t = System.getenv("API_TOKEN");\n    if (t == null) throw new IllegalStateException("Environment variable API_TOKEN is not set");\n  }\n}\n' >E.java
+	javac E.java 2>/dev/null
+	cap java-env-not-set $ENV env_var_present:API_TOKEN java E
+	printf 'public class P {\n  public static void main(String[] a) throws Exception {\n    new ProcessBuilder("protoc-missing", "--version").start();\n  }\n}\n' >P.java
+	javac P.java 2>/dev/null
+	cap java-process-missing $DEP command_exists:protoc-missing java P
+	printf 'import java.nio.file.*;\npublic class F {\n  public static void main(String[] a) throws Exception {\n    Files.readString(Path.of("config/app.properties"));\n  }\n}\n' >F.java
+	javac F.java 2>/dev/null
+	cap java-file-missing $CONF file_exists:config/app.properties java F
+	mkdir -p dep/lib; printf 'package lib;\npublic class Util { public static String hi() { return "hi"; } }\n' >dep/lib/Util.java
+	printf 'public class U {\n  public static void main(String[] a) { System.out.println(lib.Util.hi()); }\n}\n' >U.java
+	javac -d dep dep/lib/Util.java && javac -cp dep U.java
+	cap java-noclassdef $DEP "" java -cp . U
+	printf 'import java.net.*;\npublic class H {\n  public static void main(String[] a) throws Exception {\n    new URL("http://127.0.0.1:18099/health").openStream();\n  }\n}\n' >H.java
+	javac H.java 2>/dev/null
+	cap java-http-refused "" "" java H
+
+	# JUnit 4 and 5, run by their own runners
+	J4=/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar
+	fresh
+	printf 'import org.junit.Test;\nimport static org.junit.Assert.*;\npublic class CalcTest {\n  static int add(int a, int b) { return a - b; }\n  @Test public void adds() { assertEquals(5, add(2, 3)); }\n}\n' >CalcTest.java
+	javac -cp $J4 CalcTest.java
+	ver sh -c 'ls /usr/share/java/junit4-*.jar | sed "s|.*/||"'
+	cap junit4-fail $TEST "" java -cp .:$J4 org.junit.runner.JUnitCore CalcTest
+	printf 'import org.junit.Test;\npublic class NpeTest {\n  @Test public void user() { Object o = null; o.toString(); }\n}\n' >NpeTest.java
+	javac -cp $J4 NpeTest.java
+	cap junit4-error "" "" java -cp .:$J4 org.junit.runner.JUnitCore NpeTest
+	printf 'import org.junit.jupiter.api.Test;\nimport static org.junit.jupiter.api.Assertions.*;\nclass Calc5Test {\n  static int add(int a, int b) { return a - b; }\n  @Test void adds() { assertEquals(5, add(2, 3)); }\n  @Test void truthy() { assertTrue(add(1, 1) > 1, "sum should be positive"); }\n}\n' >Calc5Test.java
+	J5=/usr/share/java/junit-platform-console-standalone.jar
+	javac -cp $J5 Calc5Test.java
+	ver sh -c 'ls /usr/share/java/junit-jupiter-api-*.jar | sed "s|.*/||"'
+	cap junit5-fail $TEST "" java -jar $J5 --disable-banner --disable-ansi-colors -cp . --select-class Calc5Test
+	printf 'import org.junit.jupiter.api.Test;\nimport java.net.*;\nclass Db5Test {\n  @Test void connects() throws Exception { new Socket("127.0.0.1", 18099).close(); }\n}\n' >Db5Test.java
+	javac -cp $J5 Db5Test.java
+	cap junit5-socket-refused "" "" java -jar $J5 --disable-banner --disable-ansi-colors -cp . --select-class Db5Test
+
+	# Maven, offline
+	ver mvn -v
+	fresh
+	cat >pom.xml <<-'EOF'
+	<project xmlns="http://maven.apache.org/POM/4.0.0">
+	  <modelVersion>4.0.0</modelVersion>
+	  <groupId>x</groupId><artifactId>app</artifactId><version>1.0</version>
+	  <dependencies>
+	    <dependency><groupId>com.google.code.gson</groupId><artifactId>gson</artifactId><version>2.10.1</version></dependency>
+	  </dependencies>
+	</project>
+	EOF
+	cap mvn-offline-dependency $DEP "" mvn -B -o -Dmaven.repo.local="$W/m2" dependency:resolve
+	cap mvn-offline-compile $DEP "" mvn -B -o -q -Dmaven.repo.local="$W/m2" compile
+	printf '<project>\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>x</groupId>\n  <artifactId>app\n</project>\n' >pom.xml
+	cap mvn-pom-unparseable $CONF "" mvn -B -o -Dmaven.repo.local="$W/m2" compile
+	printf '<project>\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>x</groupId>\n  <artifactId>app</artifactId>\n</project>\n' >pom.xml
+	cap mvn-pom-no-version $CONF "" mvn -B -o -Dmaven.repo.local="$W/m2" compile
+	rm pom.xml
+	cap mvn-no-pom $CONF "" mvn -B -o -Dmaven.repo.local="$W/m2" compile
+	cap mvn-registry-unreachable $DEP "" sh -c 'printf "<settings><mirrors><mirror><id>m</id><mirrorOf>*</mirrorOf><url>http://127.0.0.1:9/maven2</url></mirror></mirrors></settings>" >"$0/settings.xml" && mvn -B -s "$0/settings.xml" -Dmaven.repo.local="$0/m2b" -Dmaven.wagon.http.retryHandler.count=0 dependency:resolve' "$W"
+}
+
+sec_shell() {
+	need shellcheck shellcheck
+	ver bash --version
+	fresh
+	cap sh-command-not-found $DEP command_exists:terraform-missing-cli sh -c 'terraform-missing-cli plan'
+	cap bash-command-not-found $DEP command_exists:kubectl-missing bash -c 'kubectl-missing apply -f x.yaml'
+	cap bash-unbound-variable $ENV env_var_present:DEPLOY_TARGET bash -c 'set -u; echo "$DEPLOY_TARGET"'
+	cap bash-param-required $ENV env_var_present:DEPLOY_KEY bash -c ': "${DEPLOY_KEY:?must be set}"'
+	cap sh-param-not-set $ENV env_var_present:AWS_REGION sh -c ': "${AWS_REGION?}"'
+	cap bash-syntax-error "" "" bash -c 'if true; then echo x; fi fi'
+	printf '#!/bin/sh\necho hi\n' >run.sh
+	cap sh-permission-denied "" "" sh -c './run.sh'
+	cap bash-segfault "" "" bash -c 'printf "int main(void){int *p=0; return *p;}\n" > s.c && cc -o s s.c && ./s; exit $?'
+	if oomcg; then
+		cap bash-oom-killed "" "" bash -c 'echo $$ >"$1/cgroup.procs"; /usr/bin/python3 -c "x = bytearray(512 << 20)"; exit $?' bash "$CG"
+		rmdir "$CG" 2>/dev/null
+	fi
+	cap timeout-kill "" "" timeout 1 sh -c 'echo "waiting for server..."; sleep 5'
+	cap curl-refused "" "" curl -sS --max-time 5 http://127.0.0.1:9/
+	cap curl-refused-8080 "" "" curl -sS --fail --max-time 5 http://127.0.0.1:18099/health
+	cap plain-fail "" "" sh -c 'echo "step 3 of 5: something went wrong"; echo "FAIL: HTTP JSON response was not OK"; exit 1'
+	cap cat-missing-config $CONF file_exists:config/app.env cat config/app.env
+
+	ver make --version
+	fresh
+	printf 'all:\n\ttrue\n' >Makefile
+	cap make-no-rule $CONF "" make lint
+	printf 'app: main.o util.o\n\tcc -o app main.o util.o\n' >Makefile
+	cap make-no-rule-needed-by $CONF "" make
+	rm Makefile
+	cap make-no-makefile $CONF "" make
+	printf 'all:\n    echo spaces\n' >Makefile
+	cap make-missing-separator $CONF "" make
+	printf 'test:\n\tfalse\n' >Makefile
+	cap make-recipe-failed "" "" make test
+	printf 'gen:\n\tprotoc-missing --go_out=. api.proto\n' >Makefile
+	cap make-command-missing $DEP command_exists:protoc-missing make gen
+	printf 'ifndef DEPLOY_ENV\n$(error DEPLOY_ENV is not set)\nendif\nall:\n\ttrue\n' >Makefile
+	cap make-error-env $ENV env_var_present:DEPLOY_ENV make
+	printf 'include config.mk\nall:\n\ttrue\n' >Makefile
+	cap make-include-missing $CONF "" make
+
+	ver shellcheck --version
+	fresh
+	printf '#!/bin/sh\nfiles=$(ls *.txt)\nfor f in $files; do\n  cat $f\ndone\ncd /tmp\necho $UNSET_THING\n' >check.sh
+	cap shellcheck-tty $LINT "" shellcheck check.sh
+	cap shellcheck-gcc $LINT "" shellcheck -f gcc check.sh
+	printf '#!/bin/bash\nif [ $# == 1 ]\nthen echo "one"\nfi\nread name\necho "hello "$name\n' >two.sh
+	cap shellcheck-bash $LINT "" shellcheck two.sh
+}
+
+# start_db: PostgreSQL on 127.0.0.1:15432, MariaDB on 127.0.0.1:13306,
+# Redis on 127.0.0.1:16379, each with a user app, password secret.
+start_db() {
+	need /usr/lib/postgresql/15/bin/initdb postgresql
+	need psql postgresql-client
+	need mariadbd mariadb-server
+	need mariadb mariadb-client
+	need redis-server redis-server
+	need redis-cli redis-tools
+	$PY -c 'import psycopg2' 2>/dev/null || need /usr/lib/python3/dist-packages/psycopg2 python3-psycopg2
+	$PY -c 'import redis' 2>/dev/null || need /usr/lib/python3/dist-packages/redis python3-redis
+	$PY -c 'import pymysql' 2>/dev/null || need /usr/lib/python3/dist-packages/pymysql python3-pymysql
+	PGD=$W/pg
+	mkdir -p "$PGD" "$W/pgsock" && chown postgres "$PGD" "$W/pgsock"
+	printf 'secret\n' >"$W/pgpw" && chmod 644 "$W/pgpw"
+	runuser -u postgres -- /usr/lib/postgresql/15/bin/initdb -D "$PGD" -U postgres --pwfile="$W/pgpw" -A scram-sha-256 >/dev/null
+	printf 'local all all trust\nhost all app 127.0.0.1/32 scram-sha-256\nhost all postgres 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 reject\n' >"$PGD/pg_hba.conf"
+	runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D "$PGD" -w -l "$W/pgsock/pg.log" \
+		-o "-p 15432 -k $W/pgsock -c listen_addresses=127.0.0.1" start >/dev/null
+	psql -h "$W/pgsock" -p 15432 -U postgres -q -c "create role app login password 'secret'" -c "create database app owner app" >/dev/null
+
+	mkdir -p "$W/my"
+	mariadb-install-db --user=root --datadir="$W/my" --auth-root-authentication-method=socket >/dev/null 2>&1
+	mariadbd --user=root --datadir="$W/my" --port=13306 --bind-address=127.0.0.1 --socket="$W/my.sock" \
+		--pid-file="$W/my.pid" --skip-name-resolve --log-error="$W/my.err" &
+	PIDS="$PIDS $!"
+	for _ in $(seq 50); do [ -S "$W/my.sock" ] && break; sleep 0.2; done
+	mariadb -S "$W/my.sock" -uroot -e "create user app@'%' identified by 'secret'; create database app; grant all on app.* to app@'%';"
+
+	redis-server --port 16379 --bind 127.0.0.1 --requirepass secret --save '' --appendonly no \
+		--dir "$W" --unixsocket "$W/redis.sock" >"$W/redis.log" 2>&1 &
+	PIDS="$PIDS $!"
+	sleep 0.5
+
+	# The Go drivers, in a throwaway module through the Go module proxy.
+	mkdir -p "$W/drv" && cp "$HERE/drivers.go.txt" "$W/drv/main.go" && printf 'module example.com/drv\n\ngo 1.22\n' >"$W/drv/go.mod"
+	(cd "$W/drv" && go get github.com/jackc/pgx/v5 github.com/redis/go-redis/v9 github.com/go-sql-driver/mysql >/dev/null 2>&1 && go build -o drv .) ||
+		echo "capture.sh: could not build the Go drivers" >&2
+}
+
+sec_db() {
+	start_db
+	export PGCONNECT_TIMEOUT=3
+	silent 15499
+	blackhole 15498
+	fresh
+	ver psql --version
+	cap psql-refused $DB tcp_reachable:127.0.0.1:5432 psql -h 127.0.0.1 -p 5432 -U app -c 'select 1'
+	cap psql-refused-port $DB tcp_reachable:127.0.0.1:15433 psql "postgresql://app:secret@127.0.0.1:15433/app" -c 'select 1'
+	cap psql-auth-failed $DB "" psql "postgresql://app:wrong@127.0.0.1:15432/app" -c 'select 1'
+	cap psql-unknown-db $DB "" psql "postgresql://app:secret@127.0.0.1:15432/nosuchdb" -c 'select 1'
+	cap psql-hba-reject $DB "" psql "postgresql://nobody:x@127.0.0.1:15432/app" -c 'select 1'
+	cap psql-unknown-role-socket $DB "" psql -h "$W/pgsock" -p 15432 -U nosuchrole app -c 'select 1'
+	cap psql-missing-socket $DB file_exists:/tmp/nosuchdir/.s.PGSQL.5432 psql -h /tmp/nosuchdir -p 5432 -U app -c 'select 1'
+	cap psql-timeout $DB tcp_reachable:127.0.0.1:15499 psql "host=127.0.0.1 port=15499 user=app dbname=app connect_timeout=2" -c 'select 1'
+	cap psql-connect-timeout $DB tcp_reachable:127.0.0.1:15498 psql "host=127.0.0.1 port=15498 user=app dbname=app connect_timeout=2" -c 'select 1'
+	cap psql-relation-missing "" "" psql "postgresql://app:secret@127.0.0.1:15432/app" -v ON_ERROR_STOP=1 -c 'select * from users'
+	cap psql-syntax-error "" "" psql "postgresql://app:secret@127.0.0.1:15432/app" -v ON_ERROR_STOP=1 -c 'selec 1'
+	cap psql-unique-violation "" "" psql "postgresql://app:secret@127.0.0.1:15432/app" -v ON_ERROR_STOP=1 -c 'create temp table t(id int primary key); insert into t values (1), (1)'
+	ver pg_isready --version
+	cap pg-isready-refused $DB tcp_reachable:127.0.0.1:5432 pg_isready -h 127.0.0.1 -p 5432
+	cap pg-isready-timeout $DB tcp_reachable:127.0.0.1:15498 pg_isready -h 127.0.0.1 -p 15498 -t 2
+
+	ver mariadb --version
+	cap mysql-access-denied $DB "" mariadb -h 127.0.0.1 -P 13306 -u app -pwrong app -e 'select 1'
+	cap mysql-unknown-db $DB "" mariadb -h 127.0.0.1 -P 13306 -u app -psecret nosuchdb -e 'select 1'
+	cap mysql-refused $DB "" mariadb -h 127.0.0.1 -P 3306 -u app -psecret app -e 'select 1'
+	cap mysql-missing-socket $DB file_exists:/tmp/nosuchdir/mysqld.sock mariadb -S /tmp/nosuchdir/mysqld.sock -u app -psecret app -e 'select 1'
+	cap mysql-timeout $DB "" mariadb -h 127.0.0.1 -P 15499 --connect-timeout=2 -u app -psecret app -e 'select 1'
+	cap mysql-table-missing "" "" mariadb -h 127.0.0.1 -P 13306 -u app -psecret app -e 'select * from users'
+	cap mysql-syntax-error "" "" mariadb -h 127.0.0.1 -P 13306 -u app -psecret app -e 'selec 1'
+	cap mysqladmin-refused $DB "" mariadb-admin -h 127.0.0.1 -P 3306 -u app -psecret ping
+
+	ver redis-cli --version
+	cap redis-cli-refused $DB tcp_reachable:127.0.0.1:6379 redis-cli -h 127.0.0.1 -p 6379 ping
+	cap redis-cli-noauth $DB "" redis-cli -h 127.0.0.1 -p 16379 ping
+	cap redis-cli-wrongpass $DB "" redis-cli -h 127.0.0.1 -p 16379 --no-auth-warning -a wrong ping
+	cap redis-cli-missing-socket $DB file_exists:/tmp/nosuchdir/redis.sock redis-cli -s /tmp/nosuchdir/redis.sock ping
+	cap redis-cli-wrongtype "" "" redis-cli -h 127.0.0.1 -p 16379 --no-auth-warning -a secret eval "redis.call('set','k','v'); return redis.call('lpush','k','x')" 0
+
+	ver sh -c 'cd "$0" && go list -m github.com/jackc/pgx/v5' "$W/drv"
+	cap go-pgx-refused $DB tcp_reachable:127.0.0.1:5432 "$W/drv/drv" pgx "postgres://app:secret@127.0.0.1:5432/app"
+	cap go-pgx-auth $DB "" "$W/drv/drv" pgx "postgres://app:wrong@127.0.0.1:15432/app"
+	cap go-pgx-unknown-db $DB "" "$W/drv/drv" pgx "postgres://app:secret@127.0.0.1:15432/nosuchdb"
+	cap go-pgx-timeout $DB tcp_reachable:127.0.0.1:15498 "$W/drv/drv" pgx "postgres://app:secret@127.0.0.1:15498/app?connect_timeout=2"
+	cap go-pgx-refused-port $DB tcp_reachable:127.0.0.1:15433 "$W/drv/drv" pgx "postgres://app:secret@127.0.0.1:15433/app"
+	ver sh -c 'cd "$0" && go list -m github.com/go-sql-driver/mysql' "$W/drv"
+	cap go-mysql-refused $DB tcp_reachable:127.0.0.1:3306 "$W/drv/drv" mysql "app:secret@tcp(127.0.0.1:3306)/app"
+	cap go-mysql-access-denied $DB "" "$W/drv/drv" mysql "app:wrong@tcp(127.0.0.1:13306)/app"
+	cap go-mysql-unknown-db $DB "" "$W/drv/drv" mysql "app:secret@tcp(127.0.0.1:13306)/nosuchdb"
+	ver sh -c 'cd "$0" && go list -m github.com/redis/go-redis/v9' "$W/drv"
+	cap go-redis-refused $DB tcp_reachable:127.0.0.1:6379 "$W/drv/drv" redis "redis://127.0.0.1:6379/0"
+	cap go-redis-noauth $DB "" "$W/drv/drv" redis "redis://127.0.0.1:16379/0"
+	cap go-redis-wrongpass $DB "" "$W/drv/drv" redis "redis://:wrong@127.0.0.1:16379/0"
+	cap go-redis-timeout "" "" "$W/drv/drv" redis "redis://127.0.0.1:15499/0"
+
+	ver $PY -c 'import psycopg2; print("psycopg2", psycopg2.__version__)'
+	cap python-psycopg2-refused $DB tcp_reachable:127.0.0.1:5432 $PY -c 'import psycopg2
+psycopg2.connect("host=127.0.0.1 port=5432 user=app password=secret dbname=app")'
+	cap python-psycopg2-auth $DB "" $PY -c 'import psycopg2
+psycopg2.connect("host=127.0.0.1 port=15432 user=app password=wrong dbname=app")'
+	cap python-psycopg2-unknown-db $DB "" $PY -c 'import psycopg2
+psycopg2.connect("host=127.0.0.1 port=15432 user=app password=secret dbname=nosuchdb")'
+	cap python-psycopg2-missing-socket $DB file_exists:/tmp/nosuchdir/.s.PGSQL.5432 $PY -c 'import psycopg2
+psycopg2.connect(host="/tmp/nosuchdir", dbname="app", user="app")'
+	cap python-psycopg2-undefined-table "" "" $PY -c 'import psycopg2
+c = psycopg2.connect("host=127.0.0.1 port=15432 user=app password=secret dbname=app")
+c.cursor().execute("select * from users")'
+	fresh
+	printf 'import psycopg2\n\n\ndef test_db():\n    psycopg2.connect("host=127.0.0.1 port=5432 user=app password=secret dbname=app")\n' >test_db.py
+	cap pytest-psycopg2-refused $DB tcp_reachable:127.0.0.1:5432 $PY -m pytest -q -p no:cacheprovider test_db.py
+	ver $PY -c 'import redis; print("redis-py", redis.__version__)'
+	cap python-redis-refused $DB tcp_reachable:127.0.0.1:6379 $PY -c 'import redis
+redis.Redis(host="127.0.0.1", port=6379).ping()'
+	cap python-redis-auth $DB "" $PY -c 'import redis
+redis.Redis(host="127.0.0.1", port=16379, password="wrong").ping()'
+	cap python-redis-noauth $DB "" $PY -c 'import redis
+redis.Redis(host="127.0.0.1", port=16379).ping()'
+	ver $PY -c 'import pymysql; print("PyMySQL", pymysql.__version__)'
+	cap python-pymysql-refused $DB "" $PY -c 'import pymysql
+pymysql.connect(host="127.0.0.1", port=3306, user="app", password="secret", database="app")'
+	cap python-pymysql-access-denied $DB "" $PY -c 'import pymysql
+pymysql.connect(host="127.0.0.1", port=13306, user="app", password="wrong", database="app")'
+
+	needjs
+	export NODE_PATH=$JSTOOLS/node_modules
+	ver node -e 'console.log("pg " + require("pg/package.json").version)'
+	fresh
+	printf 'const { Client } = require("pg");\n(async () => { const c = new Client(process.argv[2]); await c.connect(); await c.query("select 1"); await c.end(); })();\n' >pg.js
+	cap node-pg-refused $DB tcp_reachable:127.0.0.1:5432 node pg.js "postgresql://app:secret@127.0.0.1:5432/app"
+	cap node-pg-auth $DB "" node pg.js "postgresql://app:wrong@127.0.0.1:15432/app"
+	cap node-pg-unknown-db $DB "" node pg.js "postgresql://app:secret@127.0.0.1:15432/nosuchdb"
+	ver node -e 'console.log("ioredis " + require("ioredis/package.json").version)'
+	printf 'const Redis = require("ioredis");\nconst r = new Redis(process.argv[2], { maxRetriesPerRequest: 0, retryStrategy: () => null });\nr.ping().then(() => r.quit());\n' >redis.js
+	cap node-ioredis-refused $DB tcp_reachable:127.0.0.1:6379 node redis.js "redis://127.0.0.1:6379"
+	cap node-ioredis-noauth $DB "" node redis.js "redis://127.0.0.1:16379"
+	ver node -e 'console.log("mysql2 " + require("mysql2/package.json").version)'
+	printf 'const mysql = require("mysql2/promise");\n(async () => { const c = await mysql.createConnection(process.argv[2]); await c.end(); })();\n' >my.js
+	cap node-mysql2-refused $DB tcp_reachable:127.0.0.1:3306 node my.js "mysql://app:secret@127.0.0.1:3306/app"
+	cap node-mysql2-access-denied $DB "" node my.js "mysql://app:wrong@127.0.0.1:13306/app"
+
+	# Servers that cannot start: their port is taken.
+	ver /usr/lib/postgresql/15/bin/postgres --version
+	mkdir -p "$W/pg2" && chown postgres "$W/pg2"
+	runuser -u postgres -- /usr/lib/postgresql/15/bin/initdb -D "$W/pg2" -U postgres -A trust >/dev/null
+	cap postgres-port-in-use $PORT port_free:15432 timeout 10 runuser -u postgres -- /usr/lib/postgresql/15/bin/postgres -D "$W/pg2" -p 15432 -k "$W/pg2" -c listen_addresses=127.0.0.1
+	ver redis-server --version
+	cap redis-server-port-in-use $PORT port_free:16379 timeout 5 redis-server --port 16379 --bind 127.0.0.1 --save '' --dir "$W"
+	ver mariadbd --version
+	mkdir -p "$W/my2" && mariadb-install-db --user=root --datadir="$W/my2" >/dev/null 2>&1
+	cap mariadb-port-in-use $PORT port_free:13306 timeout 20 mariadbd --user=root --datadir="$W/my2" --port=13306 --bind-address=127.0.0.1 --socket="$W/my2.sock" --pid-file="$W/my2.pid" --skip-grant-tables
+}
+
+sec_ports() {
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\t"net"\n\t"net/http"\n)\n\nfunc main() {\n\tl, _ := net.Listen("tcp", ":18083")\n\tdefer l.Close()\n\tlog.Fatal(http.ListenAndServe(":18083", nil))\n}\n' >main.go
+	cap go-http-port-in-use $PORT port_free:18083 go run .
+	ver $PY --version
+	cap python-http-server-in-use $PORT "" sh -c '"$0" -m http.server 18084 --bind 127.0.0.1 >/dev/null 2>&1 & p=$!; sleep 1; "$0" -m http.server 18084 --bind 127.0.0.1; rc=$?; kill $p; exit $rc' $PY
+	ver node --version
+	printf 'const http = require("http");\nconst a = http.createServer().listen(18085, "127.0.0.1", () => {\n  http.createServer().listen(18085, "127.0.0.1");\n});\n' >srv.js
+	cap node-http-eaddrinuse $PORT port_free:18085 timeout 5 node srv.js
+}
+
+sec_neg() {
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nfunc main() {\n\tvar m map[string]int\n\tm["a"] = 1\n}\n' >main.go
+	cap go-panic-nil-map "" "" go run .
+	printf 'package main\n\ntype T struct{ n int }\n\nfunc main() {\n\tvar t *T\n\tprintln(t.n)\n}\n' >main.go
+	cap go-nil-deref "" "" go run .
+	fresh; gomod
+	printf 'package m\n\nimport "testing"\n\nfunc TestIndex(t *testing.T) {\n\ts := []int{1}\n\ti := 3\n\t_ = s[i]\n}\n' >m_test.go
+	cap go-test-panic "" "" go test ./...
+	fresh; gomod
+	printf 'package m\n\nimport (\n\t"sync"\n\t"testing"\n)\n\nfunc TestRace(t *testing.T) {\n\tn := 0\n\tvar wg sync.WaitGroup\n\tfor i := 0; i < 2; i++ {\n\t\twg.Add(1)\n\t\tgo func() { defer wg.Done(); n++ }()\n\t}\n\twg.Wait()\n\t_ = n\n}\n' >m_test.go
+	cap go-test-race "" "" go test -race -count=1 ./...
+	fresh; gomod
+	printf 'package m\n\nimport (\n\t"testing"\n\t"time"\n)\n\nfunc TestSlow(t *testing.T) { time.Sleep(10 * time.Second) }\n' >m_test.go
+	cap go-test-timeout "" "" go test -count=1 -timeout 2s ./...
+	fresh; gomod
+	if oomcg; then
+		printf 'package m\n\nimport "testing"\n\nfunc TestBig(t *testing.T) {\n\tvar b [][]byte\n\tfor i := 0; i < 64; i++ {\n\t\tb = append(b, make([]byte, 16<<20))\n\t\tfor j := range b[i] {\n\t\t\tb[i][j] = 1\n\t\t}\n\t}\n}\n' >m_test.go
+		printf '#!/bin/sh\necho $$ >"%s/cgroup.procs"\nexec "$@"\n' "$CG" >"$W/incg" && chmod +x "$W/incg"
+		cap go-test-oom-killed "" "" go test -count=1 -exec "$W/incg" ./...
+		rmdir "$CG" 2>/dev/null
+	fi
+	fresh; gomod
+	printf 'package main\n\nfunc main() {\n\tch := make(chan int)\n\t<-ch\n}\n' >main.go
+	cap go-deadlock "" "" go run .
+	printf 'package main\n\nimport (\n\t"log"\n\t"net/http"\n)\n\nfunc main() {\n\tif _, err := http.Get("http://127.0.0.1:18099/health"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	cap go-http-refused "" "" go run .
+	printf 'package main\n\nimport (\n\t"log"\n\t"net/http"\n\t"time"\n)\n\nfunc main() {\n\tc := http.Client{Timeout: 2 * time.Second}\n\tif _, err := c.Get("http://127.0.0.1:15497/health"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	silent 15497
+	cap go-http-timeout "" "" go run .
+	printf 'package main\n\nimport "flag"\n\nfunc main() { flag.Parse() }\n' >main.go
+	cap go-flag-undefined "" "" go run . -nosuchflag
+	printf 'package main\n\nfunc main() {\n\tvar b [][]byte\n\tfor {\n\t\tb = append(b, make([]byte, 64<<20))\n\t}\n}\n' >main.go
+	go build -o oom . 2>/dev/null
+	cap go-out-of-memory "" "" sh -c 'ulimit -v 1000000; ./oom'
+	ver curl --version
+	cap curl-timeout "" "" curl -sS --max-time 2 http://127.0.0.1:15497/
+	ver bash --version
+	cap bash-exit-status "" "" bash -c 'echo "running migrations"; echo "migration 0042 failed: duplicate column name"; exit 3'
+}
+
+sections=${*:-go python node rust java shell db ports neg}
+for s in $sections; do
+	"sec_$s"
+done

@@ -1,0 +1,112 @@
+package classify
+
+import (
+	"regexp"
+	"strings"
+)
+
+// maxBaseline bounds how much of the last passing output is compared:
+// its tail, like the lesson's own output tail.
+const maxBaseline = 256 << 10
+
+// ClassifyWithBaseline classifies a failure's output with the evidence
+// first: it looks at the lines of output that lastPassing (the output of
+// the same step's last passing run) did not print, and keeps that result
+// when those lines yield a tag; otherwise it classifies the whole output,
+// as Classify does. Either way each Signal says whether its line was new.
+// The conditions of a rule (Requires, Unless) are always read in the
+// whole output. With an empty lastPassing it is Classify with every
+// signal new.
+func (c *Classifier) ClassifyWithBaseline(output, lastPassing string) *Result {
+	lines := strings.SplitAfter(output, "\n")
+	fresh := NewLines(output, lastPassing)
+	var ev strings.Builder
+	for _, i := range fresh {
+		ev.WriteString(lines[i])
+		if !strings.HasSuffix(lines[i], "\n") {
+			ev.WriteByte('\n')
+		}
+	}
+	evidence := ev.String()
+	if evidence != "" {
+		if hits, _ := c.run(evidence, output, false); len(hits) > 0 {
+			res := assemble(hits, evidence, func(int) bool { return true })
+			if res.FirstError = FirstError(evidence); res.FirstError == "" {
+				res.FirstError = FirstError(output)
+			}
+			return res
+		}
+	}
+	// Nothing in the new lines: the whole output, marking which matches
+	// started on a new line.
+	isNew := make([]bool, len(lines))
+	for _, i := range fresh {
+		isNew[i] = true
+	}
+	starts := make([]int, len(lines))
+	off := 0
+	for i, l := range lines {
+		starts[i] = off
+		off += len(l)
+	}
+	hits, _ := c.run(output, output, false)
+	res := assemble(hits, output, func(offset int) bool {
+		// the last line starting at or before offset
+		lo, hi := 0, len(starts)-1
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			if starts[mid] <= offset {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		return isNew[lo]
+	})
+	res.FirstError = FirstError(output)
+	return res
+}
+
+// NewLines returns the indexes (0-based, ascending) of the lines of
+// output that lastPassing did not print. Lines are compared normalised
+// (see LineKey), so a line that differs only in a number, a duration, a
+// hex address, a timestamp or a temporary path is not new; a line printed
+// n times in lastPassing covers n of its occurrences in output. Blank
+// lines are never new. Only the last 256 KiB of lastPassing are read.
+func NewLines(output, lastPassing string) []int {
+	if len(lastPassing) > maxBaseline {
+		lastPassing = lastPassing[len(lastPassing)-maxBaseline:]
+	}
+	seen := map[string]int{}
+	for _, l := range strings.Split(lastPassing, "\n") {
+		if k := LineKey(l); k != "" {
+			seen[k]++
+		}
+	}
+	var fresh []int
+	for i, l := range strings.SplitAfter(output, "\n") {
+		k := LineKey(l)
+		if k == "" {
+			continue
+		}
+		if seen[k] > 0 {
+			seen[k]--
+			continue
+		}
+		fresh = append(fresh, i)
+	}
+	return fresh
+}
+
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// LineKey is a line as NewLines compares it: Normalize's form, with
+// every run of digits made one, and surrounding space trimmed; "" for a
+// blank line.
+func LineKey(line string) string {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return ""
+	}
+	return digits.ReplaceAllString(Normalize(line), "0")
+}

@@ -1,0 +1,96 @@
+package classify
+
+import (
+	"fmt"
+	"strings"
+)
+
+// An Explanation says why an output was classified as it was: which rule
+// matched on which line, and which rules nearly matched.
+type Explanation struct {
+	Result     *Result     `json:"result"`
+	Matches    []LineMatch `json:"matches"`
+	NearMisses []NearMiss  `json:"near_misses"`
+}
+
+// A LineMatch is one match of a rule that counted as evidence.
+type LineMatch struct {
+	Source string `json:"source"` // "regex" or "user"
+	Rule   string `json:"rule"`
+	Tag    string `json:"tag"`
+	Line   int    `json:"line"` // 1-based number of the line where the match starts
+	Text   string `json:"text"` // that line, trimmed and clipped
+	Match  string `json:"match"`
+}
+
+// A NearMiss is a rule that gave no evidence although the output came
+// close. Precisely, one of:
+//
+//   - a literal its pattern requires (its anchor, see Anchors) is in the
+//     output, but the whole pattern matches nowhere: Line is the first
+//     line holding the anchor;
+//   - its pattern matched, but every match was dropped by the rule's
+//     Reject pattern, or the output lacks the context its Requires
+//     pattern asks for, or its Unless pattern vetoed it (the reason
+//     quotes the vetoing line): Line is the first match's line.
+//
+// A rule whose anchors are all absent, or which has none, is not a near
+// miss: nothing in the output came close to it.
+type NearMiss struct {
+	Source string `json:"source"`
+	Rule   string `json:"rule"`
+	Tag    string `json:"tag"`
+	Line   int    `json:"line"`
+	Text   string `json:"text"`
+	Anchor string `json:"anchor,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Explain classifies output as Classify does and says which rule matched
+// which line and which rules nearly matched.
+func (c *Classifier) Explain(output string) *Explanation {
+	hits, misses := c.run(output, output, true)
+	res := assemble(hits, output, nil)
+	res.FirstError = FirstError(output)
+	e := &Explanation{Result: res, Matches: []LineMatch{}, NearMisses: []NearMiss{}}
+	for _, h := range hits {
+		for _, idx := range h.matches {
+			n, line := lineAt(output, idx[0])
+			e.Matches = append(e.Matches, LineMatch{Source: h.r.source, Rule: h.r.ID, Tag: h.r.Tag,
+				Line: n, Text: clip(line), Match: clip(output[idx[0]:idx[1]])})
+		}
+	}
+	for _, m := range misses {
+		n, line := lineAt(output, m.at)
+		e.NearMisses = append(e.NearMisses, NearMiss{Source: m.r.source, Rule: m.r.ID, Tag: m.r.Tag,
+			Line: n, Text: clip(line), Anchor: m.anchor, Reason: m.reason})
+	}
+	return e
+}
+
+// String renders the explanation for people: the tags, each match with
+// its line, then the near misses.
+func (e *Explanation) String() string {
+	var b strings.Builder
+	if len(e.Result.Tags) == 0 {
+		b.WriteString("tags: none\n")
+	} else {
+		fmt.Fprintf(&b, "tags: %s (confidence %.2f)\n", strings.Join(e.Result.Tags, ", "), e.Result.Confidence)
+	}
+	for _, ch := range e.Result.Checks {
+		fmt.Fprintf(&b, "check: %s\n", ch)
+	}
+	if len(e.Matches) > 0 {
+		b.WriteString("matched:\n")
+		for _, m := range e.Matches {
+			fmt.Fprintf(&b, "  %s (%s) line %d: %s\n", m.Rule, m.Tag, m.Line, m.Text)
+		}
+	}
+	if len(e.NearMisses) > 0 {
+		b.WriteString("nearly matched:\n")
+		for _, m := range e.NearMisses {
+			fmt.Fprintf(&b, "  %s (%s) line %d: %s\n    %s\n", m.Rule, m.Tag, m.Line, m.Text, m.Reason)
+		}
+	}
+	return b.String()
+}
