@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/orket/orket/preflight"
+	"github.com/orket/orket/scope"
 )
 
 // An Error is a mistake in orket.yaml: where it is, what is wrong and what
@@ -301,33 +302,11 @@ func (d *decoder) scope(n *yaml.Node) ([]string, error) {
 		return nil, err
 	}
 	for _, p := range pats {
-		if err := CheckScope(p); err != nil {
-			return nil, d.errf(n, "scopes are repository-relative paths or globs such as pkg/api or pkg/**/*.go", "scope %q: %v", p, err)
+		if err := scope.Check(p); err != nil {
+			return nil, d.errf(n, "scopes are repository-relative paths or globs such as pkg/api or pkg/**/*.go", "%v", err)
 		}
 	}
 	return pats, nil
-}
-
-// CheckScope reports whether p is a usable scope pattern: repository
-// relative, slash-separated, not escaping the repository, a valid glob.
-func CheckScope(p string) error {
-	switch {
-	case p == "":
-		return errors.New("empty")
-	case strings.HasPrefix(p, "/") || (len(p) > 1 && p[1] == ':'):
-		return errors.New("absolute path")
-	case strings.Contains(p, `\`):
-		return errors.New(`use / as the separator, not \`)
-	}
-	for _, seg := range strings.Split(p, "/") {
-		if seg == ".." {
-			return errors.New("escapes the repository")
-		}
-	}
-	if !doublestar.ValidatePattern(p) {
-		return errors.New("not a valid glob")
-	}
-	return nil
 }
 
 func (d *decoder) verify(v *Verify, n *yaml.Node) error {

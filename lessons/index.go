@@ -245,14 +245,14 @@ func (s *Store) eachEntry(fn func(e *rawEntry)) ([]Damaged, func(), error) {
 	if _, err := os.Stat(s.Path); errors.Is(err, os.ErrNotExist) {
 		return nil, func() {}, nil
 	}
-	unlock, err := s.lock(unix.LOCK_SH)
+	unlock, err := s.lock(false)
 	if err != nil {
 		return nil, nil, err
 	}
 	var damaged []Damaged
 	if !s.indexFresh() {
 		unlock()
-		if unlock, err = s.lock(unix.LOCK_EX); err != nil {
+		if unlock, err = s.lock(true); err != nil {
 			return nil, nil, err
 		}
 		if !s.indexFresh() {

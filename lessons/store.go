@@ -3,6 +3,7 @@ package lessons
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,8 @@ import (
 	"sort"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/orket/orket/internal/flock"
+	"github.com/orket/orket/internal/fsroot"
 )
 
 // A Store is the lesson log: a JSON-lines file, appended under a lock.
@@ -21,21 +23,10 @@ type Store struct {
 }
 
 // lock takes the log's lock file (beside the log, so that a prune can
-// replace the log itself): exclusive for writers, shared for readers that
-// must not see a prune half done.
-func (s *Store) lock(how int) (func(), error) {
-	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(s.Path+".lock", os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := unix.Flock(int(f.Fd()), how); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+// replace the log itself), waiting for it: exclusive for writers, shared
+// for readers that must not see a prune half done.
+func (s *Store) lock(exclusive bool) (func(), error) {
+	return flock.Acquire(context.Background(), s.Path+".lock", flock.Mode{Exclusive: exclusive, Wait: true})
 }
 
 // Append writes lessons at the end of the log: under the lock, all lines
@@ -53,7 +44,7 @@ func (s *Store) Append(ls ...*Lesson) error {
 		lines = append(lines, b)
 		buf.Write(b)
 	}
-	unlock, err := s.lock(unix.LOCK_EX)
+	unlock, err := s.lock(true)
 	if err != nil {
 		return fmt.Errorf("lock lesson log: %w", err)
 	}
@@ -201,7 +192,7 @@ func shortErr(err error) string {
 // than maxAge (0: no age limit), dropping damaged lines, and rewrites the
 // log atomically under the lock. It returns how many lessons it removed.
 func (s *Store) Prune(maxEntries int, maxAge time.Duration, now time.Time) (int, error) {
-	unlock, err := s.lock(unix.LOCK_EX)
+	unlock, err := s.lock(true)
 	if err != nil {
 		return 0, err
 	}
@@ -248,32 +239,19 @@ func (s *Store) Prune(maxEntries int, maxAge time.Duration, now time.Time) (int,
 // fsync, rename); the index goes stale and is rebuilt on its next use.
 // The caller holds the exclusive lock.
 func (s *Store) replace(content []byte) error {
-	tmp := s.Path + ".new"
-	f, err := os.Create(tmp)
+	root, err := fsroot.Open(filepath.Dir(s.Path))
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(content)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.Path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	defer root.Close()
+	return root.WriteFile(filepath.Base(s.Path), content, 0o644, fsroot.Options{Sync: true})
 }
 
 // Rewrite applies fn to every lesson and replaces the log atomically, under
 // the lock; damaged lines are dropped. It returns how many lessons fn
 // changed.
 func (s *Store) Rewrite(fn func(l *Lesson) bool) (int, error) {
-	unlock, err := s.lock(unix.LOCK_EX)
+	unlock, err := s.lock(true)
 	if err != nil {
 		return 0, err
 	}

@@ -94,14 +94,14 @@ func BenchmarkTransaction(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		s, err := r.Snapshot(fmt.Sprintf("bench-%d", i))
+		s, err := r.Begin(fmt.Sprintf("bench-%d", i), "bench", t0)
 		if err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
 		change10(b, dir, i)
 		t2 := time.Now()
-		ch, err := r.Measure(s)
+		ch, err := s.Measure()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func BenchmarkTransaction(b *testing.B) {
 			b.Fatalf("touch set %d paths, want 10: %v", len(ch.Paths), ch.Paths)
 		}
 		t3 := time.Now()
-		if _, err := r.Revert(s); err != nil {
+		if _, err := s.Revert(); err != nil {
 			b.Fatal(err)
 		}
 		t4 := time.Now()
@@ -117,7 +117,9 @@ func BenchmarkTransaction(b *testing.B) {
 		measureT += t3.Sub(t2)
 		revertT += t4.Sub(t3)
 		b.StopTimer()
-		r.DropSnapshot(s.Ref)
+		if err := s.End(); err != nil {
+			b.Fatal(err)
+		}
 		b.StartTimer()
 	}
 	n := float64(b.N)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -80,7 +79,7 @@ func (r *Repo) CommitPaths(paths []string, msg string) (plumbing.Hash, error) {
 			return plumbing.ZeroHash, err
 		}
 	}
-	if err := writeLocked(target, []byte(id.String()+"\n")); err != nil {
+	if err := writeFile(target, []byte(id.String()+"\n"), true); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	if err := r.setIndexEntries(paths, after); err != nil {
@@ -106,5 +105,3 @@ func (r *Repo) signature() (object.Signature, error) {
 	}
 	return object.Signature{Name: name, Email: email, When: time.Now()}, nil
 }
-
-var _ = filemode.Regular

@@ -9,6 +9,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/orket/orket/internal/fsroot"
 )
 
 // gitState is what an edit may change in the git directory and a revert
@@ -142,11 +146,7 @@ func (r *Repo) restoreFiles(keys []string, want map[string][]byte) error {
 			r.removeEmptyParents(p, k)
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if err := writeLocked(p, b); err != nil {
+		if err := writeFile(p, b, true); err != nil {
 			errs = append(errs, fmt.Errorf("restore %s: %w", displayKey(k), err))
 		}
 	}
@@ -169,52 +169,43 @@ func (r *Repo) removeEmptyParents(p, key string) {
 	}
 }
 
-// writeLocked writes b to p as git does: create p.lock exclusively, write,
-// fsync, rename over p, fsync the directory. A symlink value ("symlink:T")
-// is restored as a symlink.
-func writeLocked(p string, b []byte) error {
-	lock := p + ".lock"
+// writeFile writes b to the absolute path p atomically and durably
+// (fsynced, and its directory), never following a symlink in p's last
+// component; gitLock writes through "p.lock" as git does. A symlink
+// value ("symlink:T") is restored as a symlink. An existing file keeps
+// its permission bits.
+func writeFile(p string, b []byte, gitLock bool) error {
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := fsroot.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	name := filepath.Base(p)
 	if t, ok := bytes.CutPrefix(b, []byte("symlink:")); ok {
-		os.Remove(lock)
-		if err := os.Symlink(string(t), lock); err != nil {
+		if err := root.Symlink(string(t), name); err != nil {
 			return err
 		}
-		if err := os.Rename(lock, p); err != nil {
-			os.Remove(lock)
-			return err
-		}
-		return syncDir(filepath.Dir(p))
+		return syncDir(dir)
 	}
 	perm := os.FileMode(0o644)
-	if fi, err := os.Stat(p); err == nil {
-		perm = fi.Mode().Perm()
+	if st, err := root.Lstat(name); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		perm = os.FileMode(st.Mode & 0o777)
 	}
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if errors.Is(err, fs.ErrExist) {
-		// A stale lock from an edit that died: ours to replace, since we
-		// hold the repository lock.
-		os.Remove(lock)
-		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	}
+	return root.WriteFile(name, b, perm, fsroot.Options{Sync: true, GitLock: gitLock})
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Chmod(lock, perm)
-	}
-	if err == nil {
-		err = os.Rename(lock, p)
-	}
-	if err != nil {
-		os.Remove(lock)
-		return err
-	}
-	return syncDir(filepath.Dir(p))
+	return err
 }

@@ -20,8 +20,9 @@ const (
 	PhaseSnapshot = "snapshot" // taking the snapshot: nothing written yet
 	PhaseEdit     = "edit"     // the edit is writing
 	PhaseVerify   = "verify"   // verify steps are running
-	PhaseRevert   = "revert"   // putting the tree back
 	PhaseCommit   = "commit"   // keeping the change (--commit)
+	PhaseRevert   = "revert"   // putting the tree back
+	PhaseTakeOut  = "takeout"  // taking a failed --worktree candidate out
 )
 
 // A Journal says that a transaction is under way in a work tree, and where
@@ -34,24 +35,24 @@ type Journal struct {
 	PID     int       `json:"pid"`
 	Started time.Time `json:"started"`
 	Command string    `json:"command,omitempty"`
+	// Saved names the files Save wrote under SavedDir(RunID) before
+	// anything was taken out of the tree.
+	Saved []string `json:"saved,omitempty"`
 }
 
 func (r *Repo) journalPath() string { return filepath.Join(r.GitDir, "orket", "txn.json") }
 
-// WriteJournal records j durably.
-func (r *Repo) WriteJournal(j *Journal) error {
+// writeJournal records j durably.
+func (r *Repo) writeJournal(j *Journal) error {
 	b, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(r.journalPath()), 0o755); err != nil {
-		return err
-	}
-	return WriteFileAtomic(r.journalPath(), append(b, '\n'), 0o644)
+	return writeFile(r.journalPath(), append(b, '\n'), false)
 }
 
-// ReadJournal returns the journal of an unfinished transaction, or nil.
-func (r *Repo) ReadJournal() (*Journal, error) {
+// readJournal returns the journal of an unfinished transaction, or nil.
+func (r *Repo) readJournal() (*Journal, error) {
 	b, err := os.ReadFile(r.journalPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -66,8 +67,8 @@ func (r *Repo) ReadJournal() (*Journal, error) {
 	return &j, nil
 }
 
-// ClearJournal ends a transaction's record.
-func (r *Repo) ClearJournal() error {
+// clearJournal ends a transaction's record.
+func (r *Repo) clearJournal() error {
 	err := os.Remove(r.journalPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -78,9 +79,9 @@ func (r *Repo) ClearJournal() error {
 	return err
 }
 
-// DropSnapshot deletes a snapshot's ref. Its objects become unreachable
+// dropSnapshot deletes a snapshot's ref. Its objects become unreachable
 // and git's gc collects them in time.
-func (r *Repo) DropSnapshot(ref string) error {
+func (r *Repo) dropSnapshot(ref string) error {
 	p := filepath.Join(r.CommonDir, filepath.FromSlash(ref))
 	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -107,7 +108,7 @@ func (r *Repo) DropSnapshot(ref string) error {
 		}
 		out = append(out, lines[i])
 	}
-	return writeLocked(packed, []byte(strings.Join(out, "")))
+	return writeFile(packed, []byte(strings.Join(out, "")), true)
 }
 
 // resolveRef reads a ref, loose or packed.
@@ -127,9 +128,9 @@ func (r *Repo) resolveRef(ref string) (plumbing.Hash, error) {
 	return plumbing.ZeroHash, fmt.Errorf("%s: %w", ref, errNoSnapshot)
 }
 
-// LoadSnapshot reads a snapshot back from its ref, as recovery does after
+// loadSnapshot reads a snapshot back from its ref, as recovery does after
 // a crash: the index it saved, plus the manifest's files and stat.
-func (r *Repo) LoadSnapshot(ref string) (*Snapshot, error) {
+func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 	id, err := r.resolveRef(ref)
 	if err != nil {
 		return nil, err

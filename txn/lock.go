@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/orket/orket/internal/flock"
 )
 
 // A LockedError reports that another run holds the repository lock.
@@ -41,53 +41,30 @@ func (h Holder) String() string {
 // Lock takes the repository lock: exclusive for a mutating run, shared for
 // verify-only runs (which may run together but never beside a mutating
 // one). Without wait it fails at once with a *LockedError; with wait it
-// polls until the lock is free or ctx ends. The lock is an flock, so it
-// dies with its process: a killed run never leaves it behind.
+// waits until the lock is free or ctx ends. The lock is an flock, so it
+// dies with its process: a killed run never leaves it behind. Linked
+// worktrees of one repository share it.
 func (r *Repo) Lock(ctx context.Context, exclusive, wait bool, h Holder) (unlock func(), err error) {
 	dir := filepath.Join(r.CommonDir, "orket")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+	release, err := flock.Acquire(ctx, filepath.Join(dir, "lock"), flock.Mode{Exclusive: exclusive, Wait: wait})
+	if errors.Is(err, flock.ErrBusy) {
+		return nil, &LockedError{Holder: readHolder(dir)}
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
-	}
-	how := unix.LOCK_SH
-	if exclusive {
-		how = unix.LOCK_EX
-	}
-	for {
-		err = unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, err
-		}
-		if !wait {
-			holder := readHolder(dir)
-			f.Close()
-			return nil, &LockedError{Holder: holder}
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
 	}
 	holderFile := filepath.Join(dir, "holder.json")
 	if exclusive {
 		b, _ := json.Marshal(h)
-		os.WriteFile(holderFile, b, 0o644)
+		// The holder's description is a courtesy to whoever finds the
+		// lock taken; failing to write it changes nothing else.
+		_ = os.WriteFile(holderFile, b, 0o644)
 	}
 	return func() {
 		if exclusive {
 			os.Remove(holderFile)
 		}
-		unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		f.Close()
+		release()
 	}, nil
 }
 
@@ -100,7 +77,7 @@ func readHolder(dir string) string {
 	if json.Unmarshal(b, &h) != nil || h.PID == 0 {
 		return ""
 	}
-	if syscall.Kill(h.PID, 0) != nil && !errors.Is(syscall.Kill(h.PID, 0), syscall.EPERM) {
+	if err := syscall.Kill(h.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return "verify-only orket runs"
 	}
 	return strings.TrimSpace(h.String())

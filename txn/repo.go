@@ -1,6 +1,3 @@
-// Package txn makes a change to a git work tree a transaction: it finds the
-// repository, snapshots the working tree durably, checks the write barrier,
-// and restores the tree bit-for-bit when asked to.
 package txn
 
 import (
@@ -9,9 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/orket/orket/internal/fsroot"
 )
 
 // ErrNotRepo reports that a directory is not inside a git work tree.
@@ -31,6 +31,28 @@ type Repo struct {
 	GitDir    string // this work tree's git directory (.git, or .git/worktrees/x)
 	CommonDir string // where objects, refs and config live (same as GitDir unless a linked worktree)
 	Git       *git.Repository
+	Options   Options
+
+	fsOnce sync.Once
+	fs     *fsroot.Root
+	fsErr  error
+}
+
+// FS returns the work tree as a root that orket's own writes resolve
+// beneath, never through a symlink.
+func (r *Repo) FS() (*fsroot.Root, error) {
+	r.fsOnce.Do(func() { r.fs, r.fsErr = fsroot.Open(r.Root) })
+	return r.fs, r.fsErr
+}
+
+// Options say how a repository's working tree is scanned.
+type Options struct {
+	// NoWatch turns the inotify change journal off: every measurement
+	// scans the whole tree (ORKET_NO_INOTIFY=1 at the command line).
+	NoWatch bool
+	// ScanWorkers is how many directories are read at once; 0 sizes it
+	// to the machine.
+	ScanWorkers int
 }
 
 // Discover finds the git work tree enclosing dir, as git does: the nearest

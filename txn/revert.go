@@ -1,7 +1,6 @@
 package txn
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -14,106 +13,10 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/testhook"
 )
-
-// A Change is what happened to a repository since a snapshot.
-type Change struct {
-	// Paths is the touch set: every file added, modified, deleted or
-	// whose mode changed, repository-relative and sorted.
-	Paths []string
-	// Git lists the git files that moved (.git/HEAD, .git/refs/heads/x,
-	// .git/index): allowed to an edit, undone by a revert.
-	Git []string
-	// Guarded lists writes to git's configuration, hooks and info files:
-	// never allowed.
-	Guarded []string
-}
-
-// Measure compares the repository with the snapshot.
-func (r *Repo) Measure(s *Snapshot) (*Change, error) {
-	gs, err := r.readGitState()
-	if err != nil {
-		return nil, err
-	}
-	guard, err := r.readGuardState()
-	if err != nil {
-		return nil, err
-	}
-	cur, err := r.scanNow(s, gs)
-	if err != nil {
-		return nil, err
-	}
-	paths, err := r.diffTree(s.Pre, cur)
-	if err != nil {
-		return nil, err
-	}
-	c := &Change{Paths: paths}
-	for _, k := range diffFiles(s.git.files, gs.files) {
-		c.Git = append(c.Git, displayKey(k))
-	}
-	for _, k := range diffFiles(s.guard.files, guard.files) {
-		c.Guarded = append(c.Guarded, displayKey(k))
-	}
-	return c, nil
-}
-
-// scanNow scans the tree counting as tracked what either the snapshot's
-// index or the current one names.
-func (r *Repo) scanNow(s *Snapshot, gs *gitState) (*Tree, error) {
-	idx := []*indexInfo{s.idx}
-	if b, ok := gs.files[inGitDir+"index"]; ok && !bytes.Equal(b, s.git.files[inGitDir+"index"]) {
-		if now, err := parseIndex(b, s.Pre.Start); err == nil {
-			idx = append(idx, now)
-		}
-	}
-	if s.w != nil {
-		if dirty, fresh, ok := s.w.sync(); ok {
-			return r.partialScan(s, idx, dirty, fresh)
-		}
-		s.Close() // the journal missed something: from now on, scan whole
-	}
-	sc, err := r.newScanner(idx...)
-	if err != nil {
-		return nil, err
-	}
-	return sc.scan()
-}
-
-// diffTree returns the paths whose presence, mode or content differ
-// between pre and cur, reading only files whose stat changed or that were
-// modified too close to the snapshot for their stat to be trusted.
-func (r *Repo) diffTree(pre, cur *Tree) ([]string, error) {
-	cutoff := pre.Start.Add(-racyWindow).UnixNano()
-	var changed, toHash []string
-	for p, c := range cur.Files {
-		f := pre.Files[p]
-		switch {
-		case f == nil:
-			changed = append(changed, p)
-		case f.Mode != c.Mode || f.Perm != c.Perm:
-			changed = append(changed, p)
-		case f.sameStat(c) && c.Mtime < cutoff:
-			c.OID = f.OID
-		default:
-			toHash = append(toHash, p)
-		}
-	}
-	for p := range pre.Files {
-		if cur.Files[p] == nil {
-			changed = append(changed, p)
-		}
-	}
-	if err := hashAll(r.Root, cur, toHash); err != nil {
-		return nil, err
-	}
-	for _, p := range toHash {
-		if cur.Files[p].OID != pre.Files[p].OID {
-			changed = append(changed, p)
-		}
-	}
-	sort.Strings(changed)
-	return changed, nil
-}
 
 // A Reverted reports a revert: what was put back and whether the proof
 // (a fresh scan comparing equal to the snapshot) held.
@@ -127,12 +30,13 @@ type Reverted struct {
 // from the snapshot.
 var ErrRevertUnverified = errors.New("the tree differs from the snapshot after the revert")
 
-// Revert puts the repository back as the snapshot recorded it: files,
+// revert puts the repository back as the snapshot recorded it: files,
 // modes, deletions, creations (and directories they made), empty
 // directories, the index, HEAD, branches, tags, and git's configuration,
 // hooks and info files. Then it proves the result by scanning again.
-// Ignored files (other than .orket) are outside the transaction.
-func (r *Repo) Revert(s *Snapshot) (*Reverted, error) {
+// Ignored files (other than .orket) are outside the transaction. Every
+// write resolves beneath the root without following a symlink.
+func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	res := &Reverted{}
 	guard, err := r.readGuardState()
 	if err != nil {
@@ -180,7 +84,7 @@ func (r *Repo) Revert(s *Snapshot) (*Reverted, error) {
 		return res, err
 	}
 	res.Paths = paths
-	crashPoint("revert-midway")
+	testhook.Point("revert-midway")
 	gitKeys := diffFiles(s.git.files, gs.files)
 	if err := r.restoreFiles(gitKeys, s.git.files); err != nil {
 		return res, err
@@ -198,13 +102,17 @@ func (r *Repo) Revert(s *Snapshot) (*Reverted, error) {
 
 // restoreTree makes the named paths as they were in s.Pre.
 func (r *Repo) restoreTree(s *Snapshot, cur *Tree, paths []string) error {
+	root, err := r.FS()
+	if err != nil {
+		return err
+	}
 	var errs []error
 	// Files the edit created go first, so directories can take their place.
 	for _, p := range paths {
 		if s.Pre.Files[p] != nil || cur.Files[p] == nil {
 			continue
 		}
-		if err := os.Remove(r.abs(p)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := root.Remove(p); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -217,17 +125,20 @@ func (r *Repo) restoreTree(s *Snapshot, cur *Tree, paths []string) error {
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(created)))
 	for _, d := range created {
-		os.Remove(r.abs(d)) // fails, as it should, when ignored files remain
+		// Left, as it should be, when ignored files remain.
+		if _, err := root.Rmdir(d); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for _, p := range paths {
 		if f := s.Pre.Files[p]; f != nil {
-			if err := r.writeBlob(p, f); err != nil {
+			if err := r.writeBlob(root, p, f); err != nil {
 				errs = append(errs, fmt.Errorf("restore %s: %w", p, err))
 			}
 		}
 	}
 	for d := range s.Pre.Empty {
-		if err := os.MkdirAll(r.abs(d), 0o755); err != nil {
+		if err := root.MkdirAll(d, 0o755); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -243,13 +154,9 @@ func parentDir(p string) string {
 
 func (r *Repo) abs(p string) string { return filepath.Join(r.Root, filepath.FromSlash(p)) }
 
-// writeBlob writes a file's recorded content and mode: a temporary file in
-// the same directory, renamed over the path.
-func (r *Repo) writeBlob(p string, f *File) error {
-	abs := r.abs(p)
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return err
-	}
+// writeBlob writes a file's recorded content and mode, atomically and
+// beneath root.
+func (r *Repo) writeBlob(root *fsroot.Root, p string, f *File) error {
 	obj, err := r.blob(f.OID)
 	if err != nil {
 		return fmt.Errorf("blob %s: %w", f.OID, err)
@@ -259,37 +166,17 @@ func (r *Repo) writeBlob(p string, f *File) error {
 		return err
 	}
 	defer rd.Close()
-	tmp := filepath.Join(filepath.Dir(abs), ".orket-tmp-"+randHex(6))
 	if f.Mode == filemode.Symlink {
 		target, err := io.ReadAll(rd)
 		if err != nil {
 			return err
 		}
-		if err := os.Symlink(string(target), tmp); err != nil {
-			return err
-		}
-	} else {
-		out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(out, rd)
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Chmod(tmp, os.FileMode(f.Perm))
-		}
-		if err != nil {
-			os.Remove(tmp)
-			return err
-		}
+		return root.Symlink(string(target), p)
 	}
-	if err := os.Rename(tmp, abs); err != nil {
-		os.Remove(tmp)
+	return root.WriteFrom(p, os.FileMode(f.Perm), fsroot.Options{}, func(w io.Writer) error {
+		_, err := io.Copy(w, rd)
 		return err
-	}
-	return nil
+	})
 }
 
 // prove checks the result of a revert: every restored path is as the

@@ -21,11 +21,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"golang.org/x/sys/unix"
-)
 
-// OrketDir is orket's state directory at the repository root. It is always
-// part of the scan, ignored or not: an edit may never write there.
-const OrketDir = ".orket"
+	"github.com/orket/orket/scope"
+)
 
 // A File is one path of the working tree as a scan saw it.
 type File struct {
@@ -62,6 +60,7 @@ type scanner struct {
 
 	excludes []gitignore.Pattern
 	noOrket  bool // leave .orket out (a status, not a transaction)
+	workers  int  // parallel directory readers; 0: sized to the machine
 }
 
 type dirJob struct {
@@ -89,8 +88,8 @@ func (s *scanner) scan() (*Tree, error) {
 	if workers < 8 {
 		workers = 8
 	}
-	if v, err := strconv.Atoi(os.Getenv("ORKET_SCAN_WORKERS")); err == nil && v > 0 {
-		workers = v
+	if s.workers > 0 {
+		workers = s.workers
 	}
 	// The queue is unbounded: workers push subdirectories without blocking.
 	var qmu sync.Mutex
@@ -237,7 +236,7 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob)) (dirKin
 		typ := e.Type()
 		if typ.IsDir() {
 			child := dirJob{rel: rel, patterns: patterns, ignored: j.ignored, guarded: j.guarded}
-			if j.rel == "" && name == OrketDir {
+			if j.rel == "" && name == scope.OrketDir {
 				if s.noOrket {
 					continue
 				}

@@ -20,14 +20,13 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/sys/unix"
+
+	"github.com/orket/orket/internal/testhook"
+	"github.com/orket/orket/scope"
 )
 
 // SnapshotRefPrefix is where snapshots are published, one ref per run.
 const SnapshotRefPrefix = "refs/orket/snapshots/"
-
-// noWatch turns the change journal off (ORKET_NO_INOTIFY=1): every
-// measurement then scans the whole tree.
-var noWatch = os.Getenv("ORKET_NO_INOTIFY") != ""
 
 // racyWindow is how close to a scan a modification may be and still leave
 // a file's stat unchanged (file timestamps come from a coarse clock): files
@@ -153,7 +152,7 @@ func (r *Repo) newScanner(idx ...*indexInfo) (*scanner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &scanner{root: r.Root, idx: idx, excludes: ex}, nil
+	return &scanner{root: r.Root, idx: idx, excludes: ex, workers: r.Options.ScanWorkers}, nil
 }
 
 // excludes returns the repository-wide ignore patterns: core.excludesFile
@@ -188,10 +187,10 @@ func (r *Repo) excludes() ([]gitignore.Pattern, error) {
 	return ps, nil
 }
 
-// Snapshot records the working tree durably: blobs for every file the index
+// snapshot records the working tree durably: blobs for every file the index
 // does not hold, a commit under refs/orket/snapshots/<runID>, all fsynced
 // before it returns.
-func (r *Repo) Snapshot(runID string) (*Snapshot, error) {
+func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	if err := r.CheckSupported(); err != nil {
 		return nil, err
 	}
@@ -214,7 +213,7 @@ func (r *Repo) Snapshot(runID string) (*Snapshot, error) {
 	// Watch while scanning: whatever changes after a directory is read is
 	// in the journal, whatever changed before is in the scan.
 	var w *watcher
-	if !noWatch {
+	if !r.Options.NoWatch {
 		syncDir := filepath.Join(r.GitDir, "orket")
 		if os.MkdirAll(syncDir, 0o755) == nil {
 			w, _ = newWatcher(syncDir) // without inotify, measuring scans the whole tree
@@ -263,7 +262,7 @@ func (r *Repo) Snapshot(runID string) (*Snapshot, error) {
 	}
 	m.Perms = s.perms
 	for _, p := range stored {
-		if !reserved(p) {
+		if !scope.Reserved(p) {
 			s.dirty = true
 			break
 		}
@@ -303,11 +302,11 @@ func (r *Repo) Snapshot(runID string) (*Snapshot, error) {
 	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
 		return nil, err
 	}
-	if err := writeLocked(refPath, []byte(commit.String()+"\n")); err != nil {
+	if err := writeFile(refPath, []byte(commit.String()+"\n"), true); err != nil {
 		return nil, fmt.Errorf("publish %s: %w", s.Ref, err)
 	}
 	s.Commit = commit
-	crashPoint("snapshot-published")
+	testhook.Point("snapshot-published")
 	ok = true
 	return s, nil
 }

@@ -1,15 +1,18 @@
 package txn
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orket/orket/internal/fingerprint"
+	"github.com/orket/orket/scope"
 )
 
 // gitEnv isolates git from the machine's configuration.
@@ -72,7 +75,7 @@ chmod 600 "sp ace/a file.txt"
 
 func fp(t *testing.T, dir string) string {
 	t.Helper()
-	s, err := fingerprint.Of(dir, OrketDir)
+	s, err := fingerprint.Of(dir, scope.OrketDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +115,30 @@ var edits = []struct {
 	{"git-info", `printf 'secret\n' >> .git/info/exclude`, []string{}, true},
 }
 
+// testNoWatch is the NoWatch option of the repositories tests open.
+var testNoWatch bool
+
+// open discovers the repository at dir with the options of the test.
+func open(t testing.TB, dir string) *Repo {
+	t.Helper()
+	r, err := Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Options.NoWatch = testNoWatch
+	return r
+}
+
+// begin starts a transaction on dir.
+func begin(t testing.TB, r *Repo, runID string) *Txn {
+	t.Helper()
+	tx, err := r.Begin(runID, "test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
 // withJournal runs a test with the inotify change journal and without it
 // (every measurement a full scan): both paths must give the same answers.
 func withJournal(t *testing.T, f func(t *testing.T)) {
@@ -121,9 +148,9 @@ func withJournal(t *testing.T, f func(t *testing.T)) {
 			name = "fullscan"
 		}
 		t.Run(name, func(t *testing.T) {
-			saved := noWatch
-			noWatch = off
-			defer func() { noWatch = saved }()
+			saved := testNoWatch
+			testNoWatch = off
+			defer func() { testNoWatch = saved }()
 			f(t)
 		})
 	}
@@ -136,19 +163,13 @@ func testRevertRestoresEverything(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			dir := dirtyRepo(t)
 			before := fp(t, dir)
-			r, err := Discover(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := r.Snapshot("test-" + e.name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := open(t, dir)
+			s := begin(t, r, "test-"+e.name)
 			if got := fp(t, dir); got != before {
 				t.Fatalf("the snapshot changed the repository:\n%s", cmp.Diff(before, got))
 			}
 			sh(t, dir, e.script)
-			ch, err := r.Measure(s)
+			ch, err := s.Measure()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,8 +181,11 @@ func testRevertRestoresEverything(t *testing.T) {
 			if (len(ch.Guarded) > 0) != e.guarded {
 				t.Errorf("guarded writes: %v, want any=%v", ch.Guarded, e.guarded)
 			}
-			res, err := r.Revert(s)
+			res, err := s.Revert()
 			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.End(); err != nil {
 				t.Fatal(err)
 			}
 			if !res.Verified {
@@ -183,18 +207,22 @@ func testRecoverFromRef(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			dir := dirtyRepo(t)
 			before := fp(t, dir)
-			r, _ := Discover(dir)
-			s, err := r.Snapshot("crash")
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := open(t, dir)
+			begin(t, r, "crash")
 			sh(t, dir, e.script)
-			r2, _ := Discover(dir)
-			s2, err := r2.LoadSnapshot(s.Ref)
+			r2 := open(t, dir)
+			j, err := r2.Unfinished()
+			if err != nil || j == nil {
+				t.Fatalf("Unfinished: %v, %v", j, err)
+			}
+			s2, err := r2.Resume(j)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := r2.Revert(s2); err != nil {
+			if _, err := s2.Revert(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s2.End(); err != nil {
 				t.Fatal(err)
 			}
 			if got := fp(t, dir); got != before {
@@ -221,9 +249,10 @@ func TestUnsupported(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := dirtyRepo(t)
 			sh(t, dir, tc.script)
-			r, _ := Discover(dir)
-			_, err := r.Snapshot("x")
-			if _, ok := err.(*UnsupportedError); !ok || !strings.Contains(err.Error(), tc.want) {
+			r := open(t, dir)
+			_, err := r.Begin("x", "test", time.Now())
+			var ue *UnsupportedError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Snapshot: %v, want UnsupportedError about %s", err, tc.want)
 			}
 		})
@@ -247,18 +276,15 @@ func TestJournalSeesLaterWrites(t *testing.T) {
 				dir := dirtyRepo(t)
 				sh(t, dir, `printf 'o\n' > docs/old2.md; git add docs/old2.md; git commit -qm o`)
 				before := fp(t, dir)
-				r, _ := Discover(dir)
-				s, err := r.Snapshot("j")
-				if err != nil {
-					t.Fatal(err)
-				}
+				r := open(t, dir)
+				s := begin(t, r, "j")
 				defer s.Close()
 				sh(t, dir, tc.edit)
-				if _, err := r.Measure(s); err != nil {
+				if _, err := s.Measure(); err != nil {
 					t.Fatal(err)
 				}
 				sh(t, dir, tc.later)
-				if _, err := r.Revert(s); err != nil {
+				if _, err := s.Revert(); err != nil {
 					t.Fatal(err)
 				}
 				if got := fp(t, dir); got != before {

@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/txn"
 )
@@ -21,6 +24,8 @@ type options struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	environ        func() []string
+	now            func() time.Time
 
 	json, quiet, verbose, noColor bool
 	repoDir, configFile           string
@@ -30,8 +35,8 @@ type options struct {
 // Main runs orket with args (args[0] is the program name) and returns the
 // exit status. It never calls os.Exit, so deferred cleanups always run.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	o := &options{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, stderrTTY: stderrIsTerminal(stderr)}
-	txn.SetCrashPoint(os.Getenv("ORKET_CRASH_AT"))
+	o := &options{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, environ: os.Environ, now: time.Now,
+		stderrTTY: stderrIsTerminal(stderr)}
 	// Usage errors happen before flags are resolved; they still owe a
 	// --json caller its one JSON object.
 	for _, a := range args[1:] {
@@ -45,6 +50,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	var result any
 	app := newApp(o, &result)
 	err := app.RunContext(ctx, args)
+	if isNil(result) {
+		result = nil
+	}
 	return render(o, result, err)
 }
 
@@ -98,7 +106,7 @@ func newApp(o *options, result *any) *cli.App {
 		Action: func(c *cli.Context) error {
 			resolveGlobals(o, c)
 			if c.Args().Present() {
-				return errorf(EUsage, "run orket --help for the list of commands", "unknown command %q", c.Args().First())
+				return orket.Errorf(orket.EUsage, "run orket --help for the list of commands", "unknown command %q", c.Args().First())
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -107,7 +115,17 @@ func newApp(o *options, result *any) *cli.App {
 }
 
 func usageError(_ *cli.Context, err error, _ bool) error {
-	return &Error{Code: EUsage, Msg: strings.TrimSpace(err.Error()), Err: err, Hint: "run orket COMMAND --help for its flags"}
+	return &orket.Error{Code: orket.EUsage, Msg: strings.TrimSpace(err.Error()), Err: err, Hint: "run orket COMMAND --help for its flags"}
+}
+
+// isNil reports whether a command's result is absent (a nil pointer in an
+// interface included).
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // wrap resolves the global flags (given before or after the command) into o
@@ -170,14 +188,15 @@ func openRepo(o *options) (*txn.Repo, error) {
 	switch {
 	case errors.Is(err, txn.ErrNotRepo):
 		abs, _ := filepath.Abs(dir)
-		return nil, &Error{Code: EGitRequired, Err: err, Msg: abs + " is not inside a git work tree",
+		return nil, &orket.Error{Code: orket.EGitRequired, Err: err, Msg: abs + " is not inside a git work tree",
 			Hint: "run orket inside a repository (git init creates one) or pass --repo DIR"}
 	case errors.As(err, &unsup):
-		return nil, &Error{Code: ERepoUnsupported, Err: err, Msg: err.Error(),
+		return nil, &orket.Error{Code: orket.ERepoUnsupported, Err: err, Msg: err.Error(),
 			Hint: "run orket in a non-bare work tree"}
 	case err != nil:
-		return nil, &Error{Code: EUsage, Err: err, Msg: "--repo " + err.Error(), Hint: "pass an existing directory"}
+		return nil, &orket.Error{Code: orket.EUsage, Err: err, Msg: "--repo " + err.Error(), Hint: "pass an existing directory"}
 	}
+	r.Options = txn.Options{NoWatch: o.getenv("ORKET_NO_INOTIFY") != ""}
 	return r, nil
 }
 
@@ -212,13 +231,12 @@ func configError(r *txn.Repo, file string, err error) error {
 	var ce *config.Error
 	if errors.As(err, &ce) {
 		ce.File = rel(r, ce.File)
-		return &Error{Code: EConfigInvalid, Err: err, Msg: ce.Error(), Hint: ce.Hint,
-			Fields: map[string]any{"file": ce.File, "line": ce.Line}}
+		return err
 	}
 	if errors.Is(err, os.ErrNotExist) {
-		return &Error{Code: EConfigInvalid, Err: err, Msg: file + ": no such file",
+		return &orket.Error{Code: orket.EConfigInvalid, Err: err, Msg: file + ": no such file",
 			Hint: "pass an existing --config FILE, or run orket init", Fields: map[string]any{"file": file}}
 	}
-	return &Error{Code: EConfigInvalid, Err: err, Msg: err.Error(), Hint: "check the file's permissions",
+	return &orket.Error{Code: orket.EConfigInvalid, Err: err, Msg: err.Error(), Hint: "check the file's permissions",
 		Fields: map[string]any{"file": file}}
 }

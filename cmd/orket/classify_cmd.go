@@ -9,13 +9,15 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/orket/orket"
+
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/txn"
 )
 
 type classifyResult struct {
-	Code Code `json:"code"`
+	Code orket.Code `json:"code"`
 	*classify.Result
 	Advice classify.Advice `json:"advice"`
 }
@@ -32,7 +34,7 @@ the evidence implies. Output no rule recognises gets no tag. Inside a
 repository the rules of its orket.yaml come first.`,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
-				return errorf(EUsage, "give one file, or - for stdin", "too many arguments")
+				return orket.Errorf(orket.EUsage, "give one file, or - for stdin", "too many arguments")
 			}
 			res, err := runClassify(o, c.Args().First())
 			if res != nil {
@@ -51,14 +53,14 @@ func runClassify(o *options, name string) (*classifyResult, error) {
 	if name != "" && name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, errorf(EUsage, "pass an existing log file, or - for stdin", "%s: %s", name, unwrapPathError(err))
+			return nil, orket.Errorf(orket.EUsage, "pass an existing log file, or - for stdin", "%s: %s", name, unwrapPathError(err))
 		}
 		defer f.Close()
 		rd = f
 	}
 	b, err := io.ReadAll(io.LimitReader(rd, maxClassifyInput))
 	if err != nil {
-		return nil, &Error{Code: EUsage, Err: err, Msg: "read the log: " + err.Error(), Hint: "pass a readable file"}
+		return nil, &orket.Error{Code: orket.EUsage, Err: err, Msg: "read the log: " + err.Error(), Hint: "pass a readable file"}
 	}
 	var rules []config.Rule
 	if r, err := openRepo(o); err == nil {
@@ -71,7 +73,7 @@ func runClassify(o *options, name string) (*classifyResult, error) {
 		}
 	}
 	cl := classify.New(rules).Classify(string(b))
-	res := &classifyResult{Code: OK, Result: cl, Advice: classify.AdviceFor(cl, "the command")}
+	res := &classifyResult{Code: orket.OK, Result: cl, Advice: classify.AdviceFor(cl, "the command")}
 	if !o.json && !o.quiet {
 		w := o.stdout
 		if len(cl.Tags) == 0 {

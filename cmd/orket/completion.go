@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/orket/orket"
 )
 
 const bashCompletion = `# bash completion for orket: source <(orket completion bash)
@@ -48,7 +50,7 @@ func completionCommand(o *options, result *any) *cli.Command {
 		UsageText: "source <(orket completion bash)\norket completion zsh > \"${fpath[1]}/_orket\"\norket completion fish > ~/.config/fish/completions/orket.fish",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return errorf(EUsage, "orket completion bash|zsh|fish", "completion needs a shell name")
+				return orket.Errorf(orket.EUsage, "orket completion bash|zsh|fish", "completion needs a shell name")
 			}
 			var script string
 			switch c.Args().First() {
@@ -63,10 +65,10 @@ func completionCommand(o *options, result *any) *cli.Command {
 				}
 				script = s
 			default:
-				return errorf(EUsage, "orket completion bash|zsh|fish", "no completion for shell %q", c.Args().First())
+				return orket.Errorf(orket.EUsage, "orket completion bash|zsh|fish", "no completion for shell %q", c.Args().First())
 			}
 			if o.json {
-				*result = map[string]any{"code": OK, "script": script}
+				*result = map[string]any{"code": orket.OK, "script": script}
 				return nil
 			}
 			_, err := fmt.Fprint(o.stdout, script)

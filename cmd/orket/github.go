@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/orket/orket/txn"
+	"github.com/orket/orket"
 	"github.com/orket/orket/verify"
 )
 
@@ -61,7 +61,7 @@ func stepAnnotations(root string, touch []string, r *verify.StepResult) []annota
 	if !r.Required {
 		level = "warning"
 	}
-	title := "orket: step " + r.Name + " failed (" + exitText(r) + ")"
+	title := "orket: step " + r.Name + " failed (" + orket.ExitText(r) + ")"
 	var out []annotation
 	for _, line := range strings.Split(r.OutputTail, "\n") {
 		m := colonLoc.FindStringSubmatch(line)
@@ -131,20 +131,24 @@ func lastLines(s string, n int) string {
 // githubReport writes workflow annotations (on stderr, which the runner
 // reads as it reads stdout, so --json stays one object) and appends a
 // summary to $GITHUB_STEP_SUMMARY, when running under GitHub Actions.
-func githubReport(o *options, r *txn.Repo, res *runResult) {
+func githubReport(o *options, root string, res *orket.Record) {
 	if o.getenv("GITHUB_ACTIONS") != "true" {
 		return
 	}
-	writeAnnotations(o.stderr, r.Root, res)
-	if f := o.getenv("GITHUB_STEP_SUMMARY"); f != "" {
-		if out, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+	writeAnnotations(o.stderr, root, res)
+	if f := o.getenv("GITHUB_STEP_SUMMARY"); f != "" && !res.Request.DryRun {
+		out, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
 			writeSummary(out, res)
-			out.Close()
+			err = out.Close()
+		}
+		if err != nil {
+			fmt.Fprintf(o.stderr, "orket: warning: cannot write the step summary: %v\n", err)
 		}
 	}
 }
 
-func writeAnnotations(w io.Writer, root string, res *runResult) {
+func writeAnnotations(w io.Writer, root string, res *orket.Record) {
 	var all []annotation
 	for _, a := range res.Advisories {
 		msg := fmt.Sprintf("%s (seen %d time(s), last %s; step %s)", a.Title, a.Count, a.LastSeen.Format("2006-01-02"), a.FailedCommand)
@@ -173,7 +177,7 @@ func writeAnnotations(w io.Writer, root string, res *runResult) {
 	}
 }
 
-func writeSummary(w io.Writer, res *runResult) {
+func writeSummary(w io.Writer, res *orket.Record) {
 	fmt.Fprintf(w, "### orket run %s: `%s`\n\n", res.RunID, res.Code)
 	if res.Error != "" {
 		fmt.Fprintf(w, "%s\n\n", res.Error)
@@ -185,7 +189,7 @@ func writeSummary(w io.Writer, res *runResult) {
 		result := s.Status
 		switch {
 		case s.Status == verify.Failed:
-			result = "failed, " + exitText(s)
+			result = "failed, " + orket.ExitText(s)
 			if !s.Required {
 				result += " (optional)"
 			}

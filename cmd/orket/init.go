@@ -9,12 +9,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/txn"
 )
 
 type initResult struct {
-	Code     Code       `json:"code"`
+	Code     orket.Code `json:"code"`
 	Config   string     `json:"config"`
 	Detected []string   `json:"detected"`
 	Profile  string     `json:"profile"`
@@ -59,34 +61,31 @@ func runInit(o *options, force bool) (*initResult, error) {
 	}
 	file, _ := configPath(o, r)
 	if _, err := os.Lstat(file); err == nil && !force {
-		return nil, errorf(EUsage, "pass --force to overwrite it", "%s already exists; left untouched", rel(r, file))
+		return nil, orket.Errorf(orket.EUsage, "pass --force to overwrite it", "%s already exists; left untouched", rel(r, file))
 	}
 	det, err := config.Detect(r.Root)
 	if err != nil {
-		return nil, &Error{Code: EInternal, Err: err, Msg: "detect verify steps: " + err.Error(), Hint: "check the repository's permissions"}
+		return nil, &orket.Error{Code: orket.EInternal, Err: err, Msg: "detect verify steps: " + err.Error(), Hint: "check the repository's permissions"}
 	}
 	data := config.Render(det)
 	if _, err := config.Parse(data, file); err != nil {
-		return nil, &Error{Code: EInternal, Err: err, Msg: "init produced an invalid orket.yaml: " + err.Error(),
+		return nil, &orket.Error{Code: orket.EInternal, Err: err, Msg: "init produced an invalid orket.yaml: " + err.Error(),
 			Hint: "this is a bug in orket; please report it with the repository layout"}
 	}
-	res := &initResult{Code: OK, Config: rel(r, file), Detected: det.Found, Profile: "quick", Steps: []stepView{}}
+	res := &initResult{Code: orket.OK, Config: rel(r, file), Detected: det.Found, Profile: "quick", Steps: []stepView{}}
 	if res.Detected == nil {
 		res.Detected = []string{}
 	}
 	for _, s := range det.Steps {
 		res.Steps = append(res.Steps, stepView{Name: s.Name, Run: s.Command(), Dir: s.Dir})
 	}
-	if err := txn.WriteFileAtomic(file, data, 0o644); err != nil {
+	if err := writeFile(file, data); err != nil {
 		return nil, writeError(file, err)
 	}
 	res.Wrote = append(res.Wrote, rel(r, file))
 	ignore := filepath.Join(r.Root, ".orket", ".gitignore")
 	if _, err := os.Lstat(ignore); errors.Is(err, os.ErrNotExist) || force {
-		if err := os.MkdirAll(filepath.Dir(ignore), 0o755); err != nil {
-			return nil, writeError(ignore, err)
-		}
-		if err := txn.WriteFileAtomic(ignore, []byte(config.GitIgnore), 0o644); err != nil {
+		if err := writeFile(ignore, []byte(config.GitIgnore)); err != nil {
 			return nil, writeError(ignore, err)
 		}
 		res.Wrote = append(res.Wrote, rel(r, ignore))
@@ -130,7 +129,7 @@ func rel(r *txn.Repo, p string) string {
 }
 
 func writeError(file string, err error) error {
-	return &Error{Code: EInternal, Err: err, Msg: "write " + file + ": " + unwrapPathError(err),
+	return &orket.Error{Code: orket.EInternal, Err: err, Msg: "write " + file + ": " + unwrapPathError(err),
 		Hint: "check the directory's permissions and free space"}
 }
 
@@ -140,4 +139,19 @@ func unwrapPathError(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// writeFile writes a file of the user's atomically (temporary file, fsync,
+// rename), never through a symlink in its last component.
+func writeFile(name string, data []byte) error {
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := fsroot.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.WriteFile(filepath.Base(name), data, 0o644, fsroot.Options{Sync: true})
 }

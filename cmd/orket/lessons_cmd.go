@@ -10,6 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/orket/orket"
+
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/lessons"
@@ -24,7 +26,7 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 	lockShared := func(c *cli.Context, r *txn.Repo) (func(), error) {
 		unlock, err := r.Lock(c.Context, false, true, txn.Holder{RunID: "lessons", PID: os.Getpid(), Started: time.Now(), Command: "orket lessons"})
 		if err != nil {
-			return nil, &Error{Code: EInternal, Err: err, Msg: "take the repository lock: " + err.Error(), Hint: "check that .git is writable"}
+			return nil, &orket.Error{Code: orket.EInternal, Err: err, Msg: "take the repository lock: " + err.Error(), Hint: "check that .git is writable"}
 		}
 		return unlock, nil
 	}
@@ -37,7 +39,7 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		return r, cfg, &lessons.Store{Path: lessonPath(r, cfg)}, nil
+		return r, cfg, &lessons.Store{Path: orket.LessonPath(r, cfg)}, nil
 	}
 	sub := []*cli.Command{
 		{
@@ -80,7 +82,7 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 				if list == nil {
 					list = []lessonSummary{}
 				}
-				*result = map[string]any{"code": OK, "lessons": list, "damaged_lines": len(damaged)}
+				*result = map[string]any{"code": orket.OK, "lessons": list, "damaged_lines": len(damaged)}
 				if !o.json {
 					for _, l := range list {
 						fmt.Fprintf(o.stdout, "%.8s  %s  %-28s %-10s %s\n", l.ID, l.CreatedAt.Format("2006-01-02 15:04"), strings.Join(l.Tags, ","), l.FailedStep, l.Title)
@@ -94,7 +96,7 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 			Name: "show", Usage: "print one lesson whole", UsageText: "orket lessons show ID",
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
-					return errorf(EUsage, "orket lessons list shows the ids", "lessons show needs one lesson id (or a unique prefix)")
+					return orket.Errorf(orket.EUsage, "orket lessons list shows the ids", "lessons show needs one lesson id (or a unique prefix)")
 				}
 				_, _, s, err := open()
 				if err != nil {
@@ -112,12 +114,12 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 				}
 				switch len(found) {
 				case 0:
-					return errorf(EUsage, "orket lessons list shows the ids", "no lesson %q", want)
+					return orket.Errorf(orket.EUsage, "orket lessons list shows the ids", "no lesson %q", want)
 				case 1:
 				default:
-					return errorf(EUsage, "give more of the id", "%q names %d lessons", want, len(found))
+					return orket.Errorf(orket.EUsage, "give more of the id", "%q names %d lessons", want, len(found))
 				}
-				*result = map[string]any{"code": OK, "lesson": found[0]}
+				*result = map[string]any{"code": orket.OK, "lesson": found[0]}
 				if !o.json {
 					b, _ := json.MarshalIndent(found[0], "", "  ")
 					fmt.Fprintln(o.stdout, string(b))
@@ -149,7 +151,7 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 				if err != nil {
 					return readError(err)
 				}
-				*result = map[string]any{"code": OK, "total": total, "damaged_lines": len(damaged), "tags": tags, "scopes": scopes, "failed_commands": cmds}
+				*result = map[string]any{"code": orket.OK, "total": total, "damaged_lines": len(damaged), "tags": tags, "scopes": scopes, "failed_commands": cmds}
 				if !o.json {
 					fmt.Fprintf(o.stdout, "%d lessons\n", total)
 					for _, sec := range []struct {
@@ -182,7 +184,7 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 				if err != nil {
 					return readError(err)
 				}
-				*result = map[string]any{"code": OK, "removed": n}
+				*result = map[string]any{"code": orket.OK, "removed": n}
 				if !o.json {
 					fmt.Fprintf(o.stdout, "removed %d lesson(s) (keeping at most %d, none older than %s)\n", n, cfg.Lessons.Retention.MaxEntries, cfg.Lessons.Retention.MaxAge)
 				}
@@ -218,7 +220,7 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 				if err != nil {
 					return readError(err)
 				}
-				*result = map[string]any{"code": OK, "reclassified": n}
+				*result = map[string]any{"code": orket.OK, "reclassified": n}
 				if !o.json {
 					fmt.Fprintf(o.stdout, "reclassified %d lesson(s)\n", n)
 				}
@@ -265,7 +267,7 @@ func parseSince(s string) (time.Time, error) {
 	if t, err := time.Parse("2006-01-02", s); err == nil {
 		return t, nil
 	}
-	return time.Time{}, errorf(EUsage, "write an age such as 14d or 12h, or a date such as 2026-11-01", "--since %q", s)
+	return time.Time{}, orket.Errorf(orket.EUsage, "write an age such as 14d or 12h, or a date such as 2026-11-01", "--since %q", s)
 }
 
 func scopeHits(lessonScope []string, s string) bool {
@@ -307,5 +309,5 @@ func warnDamaged(o *options, d []lessons.Damaged) {
 }
 
 func readError(err error) error {
-	return &Error{Code: EInternal, Err: err, Msg: "lesson log: " + err.Error(), Hint: "check the file's permissions"}
+	return &orket.Error{Code: orket.EInternal, Err: err, Msg: "lesson log: " + err.Error(), Hint: "check the file's permissions"}
 }

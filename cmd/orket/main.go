@@ -1,6 +1,9 @@
 // Command orket makes every change to a git repository a transaction: it
 // snapshots the working tree, lets an edit write only inside a scope, runs
 // the verify profile, and keeps the change or restores the tree exactly.
+//
+// This package is the command line only: flags and their combinations,
+// prompts, progress and rendering. Package orket runs the transaction.
 package main
 
 import (
@@ -8,14 +11,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/orket/orket"
 )
-
-const sigterm = syscall.SIGTERM
-
-// signalError is the cause of the context's cancellation after a signal.
-type signalError struct{ sig os.Signal }
-
-func (e signalError) Error() string { return "interrupted by " + e.sig.String() }
 
 func main() { os.Exit(mainWithSignals()) }
 
@@ -30,7 +28,7 @@ func mainWithSignals() int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sigs
-		cancel(signalError{s})
+		cancel(orket.Signal{Sig: s})
 		for range sigs {
 		}
 	}()

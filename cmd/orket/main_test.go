@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/orket/orket/internal/fingerprint"
+	"github.com/orket/orket/internal/testhook"
 )
 
 // cmdFingerprint writes the fingerprint of the repository in the current
@@ -82,7 +84,19 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"orket": func() { os.Exit(mainWithSignals()) },
+		"orket": func() {
+			// Crash tests: the test binary (never the shipped one) kills
+			// itself with SIGKILL at the named point of a transaction.
+			if at := os.Getenv("ORKET_TEST_CRASH_AT"); at != "" {
+				testhook.Set(func(point string) {
+					if point == at {
+						syscall.Kill(os.Getpid(), syscall.SIGKILL)
+						select {} // never go on past a crash point
+					}
+				})
+			}
+			os.Exit(mainWithSignals())
+		},
 	})
 }
 

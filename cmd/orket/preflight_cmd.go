@@ -2,19 +2,17 @@ package main
 
 import (
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/orket/orket/config"
+	"github.com/orket/orket"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
-	"github.com/orket/orket/txn"
+	"github.com/orket/orket/scope"
 )
 
 type preflightResult struct {
-	Code       Code               `json:"code"`
+	Code       orket.Code         `json:"code"`
 	Scope      []string           `json:"scope"`
 	Profile    string             `json:"verify_profile"`
 	TouchSet   []string           `json:"touch_set"`
@@ -61,50 +59,44 @@ func runPreflight(o *options, scopes []string, profile, base string, strict bool
 		return nil, err
 	}
 	prof, err := cfg.Profile(profile)
-	if upe, ok := err.(*config.UnknownProfileError); ok {
-		return nil, errorf(EUsage, "defined profiles: "+strings.Join(upe.Known, ", "), "%v", err)
+	if err != nil {
+		return nil, err
 	}
 	if len(scopes) == 0 {
 		scopes = cfg.Scope
 	}
-	scope, err := txn.ParseScope(scopes)
+	sc, err := scope.Parse(scopes)
 	if err != nil {
-		return nil, errorf(EUsage, "scopes are repository-relative directories or globs", "%v", err)
+		return nil, &orket.Error{Code: orket.EUsage, Err: err, Msg: err.Error(), Hint: "scopes are repository-relative directories or globs"}
 	}
 	touch, _, err := r.ChangedSince(base)
 	if err != nil {
-		return nil, gitError(err)
+		return nil, err
 	}
-	var commands []string
-	for _, s := range prof.Steps {
-		commands = append(commands, s.Command())
+	a := orket.Advise(orket.AdviceQuery{Repo: r, Config: cfg, Profile: prof, Scope: sc.Patterns(), TouchSet: touch,
+		Getenv: o.getenv, Now: o.now()})
+	if a.Err != nil {
+		return nil, &orket.Error{Code: orket.EInternal, Err: a.Err, Msg: "read lessons: " + a.Err.Error(), Hint: "check " + cfg.Lessons.Path}
 	}
-	store := &lessons.Store{Path: lessonPath(r, cfg)}
-	adv, _, err := store.Advisories(lessons.Query{Command: "run", Scope: scope.Patterns(), TouchSet: touch, Commands: commands,
-		Now: time.Now(), HalfLife: cfg.Lessons.HalfLife, TopK: cfg.Lessons.TopK})
-	if err != nil {
-		return nil, &Error{Code: EInternal, Err: err, Msg: "read lessons: " + err.Error(), Hint: "check " + cfg.Lessons.Path}
-	}
-	res := &preflightResult{Code: OK, Scope: append([]string{}, scope.Patterns()...), Profile: prof.Name, TouchSet: touch,
-		Advisories: adv, Preflight: runChecks(r, cfg, adv, o.getenv)}
+	res := &preflightResult{Code: orket.OK, Scope: append([]string{}, sc.Patterns()...), Profile: prof.Name, TouchSet: touch,
+		Advisories: a.Advisories, Preflight: a.Preflight}
 	if res.TouchSet == nil {
 		res.TouchSet = []string{}
 	}
 	if !o.json && !o.quiet {
 		p := newRunPrinter(o)
 		p.w = o.stdout
-		if len(adv) == 0 {
+		if len(a.Advisories) == 0 {
 			fmt.Fprintln(o.stdout, "no past failures are relevant")
 		}
-		p.advisories(&runResult{Advisories: adv, Preflight: res.Preflight})
+		p.advisories(a.Advisories, a.Preflight)
 		if len(res.Preflight) == 0 {
 			fmt.Fprintln(o.stdout, "no preflight checks")
 		}
 	}
 	strict = strict || cfg.Preflight.Strict || o.getenv("ORKET_STRICT_PREFLIGHT") == "1"
-	if failed := failedChecks(res.Preflight); strict && len(failed) > 0 {
-		return res, &Error{Code: EPreflightFailed, Msg: "preflight check failed: " + strings.Join(failed, "; "),
-			Hint: "satisfy the check before starting"}
+	if failed := a.Failed(); strict && len(failed) > 0 {
+		return res, &orket.PreflightFailedError{Failed: failed}
 	}
 	return res, nil
 }

@@ -9,7 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/verify"
 )
 
@@ -136,7 +139,12 @@ func (p *runPrinter) tick(stop chan struct{}) {
 	}
 }
 
-func (p *runPrinter) plan(res *runResult) {
+// Phase is part of orket.Observer; the printer draws at the events.
+func (p *runPrinter) Phase(orket.Phase, *orket.Record) {}
+
+// Planned prints the plan: the edit, the scope, the touch set and the
+// steps (with their commands on a dry run, which runs none of them).
+func (p *runPrinter) Planned(res *orket.Record) {
 	req := res.Request
 	what := "verify only"
 	switch req.EditSource {
@@ -164,6 +172,17 @@ func (p *runPrinter) plan(res *runResult) {
 		}
 		p.line("  %s (%d): %s", label, len(res.Plan.TouchSet), abbreviate(res.Plan.TouchSet, 8))
 	}
+	if req.DryRun {
+		p.line("  steps it would run:")
+		for _, s := range res.Plan.Steps {
+			skip := ""
+			if s.Skip != "" {
+				skip = "  (skipped: " + skipText(s.Skip) + ")"
+			}
+			p.line("    %-12s %s%s", s.Name, s.Command, skip)
+		}
+		return
+	}
 	var steps []string
 	for _, s := range res.Plan.Steps {
 		if s.Skip != "" {
@@ -182,40 +201,66 @@ func abbreviate(list []string, n int) string {
 	return strings.Join(list[:n], ", ") + fmt.Sprintf(", and %d more", len(list)-n)
 }
 
-func (p *runPrinter) editStart(res *runResult) {
+// EditStarted is part of orket.Observer.
+func (p *runPrinter) EditStarted(res *orket.Record) {
 	p.line("  edit: running %s", res.Request.Instruction)
 	p.started("edit")
 }
 
-func (p *runPrinter) editDone(r *verify.StepResult) {
+// EditDone is part of orket.Observer.
+func (p *runPrinter) EditDone(r *verify.StepResult) {
 	p.finished("edit")
 	if r.Status == verify.Passed {
 		p.line("  edit: done (%s)", dur(r.DurationMS))
 		return
 	}
-	p.line("  edit: %s, %s (%s)", p.paint(red, "FAILED"), exitText(r), dur(r.DurationMS))
+	p.line("  edit: %s, %s (%s)", p.paint(red, "FAILED"), orket.ExitText(r), dur(r.DurationMS))
 	p.tail(r)
 }
 
-func (p *runPrinter) touched(res *runResult) {
+// Touched is part of orket.Observer.
+func (p *runPrinter) Touched(res *orket.Record) {
 	p.line("  touched (%d): %s", len(res.Plan.TouchSet), abbreviate(res.Plan.TouchSet, 8))
 }
 
-func (p *runPrinter) liveStep(name string) io.Writer {
+// StepOutput is part of orket.Observer: under -v, output streams.
+func (p *runPrinter) StepOutput(name string) io.Writer {
 	if p.o.verbose && !p.o.quiet {
 		return &prefixWriter{w: p.w, mu: &p.mu, prefix: "  | "}
 	}
 	return nil
 }
 
-func (p *runPrinter) stepStart(s config.Step) {
+// StepStarted is part of orket.Observer.
+func (p *runPrinter) StepStarted(s config.Step) {
 	if p.o.verbose {
 		p.line("  %s: running %s", s.Name, s.Command())
 	}
 	p.started(s.Name)
 }
 
-func (p *runPrinter) stepDone(r *verify.StepResult) {
+// Recorded is part of orket.Observer: the lessons the run recorded.
+func (p *runPrinter) Recorded(res *orket.Record) {
+	for _, l := range res.Lessons {
+		tags := "no tag"
+		if len(l.Tags) > 0 {
+			tags = fmt.Sprint(l.Tags)
+		}
+		p.line("  lesson %.8s recorded for %s: %s %s", l.ID, l.Step, l.Title, tags)
+	}
+}
+
+// Warn is part of orket.Observer. Warnings are printed under -q too.
+func (p *runPrinter) Warn(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLive()
+	fmt.Fprintln(p.o.stderr, "orket: warning: "+msg)
+	p.drawLive()
+}
+
+// StepDone is part of orket.Observer.
+func (p *runPrinter) StepDone(r *verify.StepResult) {
 	p.finished(r.Name)
 	switch {
 	case r.Status == verify.Skipped:
@@ -223,10 +268,10 @@ func (p *runPrinter) stepDone(r *verify.StepResult) {
 	case r.Status == verify.Passed:
 		p.line("  %-12s %s (%s)", r.Name, p.paint(green, "ok"), dur(r.DurationMS))
 	case !r.Required:
-		p.line("  %-12s %s, %s (%s); optional, not failing the run", r.Name, p.paint(yellow, "failed"), exitText(r), dur(r.DurationMS))
+		p.line("  %-12s %s, %s (%s); optional, not failing the run", r.Name, p.paint(yellow, "failed"), orket.ExitText(r), dur(r.DurationMS))
 		p.tail(r)
 	default:
-		p.line("  %-12s %s, %s (%s)", r.Name, p.paint(red, "FAILED"), exitText(r), dur(r.DurationMS))
+		p.line("  %-12s %s, %s (%s)", r.Name, p.paint(red, "FAILED"), orket.ExitText(r), dur(r.DurationMS))
 		p.tail(r)
 	}
 }
@@ -291,4 +336,43 @@ func (pw *prefixWriter) Write(b []byte) (int, error) {
 func stderrIsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && isTerminal(f)
+}
+
+// Advised is part of orket.Observer: the advisories, why each is relevant
+// under -v, and the preflight results.
+func (p *runPrinter) Advised(res *orket.Record) {
+	p.advisories(res.Advisories, res.Preflight)
+}
+
+func (p *runPrinter) advisories(adv []lessons.Advisory, checks []preflight.Result) {
+	if len(adv) > 0 {
+		p.line("  advisories (past failures like this run):")
+	}
+	for _, a := range adv {
+		times := "once"
+		if a.Count > 1 {
+			times = fmt.Sprintf("%d times", a.Count)
+		}
+		p.line("    %s %s: seen %s, last %s (lesson %s, score %.2f)", p.paint(yellow, "!"), a.Title, times, a.LastSeen.Format("2006-01-02"), orket.ShortID(a.ID), a.Score)
+		if p.o.verbose {
+			w := a.Why
+			p.line("      why: same command %.0f, scope overlap %.2f, touch overlap %.2f, same failed command %.0f, tag relevance %.2f, recency %.2f",
+				w.SameCommand, w.ScopeOverlap, w.TouchIntersection, w.SameFailedCommand, w.TagRelevance, w.Recency)
+			for _, s := range a.SuggestedActions {
+				p.line("      - %s", s)
+			}
+		}
+	}
+	var failed []string
+	for _, c := range checks {
+		state := p.paint(green, "ok")
+		if !c.OK {
+			state = p.paint(red, "FAILED")
+			failed = append(failed, c.Detail)
+		}
+		p.line("    preflight %s: %s (%s)", state, c.Detail, c.Source)
+	}
+	if len(failed) > 0 {
+		p.line("    %d preflight check(s) failed: advisory only; --strict-preflight stops the run", len(failed))
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
@@ -46,14 +47,14 @@ FAIL	example.com/greeter/api	0.012s
 FAIL
 `
 
-func sampleRun() *runResult {
-	return &runResult{
+func sampleRun() *orket.Record {
+	return &orket.Record{
 		RunID:   "20261122T040000Z-abc123",
-		Code:    EVerifyFailedReverted,
+		Code:    orket.EVerifyFailedReverted,
 		Error:   "step test failed (exit 1); the change was reverted",
-		Request: runRequest{EditSource: "command", Instruction: "agent -p 'rename UserID'", Scope: []string{"api"}, Profile: "quick"},
-		Plan: runPlan{TouchSet: []string{"api/greet.go"}, TouchCount: 1, Measured: true,
-			Steps: []planStep{{Name: "vet"}, {Name: "web", Skip: "when"}, {Name: "docs", Skip: "skip"}, {Name: "links"}, {Name: "test"}}},
+		Request: orket.RecordRequest{EditSource: "command", Instruction: "agent -p 'rename UserID'", Scope: []string{"api"}, Profile: "quick"},
+		Plan: orket.Plan{TouchSet: []string{"api/greet.go"}, TouchCount: 1, Measured: true,
+			Steps: []orket.PlanStep{{Name: "vet"}, {Name: "web", Skip: "when"}, {Name: "docs", Skip: "skip"}, {Name: "links"}, {Name: "test"}}},
 		Steps: []*verify.StepResult{
 			{Name: "vet", Status: verify.Passed, Required: true, DurationMS: 412},
 			{Name: "web", Status: verify.Skipped, SkipReason: "when", Required: true},
@@ -64,17 +65,17 @@ func sampleRun() *runResult {
 	}
 }
 
-// replay drives a printer through a run the way transact does.
-func replay(p *runPrinter, res *runResult) {
-	p.plan(res)
-	p.editStart(res)
-	p.editDone(&verify.StepResult{Name: "edit", Status: verify.Passed, DurationMS: 1500})
-	p.touched(res)
+// replay drives a printer through a run the way orket.Execute does.
+func replay(p *runPrinter, res *orket.Record) {
+	p.Planned(res)
+	p.EditStarted(res)
+	p.EditDone(&verify.StepResult{Name: "edit", Status: verify.Passed, DurationMS: 1500})
+	p.Touched(res)
 	for _, s := range res.Steps {
 		if s.Status != verify.Skipped {
-			p.stepStart(config.Step{Name: s.Name, Shell: s.Command})
+			p.StepStarted(config.Step{Name: s.Name, Shell: s.Command})
 		}
-		p.stepDone(s)
+		p.StepDone(s)
 	}
 }
 
@@ -119,7 +120,7 @@ func TestGitHubAnnotationsGolden(t *testing.T) {
 		&verify.StepResult{Name: "plain", Status: verify.Failed, Required: true, ExitCode: 1,
 			OutputTail: "connection refused, 100% of retries, a: b\n"},
 	)
-	res.Barrier = &barrierView{Outside: []string{"main.go"}}
+	res.Barrier = &orket.Barrier{Outside: []string{"main.go"}}
 	res.Advisories = []lessons.Advisory{{Title: "Missing environment variable DATABASE_URL", Count: 3, FailedCommand: "go test ./...",
 		LastSeen: time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)}}
 	res.Preflight = []preflight.Result{{Check: preflight.Check{Type: preflight.EnvVarPresent, Name: "DATABASE_URL"}, Detail: "DATABASE_URL is not set (or empty)", Source: "lesson 7d53bd9a"}}

@@ -7,11 +7,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/orket/orket"
+
 	"github.com/orket/orket/config"
 )
 
 type checkResult struct {
-	Code     Code          `json:"code"`
+	Code     orket.Code    `json:"code"`
 	File     string        `json:"file"`
 	Detected []string      `json:"detected,omitempty"`
 	Default  string        `json:"default"`
@@ -49,7 +51,7 @@ prints the resolved profiles, or the first mistake with its line.`,
 				return err
 			}
 			if o.json {
-				*result = map[string]any{"code": OK, "schema": json.RawMessage(config.Schema)}
+				*result = map[string]any{"code": orket.OK, "schema": json.RawMessage(config.Schema)}
 				return nil
 			}
 			_, err := o.stdout.Write(config.Schema)
@@ -67,7 +69,7 @@ func runSchemaCheck(o *options) (*checkResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &checkResult{Code: OK, File: rel(r, c.File), Detected: c.Detected, Default: c.Verify.Default}
+	res := &checkResult{Code: orket.OK, File: rel(r, c.File), Detected: c.Detected, Default: c.Verify.Default}
 	if c.File == "" {
 		res.File = ""
 	}

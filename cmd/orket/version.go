@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/orket/orket"
 )
 
 // Set by the Makefile with -ldflags "-X main.version=... -X main.commit=...".
@@ -15,10 +17,10 @@ var (
 )
 
 type versionResult struct {
-	Code    Code   `json:"code"`
-	Version string `json:"version"`
-	Commit  string `json:"commit"`
-	Go      string `json:"go"`
+	Code    orket.Code `json:"code"`
+	Version string     `json:"version"`
+	Commit  string     `json:"commit"`
+	Go      string     `json:"go"`
 }
 
 func versionCommand(o *options, result *any) *cli.Command {
@@ -27,7 +29,7 @@ func versionCommand(o *options, result *any) *cli.Command {
 		Usage:     "print orket's version, commit and Go version",
 		UsageText: "orket version",
 		Action: func(*cli.Context) error {
-			res := versionResult{Code: OK, Version: version, Commit: commit, Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH}
+			res := versionResult{Code: orket.OK, Version: version, Commit: commit, Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH}
 			if res.Commit == "" {
 				res.Commit = "unknown"
 				if bi, ok := debug.ReadBuildInfo(); ok {

@@ -1,10 +1,11 @@
-package txn
+package patch
 
 import (
 	"bytes"
 	"compress/zlib"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -12,86 +13,79 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/orket/orket/internal/fsroot"
 )
 
-// side is one side of a file change; a nil *side is an absent file.
-type side struct {
-	mode    filemode.FileMode
-	oid     plumbing.Hash
-	content []byte
+// A Side is one side of a file change; a nil *Side is an absent file.
+type Side struct {
+	Mode    filemode.FileMode
+	OID     plumbing.Hash
+	Content []byte
 }
 
-func (r *Repo) blobBytes(id plumbing.Hash) ([]byte, error) {
-	obj, err := r.blob(id)
-	if err != nil {
-		return nil, err
+// Before returns a path's state before the change (nil: absent).
+type Before func(p string) (*Side, error)
+
+// Format writes a patch in git's format (binary files as literal GIT binary
+// patches) taking each of paths from its state in before to its state on
+// disk under root. git apply accepts it.
+func Format(w io.Writer, root *fsroot.Root, paths []string, before Before) error {
+	for _, p := range paths {
+		a, err := before(p)
+		if err != nil {
+			return err
+		}
+		b, err := diskSide(root, p)
+		if err != nil {
+			return err
+		}
+		if f := filePatch(p, a, b); f != nil {
+			if _, err := io.WriteString(w, f.String()); err != nil {
+				return err
+			}
+		}
 	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer rd.Close()
-	return io.ReadAll(rd)
+	return nil
 }
 
 // diskSide reads a working-tree file as a patch side.
-func (r *Repo) diskSide(p string) (*side, error) {
-	abs := r.abs(p)
-	fi, err := os.Lstat(abs)
-	if errors.Is(err, os.ErrNotExist) {
+func diskSide(root *fsroot.Root, p string) (*Side, error) {
+	st, err := root.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	f, ok := fileOf(fi)
-	if !ok {
-		return nil, nil
-	}
 	var b []byte
-	if f.Mode == filemode.Symlink {
-		t, err := os.Readlink(abs)
+	var mode filemode.FileMode
+	switch m := modeOf(st.Mode); {
+	case m == fs.ModeSymlink:
+		t, err := root.Readlink(p)
 		if err != nil {
 			return nil, err
 		}
-		b = []byte(t)
-	} else if b, err = os.ReadFile(abs); err != nil {
-		return nil, err
-	}
-	return &side{mode: f.Mode, oid: blobHash(b), content: b}, nil
-}
-
-// FormatPatch returns a patch, in git's format (binary files as literal
-// GIT binary patches), taking the files named from their state in before
-// (content from the object store) to their state on disk now. git apply
-// accepts it.
-func (r *Repo) FormatPatch(paths []string, before map[string]*File) (string, error) {
-	var out strings.Builder
-	for _, p := range paths {
-		var a *side
-		if f := before[p]; f != nil {
-			b, err := r.blobBytes(f.OID)
-			if err != nil {
-				return "", err
-			}
-			a = &side{mode: f.Mode, oid: f.OID, content: b}
+		b, mode = []byte(t), filemode.Symlink
+	case m == fs.ModeIrregular:
+		return nil, nil // a directory or a special file: not a git file
+	default:
+		if b, err = root.ReadFile(p); err != nil {
+			return nil, err
 		}
-		b, err := r.diskSide(p)
-		if err != nil {
-			return "", err
-		}
-		if f := filePatch(p, a, b); f != nil {
-			out.WriteString(f.String())
+		mode = filemode.Regular
+		if m&0o100 != 0 {
+			mode = filemode.Executable
 		}
 	}
-	return out.String(), nil
+	return &Side{Mode: mode, OID: plumbing.ComputeHash(plumbing.BlobObject, b), Content: b}, nil
 }
 
-func filePatch(p string, a, b *side) *gitdiff.File {
+func filePatch(p string, a, b *Side) *gitdiff.File {
 	if a == nil && b == nil {
 		return nil
 	}
-	if a != nil && b != nil && a.mode == b.mode && a.oid == b.oid {
+	if a != nil && b != nil && a.Mode == b.Mode && a.OID == b.OID {
 		return nil
 	}
 	f := &gitdiff.File{OldName: p, NewName: p}
@@ -100,21 +94,21 @@ func filePatch(p string, a, b *side) *gitdiff.File {
 	switch {
 	case a == nil:
 		f.IsNew, f.OldName = true, ""
-		f.NewMode = os.FileMode(b.mode)
+		f.NewMode = os.FileMode(b.Mode)
 	case b == nil:
 		f.IsDelete, f.NewName = true, ""
-		f.OldMode = os.FileMode(a.mode)
+		f.OldMode = os.FileMode(a.Mode)
 	default:
-		f.OldMode = os.FileMode(a.mode)
-		if a.mode != b.mode {
-			f.NewMode = os.FileMode(b.mode)
+		f.OldMode = os.FileMode(a.Mode)
+		if a.Mode != b.Mode {
+			f.NewMode = os.FileMode(b.Mode)
 		}
 	}
 	if a != nil {
-		oldC, oldOID = a.content, a.oid
+		oldC, oldOID = a.Content, a.OID
 	}
 	if b != nil {
-		newC, newOID = b.content, b.oid
+		newC, newOID = b.Content, b.OID
 	}
 	f.OldOIDPrefix, f.NewOIDPrefix = oldOID.String(), newOID.String()
 	if oldOID == newOID {

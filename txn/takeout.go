@@ -10,28 +10,28 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
-// ResetPaths puts the named paths back as base (a commit's files, from
+// resetPaths puts the named paths back as base (a commit's files, from
 // TreeOf) has them, in the working tree and in the index: files base has
 // are rewritten, others removed. It is how a failed --worktree candidate
 // is taken out.
-func (r *Repo) ResetPaths(paths []string, base map[string]*File) error {
+func (r *Repo) resetPaths(paths []string, base map[string]*File) error {
+	root, err := r.FS()
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, p := range paths {
 		f := base[p]
 		if f == nil {
-			if err := os.Remove(r.abs(p)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := root.Remove(p); err != nil {
 				errs = append(errs, err)
 			}
-			for _, d := range parentDirs(p) {
-				if os.Remove(r.abs(d)) != nil {
-					break
-				}
-			}
+			root.RemoveEmptyParents(p)
 			continue
 		}
 		g := *f
 		g.Perm = defaultPerm(f.Mode)
-		if err := r.writeBlob(p, &g); err != nil {
+		if err := r.writeBlob(root, p, &g); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -79,5 +79,5 @@ func (r *Repo) setIndexEntries(paths []string, base map[string]*File) error {
 	if err := index.NewEncoder(&buf).Encode(idx); err != nil {
 		return err
 	}
-	return writeLocked(file, buf.Bytes())
+	return writeFile(file, buf.Bytes(), true)
 }

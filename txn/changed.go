@@ -9,6 +9,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/orket/orket/scope"
 )
 
 // A RevisionError reports a revision that does not resolve.
@@ -81,7 +83,7 @@ func (r *Repo) ChangedSince(rev string) ([]string, map[string]*File, error) {
 	}
 	var changed []string
 	for p, f := range cur.Files {
-		if reserved(p) {
+		if scope.Reserved(p) {
 			continue
 		}
 		if b := base[p]; b == nil || b.Mode != f.Mode || b.OID != f.OID {
@@ -89,7 +91,7 @@ func (r *Repo) ChangedSince(rev string) ([]string, map[string]*File, error) {
 		}
 	}
 	for p := range base {
-		if cur.Files[p] == nil && !reserved(p) {
+		if cur.Files[p] == nil && !scope.Reserved(p) {
 			changed = append(changed, p)
 		}
 	}

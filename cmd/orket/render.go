@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/orket/orket"
+)
+
+// render writes the outcome of a command: the JSON object on stdout under
+// --json, the one-line error on stderr otherwise. It returns the exit
+// status. A run's record, which carries its outcome, is the JSON object
+// for failures too (a failed run still reports its plan and steps).
+func render(o *options, result any, err error) int {
+	if err == nil {
+		if o.json {
+			if result == nil {
+				result = map[string]any{"code": orket.OK}
+			}
+			writeJSON(o.stdout, result)
+		}
+		return 0
+	}
+	p := orket.Describe(err)
+	fmt.Fprintln(o.stderr, "orket: "+p.Line())
+	if o.json {
+		if _, ok := result.(*orket.Record); !ok {
+			m := map[string]any{"code": p.Code, "exit_status": p.Exit, "error": p.Msg}
+			if p.Hint != "" {
+				m["hint"] = p.Hint
+			}
+			for k, v := range p.Fields {
+				m[k] = v
+			}
+			result = m
+		}
+		writeJSON(o.stdout, result)
+	}
+	return p.Exit
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		// Every result type is plain data; failing here is a programming
+		// error, but the stdout contract still asks for one object.
+		fmt.Fprintf(w, "{\"code\":%q,\"error\":%q}\n", orket.EInternal, "encode result: "+err.Error())
+	}
+}

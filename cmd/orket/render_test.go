@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"syscall"
+	"testing"
+
+	"github.com/orket/orket"
+)
+
+func TestRender(t *testing.T) {
+	cause := errors.New("boom")
+	for _, tc := range []struct {
+		name       string
+		err        error
+		wantExit   int
+		wantStderr string
+	}{
+		{"ok", nil, 0, ""},
+		{"usage", orket.Errorf(orket.EUsage, "see --help", "bad flag"), 2, "orket: E_USAGE: bad flag; see --help\n"},
+		{"sigterm", &orket.InterruptedError{Sig: syscall.SIGTERM, During: "during the edit"}, 143, "orket: E_INTERRUPTED: interrupted by SIGTERM during the edit; run again when ready\n"},
+		{"wrapped", fmt.Errorf("context: %w", orket.Errorf(orket.ELocked, "wait", "locked by pid 1")), 5, "orket: E_LOCKED: locked by pid 1; wait\n"},
+		{"foreign", cause, 70, "orket: E_INTERNAL: boom; this is a bug in orket; please report it with the command you ran\n"},
+		{"multiline", orket.Errorf(orket.EPatchInvalid, "regenerate it", "line one\nline two"), 2, "orket: E_PATCH_INVALID: line one line two; regenerate it\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			got := render(&options{stdout: &stdout, stderr: &stderr}, nil, tc.err)
+			if got != tc.wantExit || stderr.String() != tc.wantStderr || stdout.Len() != 0 {
+				t.Errorf("render = %d, stderr %q, stdout %q; want %d, %q", got, stderr.String(), stdout.String(), tc.wantExit, tc.wantStderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,86 @@
+package orket
+
+import "sort"
+
+// A Code is the stable machine name of an outcome (SPEC section 3.5). Codes
+// never change meaning once released: agents and CI jobs branch on them,
+// and run records keep them.
+type Code string
+
+// The outcome codes.
+const (
+	OK                    Code = "OK"
+	EVerifyFailedReverted Code = "E_VERIFY_FAILED_REVERTED"
+	EVerifyFailedKept     Code = "E_VERIFY_FAILED_KEPT"
+	EVerifyFailed         Code = "E_VERIFY_FAILED"
+	EDraftFailure         Code = "E_DRAFT_FAILURE"
+	EUsage                Code = "E_USAGE"
+	EConfigInvalid        Code = "E_CONFIG_INVALID"
+	EGitRequired          Code = "E_GIT_REQUIRED"
+	ERepoUnsupported      Code = "E_REPO_UNSUPPORTED"
+	EConfirmationRequired Code = "E_CONFIRMATION_REQUIRED"
+	EPatchInvalid         Code = "E_PATCH_INVALID"
+	EScopeRequired        Code = "E_SCOPE_REQUIRED"
+	ETouchsetEmpty        Code = "E_TOUCHSET_EMPTY"
+	EWriteOutOfScope      Code = "E_WRITE_OUT_OF_SCOPE"
+	EPreflightFailed      Code = "E_PREFLIGHT_FAILED"
+	ELocked               Code = "E_LOCKED"
+	ERecoveryNeeded       Code = "E_RECOVERY_NEEDED"
+	EInterrupted          Code = "E_INTERRUPTED"
+	EInternal             Code = "E_INTERNAL"
+)
+
+// codes is the one table of outcomes: exit status and a one-line meaning.
+// E_INTERRUPTED's status depends on the signal (130 for SIGINT, 143 for
+// SIGTERM); the table holds the SIGINT value.
+var codes = map[Code]CodeInfo{
+	OK:                    {OK, 0, "the run passed; the change (if any) is kept"},
+	EVerifyFailedReverted: {EVerifyFailedReverted, 1, "verification failed; the change was reverted and a lesson recorded"},
+	EVerifyFailedKept:     {EVerifyFailedKept, 1, "verification failed; the change was kept (--keep-on-fail) and a lesson recorded"},
+	EVerifyFailed:         {EVerifyFailed, 1, "verification failed on a verify-only run; a lesson was recorded"},
+	EDraftFailure:         {EDraftFailure, 1, "the edit command exited non-zero; its changes were reverted and a lesson recorded"},
+	EUsage:                {EUsage, 2, "the command line is wrong"},
+	EConfigInvalid:        {EConfigInvalid, 2, "orket.yaml is invalid"},
+	EGitRequired:          {EGitRequired, 2, "not inside a git work tree"},
+	ERepoUnsupported:      {ERepoUnsupported, 2, "the repository uses a setting orket cannot honour exactly"},
+	EConfirmationRequired: {EConfirmationRequired, 2, "a mutating run needs confirmation and there is no terminal"},
+	EPatchInvalid:         {EPatchInvalid, 2, "the patch does not parse or does not apply; nothing was written"},
+	EScopeRequired:        {EScopeRequired, 3, "a mutating run needs --scope (or scope in orket.yaml)"},
+	ETouchsetEmpty:        {ETouchsetEmpty, 3, "the edit changed nothing"},
+	EWriteOutOfScope:      {EWriteOutOfScope, 3, "the edit wrote outside its scope; it was reverted"},
+	EPreflightFailed:      {EPreflightFailed, 4, "a preflight check failed in strict mode; nothing was written"},
+	ELocked:               {ELocked, 5, "another orket run holds the repository lock"},
+	ERecoveryNeeded:       {ERecoveryNeeded, 5, "an interrupted transaction must be recovered first"},
+	EInterrupted:          {EInterrupted, 130, "interrupted by SIGINT (130) or SIGTERM (143); the change was reverted"},
+	EInternal:             {EInternal, 70, "orket failed internally"},
+}
+
+// CodeInfo describes a code.
+type CodeInfo struct {
+	Code    Code
+	Exit    int
+	Meaning string
+}
+
+// Exit returns the code's exit status (E_INTERNAL's for an unknown code).
+func (c Code) Exit() int {
+	if e, ok := codes[c]; ok {
+		return e.Exit
+	}
+	return codes[EInternal].Exit
+}
+
+// Codes returns every code, in order of exit status then name.
+func Codes() []CodeInfo {
+	out := make([]CodeInfo, 0, len(codes))
+	for _, c := range codes {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Exit != out[j].Exit {
+			return out[i].Exit < out[j].Exit
+		}
+		return out[i].Code < out[j].Code
+	})
+	return out
+}

@@ -1,0 +1,394 @@
+package orket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/patch"
+	"github.com/orket/orket/txn"
+	"github.com/orket/orket/verify"
+)
+
+// A Problem is an outcome other than OK as a person or an agent reads it:
+// its code and exit status, what happened, and what to do next.
+type Problem struct {
+	Code   Code
+	Exit   int
+	Msg    string         // what happened: lowercase, no final period
+	Hint   string         // what to do next; may be empty
+	Fields map[string]any // extra members of the JSON object (file, line, paths)
+}
+
+// Line is the problem as one line of text: CODE: what; what next.
+func (p Problem) Line() string {
+	s := string(p.Code) + ": " + p.Msg
+	if p.Hint != "" {
+		s += "; " + p.Hint
+	}
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// problemer is implemented by this package's typed errors.
+type problemer interface{ problem() Problem }
+
+// Describe maps an error to its Problem. It is the one place where errors
+// become codes and exit statuses: this package's typed errors say what
+// they are, errors of the domain packages are recognised here, and
+// anything else is E_INTERNAL, with its text (never a stack trace).
+func Describe(err error) Problem {
+	var (
+		pr   problemer
+		ce   *config.Error
+		ue   *txn.UnsupportedError
+		le   *txn.LockedError
+		re   *txn.RevisionError
+		upe  *config.UnknownProfileError
+		unsp *patch.UnsafePathError
+		slp  *patch.SymlinkPathError
+		pe   *patch.Error
+	)
+	var p Problem
+	switch {
+	case errors.As(err, &pr):
+		p = pr.problem()
+	case errors.As(err, &ce):
+		p = Problem{Code: EConfigInvalid, Msg: ce.Error(), Hint: ce.Hint, Fields: map[string]any{"file": ce.File, "line": ce.Line}}
+	case errors.As(err, &upe):
+		p = Problem{Code: EUsage, Msg: upe.Error(), Hint: "defined profiles: " + strings.Join(upe.Known, ", ")}
+	case errors.As(err, &ue):
+		p = Problem{Code: ERepoUnsupported, Msg: ue.Error(), Hint: "orket refuses what it cannot restore exactly; change the setting or run without orket"}
+	case errors.As(err, &le):
+		p = Problem{Code: ELocked, Msg: le.Error(), Hint: "wait for it to finish, or pass --wait"}
+	case errors.As(err, &re):
+		p = Problem{Code: EUsage, Msg: re.Error(), Hint: "name a branch, tag or commit that exists (git fetch first in CI)"}
+	case errors.As(err, &unsp):
+		p = Problem{Code: EWriteOutOfScope, Msg: "the patch writes outside the repository: " + unsp.Error(),
+			Hint: "nothing was written; make the patch with repository-relative paths", Fields: map[string]any{"outside": []string{unsp.Path}}}
+	case errors.As(err, &slp):
+		p = Problem{Code: EWriteOutOfScope, Msg: "the patch writes through a symlink: " + slp.Error(),
+			Hint: "nothing was written; patch the symlink's target path instead", Fields: map[string]any{"outside": []string{slp.Path}}}
+	case errors.As(err, &pe):
+		p = Problem{Code: EPatchInvalid, Msg: "the patch does not apply: " + pe.Error(),
+			Hint: "nothing was written; regenerate the patch against the current tree (git diff --binary)"}
+	default:
+		p = Problem{Code: EInternal, Msg: err.Error(), Hint: "this is a bug in orket; please report it with the command you ran"}
+	}
+	if p.Exit == 0 {
+		p.Exit = p.Code.Exit()
+	}
+	return p
+}
+
+// An Error is a coded outcome without more structure: what happened and
+// what to do next.
+type Error struct {
+	Code   Code
+	Msg    string
+	Hint   string
+	Err    error // the cause, for errors.Is and errors.As
+	Fields map[string]any
+}
+
+// Errorf returns an *Error with a formatted message.
+func Errorf(code Code, hint, format string, args ...any) *Error {
+	return &Error{Code: code, Hint: hint, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Err }
+func (e *Error) problem() Problem {
+	return Problem{Code: e.Code, Msg: e.Msg, Hint: e.Hint, Fields: e.Fields}
+}
+
+// internal wraps an error of an operation that should not fail, with what
+// to do about it.
+func internal(what, hint string, err error) *Error {
+	return &Error{Code: EInternal, Msg: what + ": " + err.Error(), Hint: hint, Err: err}
+}
+
+// A ScopeRequiredError is a mutating run without a scope.
+type ScopeRequiredError struct{}
+
+func (*ScopeRequiredError) Error() string { return "a mutating run needs a scope" }
+func (e *ScopeRequiredError) problem() Problem {
+	return Problem{Code: EScopeRequired, Msg: e.Error(), Hint: "pass --scope DIR (repeatable) or set scope in orket.yaml"}
+}
+
+// An OutOfScopeError is an edit that writes outside its scope, or into
+// git's configuration, hooks or info files.
+type OutOfScopeError struct {
+	Outside  []string // paths outside the scope
+	Guarded  []string // git files an edit may never write
+	Reverted bool     // the edit had written, and was reverted
+	Saved    string   // where the reverted change is kept, if it is
+}
+
+func (e *OutOfScopeError) Error() string {
+	all := append(append([]string{}, e.Outside...), e.Guarded...)
+	return "the edit writes outside its scope: " + strings.Join(all, ", ")
+}
+
+func (e *OutOfScopeError) problem() Problem {
+	hint := "nothing was written; widen --scope deliberately or change the edit"
+	if e.Reverted {
+		hint = "the change was reverted; widen --scope deliberately or change the edit"
+		if e.Saved != "" {
+			hint += "; it is kept in " + e.Saved
+		}
+	}
+	return Problem{Code: EWriteOutOfScope, Msg: e.Error(), Hint: hint}
+}
+
+// A TouchsetEmptyError is a mutating run whose edit changed nothing.
+type TouchsetEmptyError struct{ Worktree bool }
+
+func (e *TouchsetEmptyError) Error() string {
+	if e.Worktree {
+		return "--worktree: there are no uncommitted changes"
+	}
+	return "the edit changed no file"
+}
+
+func (e *TouchsetEmptyError) problem() Problem {
+	hint := "check that the edit command edits files in this repository"
+	if e.Worktree {
+		hint = "make the change first, or use -- EDIT-COMMAND"
+	}
+	return Problem{Code: ETouchsetEmpty, Msg: e.Error(), Hint: hint}
+}
+
+// A PreflightFailedError is a failed preflight check in strict mode.
+type PreflightFailedError struct {
+	Failed []string // each failed check, described
+	Run    bool     // stopped a run (nothing was written)
+}
+
+func (e *PreflightFailedError) Error() string {
+	msg := "preflight check failed: " + strings.Join(e.Failed, "; ")
+	if e.Run {
+		msg += "; nothing was written"
+	}
+	return msg
+}
+
+func (e *PreflightFailedError) problem() Problem {
+	hint := "satisfy the check before starting"
+	if e.Run {
+		hint = "satisfy the check and run again (strict mode comes from --strict-preflight, preflight.strict or ORKET_STRICT_PREFLIGHT=1)"
+	}
+	return Problem{Code: EPreflightFailed, Msg: e.Error(), Hint: hint}
+}
+
+// A ConfirmationError is a mutating run that was not confirmed.
+type ConfirmationError struct {
+	NoTerminal bool // there was no terminal to ask on
+}
+
+func (e *ConfirmationError) Error() string {
+	if e.NoTerminal {
+		return "a mutating run needs confirmation and stdin is not a terminal"
+	}
+	return "not confirmed; nothing was written"
+}
+
+func (e *ConfirmationError) problem() Problem {
+	hint := "answer y to proceed, or pass --yes"
+	if e.NoTerminal {
+		hint = "pass --yes to run without asking"
+	}
+	return Problem{Code: EConfirmationRequired, Msg: e.Error(), Hint: hint}
+}
+
+// A RecoveryNeededError is an unfinished transaction found by a run.
+type RecoveryNeededError struct {
+	Journal *txn.Journal // nil when the journal is unreadable
+	Err     error        // why it is unreadable
+}
+
+func (e *RecoveryNeededError) Error() string {
+	if e.Journal == nil {
+		return "an unfinished transaction's journal is unreadable: " + e.Err.Error()
+	}
+	j := e.Journal
+	return fmt.Sprintf("run %s did not finish (it stopped during %s); its snapshot is %s", j.RunID, j.Phase, j.Ref)
+}
+
+func (e *RecoveryNeededError) Unwrap() error { return e.Err }
+
+func (e *RecoveryNeededError) problem() Problem {
+	if e.Journal == nil {
+		return Problem{Code: ERecoveryNeeded, Msg: e.Error(), Hint: "run orket recover, or orket recover --discard to forget it"}
+	}
+	return Problem{Code: ERecoveryNeeded, Msg: e.Error(),
+		Hint:   "run orket recover to restore the tree as it was before that run, or orket recover --discard to keep the tree as it is",
+		Fields: map[string]any{"snapshot_ref": e.Journal.Ref, "unfinished_run": e.Journal.RunID}}
+}
+
+// An UnsavedChangeError is a change that should have been taken out of the
+// tree but could not be saved first: durable before destructive, so it
+// was left in place, with the snapshot, for the user to decide.
+type UnsavedChangeError struct {
+	Cause error  // why the change was to be taken out (a failed step...)
+	Err   error  // why it could not be saved
+	Ref   string // the snapshot, kept
+}
+
+func (e *UnsavedChangeError) Error() string {
+	cause := ""
+	if e.Cause != nil {
+		cause = Describe(e.Cause).Msg + "; but "
+	}
+	return cause + "the change could not be saved (" + e.Err.Error() + "), so nothing was taken out: the tree holds the change and the snapshot " + e.Ref + " is kept"
+}
+
+func (e *UnsavedChangeError) Unwrap() error { return e.Err }
+
+func (e *UnsavedChangeError) problem() Problem {
+	return Problem{Code: ERecoveryNeeded, Msg: e.Error(),
+		Hint:   "fix what stopped the save, then orket recover saves the change and restores the tree as it was before the run (orket recover --discard keeps the tree as it is)",
+		Fields: map[string]any{"snapshot_ref": e.Ref}}
+}
+
+// A RevertError is a revert that failed or could not be proven; the
+// snapshot is kept for recovery.
+type RevertError struct {
+	Err   error
+	Ref   string
+	Saved string // where the change was saved before the revert, if it was
+}
+
+func (e *RevertError) Error() string { return "the revert failed: " + e.Err.Error() }
+func (e *RevertError) Unwrap() error { return e.Err }
+func (e *RevertError) problem() Problem {
+	hint := "the snapshot is kept as " + e.Ref + "; run orket recover to retry, or restore by hand as its commit message says"
+	if e.Saved != "" {
+		hint += "; the change is saved in " + e.Saved
+	}
+	return Problem{Code: EInternal, Msg: e.Error(), Hint: hint, Fields: map[string]any{"snapshot_ref": e.Ref}}
+}
+
+// A DraftFailedError is an edit command that exited non-zero.
+type DraftFailedError struct {
+	Edit  *verify.StepResult
+	Saved string // where the reverted change is kept, if it changed anything
+}
+
+func (e *DraftFailedError) Error() string {
+	return fmt.Sprintf("the edit command failed (%s); its changes were reverted", ExitText(e.Edit))
+}
+
+func (e *DraftFailedError) problem() Problem {
+	return Problem{Code: EDraftFailure, Msg: e.Error(), Hint: "see the edit's output above (or edit.output_tail in --json)" + keptIn(e.Saved)}
+}
+
+// What happened to a change whose verification failed.
+const (
+	Reverted   = "reverted"    // the change was reverted
+	Kept       = "kept"        // --keep-on-fail kept it
+	TakenOut   = "taken out"   // --worktree: the uncommitted changes were taken out
+	NotWritten = "verify-only" // a verify-only run: nothing was written
+)
+
+// A VerifyFailedError is a run whose verification failed.
+type VerifyFailedError struct {
+	Failed      []*verify.StepResult // the failing required steps
+	Disposition string               // Reverted, Kept, TakenOut or NotWritten
+	Saved       string               // where the failed change is kept
+}
+
+func (e *VerifyFailedError) Error() string {
+	var parts []string
+	for _, s := range e.Failed {
+		parts = append(parts, fmt.Sprintf("step %s failed (%s)", s.Name, ExitText(s)))
+	}
+	msg := strings.Join(parts, ", ")
+	switch e.Disposition {
+	case Reverted:
+		msg += "; the change was reverted"
+	case TakenOut:
+		msg += "; the uncommitted changes were taken out"
+	case Kept:
+		msg += "; the change was kept (--keep-on-fail)"
+	}
+	return msg
+}
+
+func (e *VerifyFailedError) problem() Problem {
+	switch e.Disposition {
+	case Kept:
+		return Problem{Code: EVerifyFailedKept, Msg: e.Error(), Hint: "fix the tree, or restore it with git"}
+	case NotWritten:
+		return Problem{Code: EVerifyFailed, Msg: e.Error(), Hint: "fix what the failing step reports and run again"}
+	}
+	return Problem{Code: EVerifyFailedReverted, Msg: e.Error(), Hint: "fix what the failing step reports and run again" + keptIn(e.Saved)}
+}
+
+func keptIn(saved string) string {
+	if saved == "" {
+		return ""
+	}
+	return "; the failed change is kept in " + saved + " (git apply " + saved + " brings it back)"
+}
+
+// ExitText says how a step ended: exit 1, timed out after 5s, killed by
+// SIGKILL.
+func ExitText(s *verify.StepResult) string {
+	switch {
+	case s.TimedOut:
+		return fmt.Sprintf("timed out after %s", time.Duration(s.DurationMS)*time.Millisecond)
+	case s.Signal != "":
+		return "killed by " + s.Signal
+	}
+	return fmt.Sprintf("exit %d", s.ExitCode)
+}
+
+// A Signal is the cause a caller gives the run's context when a signal
+// (SIGINT, SIGTERM) cancels it.
+type Signal struct{ Sig os.Signal }
+
+func (s Signal) Error() string { return "interrupted by " + s.Sig.String() }
+
+// An InterruptedError is a run stopped by a signal (or a cancelled
+// context).
+type InterruptedError struct {
+	Sig    os.Signal // nil: the context was cancelled without a Signal cause
+	During string    // "during the edit; the tree was reverted"
+}
+
+// interrupted returns the outcome of ctx's cancellation.
+func interrupted(ctx context.Context, during string) *InterruptedError {
+	e := &InterruptedError{During: during}
+	var s Signal
+	if errors.As(context.Cause(ctx), &s) {
+		e.Sig = s.Sig
+	}
+	return e
+}
+
+func (e *InterruptedError) name() string {
+	switch e.Sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	}
+	return "SIGINT"
+}
+
+func (e *InterruptedError) Error() string { return "interrupted by " + e.name() + " " + e.During }
+
+func (e *InterruptedError) problem() Problem {
+	exit := 130
+	if s, ok := e.Sig.(syscall.Signal); ok && s != syscall.SIGINT {
+		exit = 128 + int(s)
+	}
+	return Problem{Code: EInterrupted, Exit: exit, Msg: e.Error(), Hint: "run again when ready"}
+}

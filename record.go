@@ -1,0 +1,219 @@
+package orket
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/preflight"
+	"github.com/orket/orket/scope"
+	"github.com/orket/orket/txn"
+	"github.com/orket/orket/verify"
+)
+
+// RecordSchema is the schema_version of run records.
+const RecordSchema = "orket.run/v1"
+
+// RunsDir is where run records are kept, repository-relative.
+const RunsDir = scope.OrketDir + "/runs"
+
+// A Record is a run as it happened: the file .orket/runs/<run-id>.json and
+// the --json object are this one schema. Readers ignore keys they do not
+// know, so it can grow.
+type Record struct {
+	Schema     string               `json:"schema_version"`
+	Code       Code                 `json:"code"`
+	ExitStatus int                  `json:"exit_status"`
+	Error      string               `json:"error,omitempty"`
+	Hint       string               `json:"hint,omitempty"`
+	RunID      string               `json:"run_id"`
+	Request    RecordRequest        `json:"request"`
+	Plan       Plan                 `json:"plan"`
+	Advisories []lessons.Advisory   `json:"advisories"`
+	Preflight  []preflight.Result   `json:"preflight"`
+	Edit       *verify.StepResult   `json:"edit,omitempty"`
+	Steps      []*verify.StepResult `json:"steps"`
+	Barrier    *Barrier             `json:"barrier,omitempty"`
+	GitChanges []string             `json:"git_changes,omitempty"`
+	Snapshot   string               `json:"snapshot_ref,omitempty"`
+	Revert     *Revert              `json:"revert,omitempty"`
+	PatchFile  string               `json:"patch_file,omitempty"`
+	Commit     string               `json:"commit,omitempty"`
+	HeadPre    string               `json:"head_pre,omitempty"`
+	LessonID   *string              `json:"lesson_id"`
+	LessonIDs  []string             `json:"lesson_ids"`
+	Lessons    []LessonView         `json:"lessons,omitempty"`
+	Timings    map[string]int64     `json:"timings_ms"`
+	RecordFile string               `json:"record,omitempty"`
+}
+
+// RecordRequest is what the run was asked to do.
+type RecordRequest struct {
+	EditSource  string   `json:"edit_source"` // command, patch, worktree, none
+	Argv        []string `json:"argv,omitempty"`
+	Instruction string   `json:"instruction,omitempty"`
+	Patch       string   `json:"patch,omitempty"`
+	Scope       []string `json:"scope"`
+	Profile     string   `json:"verify_profile"`
+	Base        string   `json:"base,omitempty"`
+	Skip        []string `json:"skip,omitempty"`
+	DryRun      bool     `json:"dry_run"`
+	AutoConfirm bool     `json:"auto_confirm"`
+	KeepOnFail  bool     `json:"keep_on_fail,omitempty"`
+	Commit      string   `json:"commit_message,omitempty"`
+}
+
+// Plan is the run's touch set and steps.
+type Plan struct {
+	TouchSet   []string   `json:"touch_set"`
+	TouchCount int        `json:"touch_count"`
+	Measured   bool       `json:"measured"` // false: planned from a patch, or not known yet
+	Steps      []PlanStep `json:"steps"`
+}
+
+// A PlanStep is a verify step as planned.
+type PlanStep struct {
+	Name    string `json:"name"`
+	Command string `json:"command"`
+	Skip    string `json:"skip,omitempty"` // "skip" (--skip) or "when" (no touched path matches)
+}
+
+// Barrier lists the writes the barrier refused.
+type Barrier struct {
+	Outside []string `json:"outside,omitempty"`
+	Guarded []string `json:"guarded,omitempty"`
+}
+
+// Revert says what a revert did.
+type Revert struct {
+	Reverted bool     `json:"reverted"`
+	Verified bool     `json:"revert_verified"`
+	Paths    []string `json:"paths"`
+}
+
+// LessonView is a lesson as a run reports it.
+type LessonView struct {
+	ID    string   `json:"id"`
+	Step  string   `json:"step"`
+	Tags  []string `json:"tags"`
+	Title string   `json:"title"`
+}
+
+func newRecord() *Record {
+	return &Record{Schema: RecordSchema, Code: OK, Advisories: []lessons.Advisory{}, Preflight: []preflight.Result{},
+		Steps: []*verify.StepResult{}, LessonIDs: []string{}, Timings: map[string]int64{},
+		Plan: Plan{TouchSet: []string{}, Steps: []PlanStep{}}}
+}
+
+// setOutcome fills the record's outcome from the run's error.
+func (rec *Record) setOutcome(err error) {
+	rec.Code, rec.ExitStatus, rec.Error, rec.Hint = OK, 0, "", ""
+	if err == nil {
+		return
+	}
+	p := Describe(err)
+	rec.Code, rec.ExitStatus, rec.Error, rec.Hint = p.Code, p.Exit, p.Msg, p.Hint
+}
+
+// FailedSteps returns the record's failing required steps.
+func (rec *Record) FailedSteps() []*verify.StepResult {
+	return failedSteps(rec.Steps)
+}
+
+func failedSteps(steps []*verify.StepResult) []*verify.StepResult {
+	var out []*verify.StepResult
+	for _, s := range steps {
+		if s.FailedRequired() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// writeRecord writes the record as .orket/runs/<run-id>.json, beneath the
+// repository root and never through a symlink.
+func writeRecord(root *fsroot.Root, rec *Record) error {
+	if err := ensureOrketDir(root); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return root.WriteFile(rec.RecordFile, append(b, '\n'), 0o644, fsroot.Options{Sync: true})
+}
+
+// LoadRecord reads the record of a run.
+func LoadRecord(r *txn.Repo, runID string) (*Record, error) {
+	root, err := r.FS()
+	if err != nil {
+		return nil, err
+	}
+	b, err := root.ReadFile(RunsDir + "/" + runID + ".json")
+	if err != nil {
+		return nil, err
+	}
+	rec := &Record{}
+	if err := json.Unmarshal(b, rec); err != nil {
+		return nil, fmt.Errorf("%s/%s.json: %w", RunsDir, runID, err)
+	}
+	return rec, nil
+}
+
+// ensureOrketDir creates .orket with its .gitignore, so orket's own state
+// never shows up in git status even without orket init.
+func ensureOrketDir(root *fsroot.Root) error {
+	name := scope.OrketDir + "/.gitignore"
+	if _, err := root.Lstat(name); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	// Unlike the one orket init writes to be committed, this one hides
+	// itself too: orket's state never shows up in git status unasked.
+	return root.WriteFile(name, []byte("# orket's local state (run records, lessons); see orket init.\n*\n"), 0o644, fsroot.Options{Sync: true})
+}
+
+// pruneRuns applies retention to run records: the newest max_entries, none
+// older than max_age. It reports what it could not remove.
+func pruneRuns(root *fsroot.Root, dir string, keep config.Retention, now time.Time) error {
+	f, err := root.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	var runs []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".json") {
+			runs = append(runs, strings.TrimSuffix(e.Name(), ".json"))
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(runs))) // run ids sort by time
+	cutoff := now.Add(-keep.MaxAge).UTC().Format("20060102T150405Z")
+	var errs []error
+	for i, id := range runs {
+		if i < keep.MaxEntries && id >= cutoff {
+			continue
+		}
+		errs = append(errs, root.Remove(path.Join(dir, id+".json")), root.Remove(path.Join(dir, id, "change.patch")))
+		if _, err := root.Rmdir(path.Join(dir, id)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

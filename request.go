@@ -1,0 +1,180 @@
+package orket
+
+import (
+	"context"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/patch"
+	"github.com/orket/orket/scope"
+	"github.com/orket/orket/txn"
+)
+
+// A Request is what a run is asked to do: the repository and its
+// configuration, the edit, the scope and the profile, and how to behave.
+// The command line builds one from its flags; Execute validates it.
+type Request struct {
+	Repo   *txn.Repo
+	Config *config.Config
+	// Edit is the edit source; nil is a verify-only run of the tree as
+	// it is.
+	Edit Edit
+	// Scope holds the scope patterns; empty takes Config.Scope.
+	Scope []string
+	// Profile names the verify profile; empty takes verify.default.
+	Profile string
+	// Skip names steps not to run (--skip, ORKET_SKIP).
+	Skip []string
+
+	DryRun          bool // print the plan and advisories; write nothing
+	AutoConfirm     bool // --yes: do not ask
+	Wait            bool // wait for the repository lock
+	StrictPreflight bool // a failed preflight check stops the run (or preflight.strict)
+	KeepOnFail      bool // keep a change that fails verification
+	Commit          string
+
+	// Confirm asks whether to go on with a mutating run that AutoConfirm
+	// does not cover; an error stops the run. nil refuses.
+	Confirm func(*Record) error
+
+	Env Env
+}
+
+// Env is what a run takes from its surroundings, passed in rather than
+// read deep inside.
+type Env struct {
+	Environ []string            // the environment edit commands and steps inherit
+	Getenv  func(string) string // settings and preflight checks read it
+	Now     func() time.Time
+}
+
+// OSEnv is the process's own environment and clock.
+func OSEnv() Env {
+	return Env{Environ: os.Environ(), Getenv: os.Getenv, Now: time.Now}
+}
+
+// An Edit is a run's edit source (SPEC 3.1): a patch, an edit command, the
+// uncommitted changes, or none.
+type Edit interface {
+	// Source names the kind: "patch", "command", "worktree" or "none".
+	Source() string
+	// plan computes what can be known before writing (step 2).
+	plan(r *Run) error
+	// apply makes the edit (step 8).
+	apply(ctx context.Context, r *Run) error
+}
+
+// A PatchEdit applies a unified diff; its touch set is planned before any
+// byte is written.
+type PatchEdit struct {
+	Name  string // where the patch came from ("-" for stdin)
+	Patch *patch.Patch
+}
+
+// A CommandEdit runs a program that edits files in place; its touch set
+// is measured after it exits.
+type CommandEdit struct{ Argv []string }
+
+// WorktreeEdit takes the uncommitted changes already in the tree as the
+// candidate.
+type WorktreeEdit struct{}
+
+// VerifyOnly runs the profile on the tree as it is; Base names the
+// revision whose diff to the tree is the touch set (default HEAD), and
+// with Base the barrier is checked on it.
+type VerifyOnly struct{ Base string }
+
+func (PatchEdit) Source() string    { return "patch" }
+func (CommandEdit) Source() string  { return "command" }
+func (WorktreeEdit) Source() string { return "worktree" }
+func (VerifyOnly) Source() string   { return "none" }
+
+func mutating(e Edit) bool {
+	_, ok := e.(VerifyOnly)
+	return !ok
+}
+
+// validate resolves the request (SPEC 3.2 step 1): profile, skips, scope.
+func (r *Run) validate() error {
+	req := &r.req
+	if req.Edit == nil {
+		req.Edit = VerifyOnly{}
+	}
+	if req.Env.Now == nil {
+		req.Env.Now = time.Now
+	}
+	if req.Env.Getenv == nil {
+		req.Env.Getenv = func(string) string { return "" }
+	}
+	if !mutating(req.Edit) {
+		switch {
+		case req.Commit != "":
+			return Errorf(EUsage, "--commit needs an edit source", "--commit on a verify-only run")
+		case req.KeepOnFail:
+			return Errorf(EUsage, "--keep-on-fail needs an edit source; a verify-only run never reverts", "--keep-on-fail on a verify-only run")
+		}
+	}
+	prof, err := req.Config.Profile(req.Profile)
+	if err != nil {
+		return err
+	}
+	r.prof = prof
+	if r.skip, err = resolveSkips(prof, req.Skip); err != nil {
+		return err
+	}
+	patterns := req.Scope
+	if len(patterns) == 0 {
+		patterns = req.Config.Scope
+	}
+	if r.scope, err = scope.Parse(patterns); err != nil {
+		return &Error{Code: EUsage, Err: err, Msg: err.Error(),
+			Hint: "scopes are repository-relative directories or globs such as pkg/api or 'pkg/**/*.go'"}
+	}
+	if mutating(req.Edit) && r.scope.Empty() {
+		return &ScopeRequiredError{}
+	}
+	r.strict = req.StrictPreflight || req.Config.Preflight.Strict
+	rr := RecordRequest{EditSource: req.Edit.Source(), Scope: append([]string{}, r.scope.Patterns()...),
+		Profile: prof.Name, Skip: sortedKeys(r.skip), DryRun: req.DryRun, AutoConfirm: req.AutoConfirm,
+		KeepOnFail: req.KeepOnFail, Commit: req.Commit}
+	switch e := req.Edit.(type) {
+	case PatchEdit:
+		rr.Patch = e.Name
+	case CommandEdit:
+		rr.Argv, rr.Instruction = e.Argv, config.ShellQuote(e.Argv)
+	case VerifyOnly:
+		rr.Base = e.Base
+	}
+	r.rec.Request = rr
+	return nil
+}
+
+// resolveSkips checks step names to skip against the profile.
+func resolveSkips(p *config.Resolved, names []string) (map[string]bool, error) {
+	known := map[string]bool{}
+	var list []string
+	for _, s := range p.Steps {
+		known[s.Name] = true
+		list = append(list, s.Name)
+	}
+	out := map[string]bool{}
+	for _, n := range names {
+		if !known[n] {
+			return nil, Errorf(EUsage, "steps of profile "+p.Name+": "+strings.Join(list, ", "), "--skip %q: no such step", n)
+		}
+		out[n] = true
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	s := []string{}
+	for k := range m {
+		s = append(s, k)
+	}
+	sort.Strings(s)
+	return s
+}

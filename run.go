@@ -1,0 +1,372 @@
+package orket
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/patch"
+	"github.com/orket/orket/scope"
+	"github.com/orket/orket/txn"
+	"github.com/orket/orket/verify"
+)
+
+// A Run is one orket run: its request, its record, and what its phases
+// share. Execute makes and runs one.
+type Run struct {
+	req    Request
+	obs    Observer
+	rec    *Record
+	prof   *config.Resolved
+	skip   map[string]bool
+	scope  scope.Scope
+	strict bool
+
+	start        time.Time
+	dirtyBefore  bool     // the tree had uncommitted changes before the run
+	env          []string // of edit commands and steps
+	patchPlan    *patch.Plan
+	worktreeBase map[string]*txn.File // HEAD's files, for a --worktree candidate
+	tx           *txn.Txn
+	edited       bool // the edit wrote (or may have written) into the tree
+}
+
+// Execute runs a request in the order of SPEC section 3.2 and returns its
+// record with the outcome: nil and the error when the request is invalid
+// or the repository cannot be used; the record (also for --json) and a
+// typed error (see Describe) when the run failed; the record and nil when
+// it passed.
+func Execute(ctx context.Context, req Request, obs Observer) (*Record, error) {
+	if obs == nil {
+		obs = NopObserver{}
+	}
+	r := &Run{req: req, obs: obs, rec: newRecord()}
+	return r.execute(ctx)
+}
+
+func (r *Run) execute(ctx context.Context) (*Record, error) {
+	// 1. Resolve.
+	r.obs.Phase(PhasePlan, r.rec)
+	if err := r.validate(); err != nil {
+		return nil, err
+	}
+	r.start = r.req.Env.Now()
+	if err := r.checkUnfinished(ctx); err != nil {
+		return nil, err
+	}
+	// 2. Plan.
+	if err := r.plan(); err != nil {
+		var oos *OutOfScopeError
+		var empty *TouchsetEmptyError
+		if errors.As(err, &oos) || errors.As(err, &empty) {
+			return r.rec, r.outcome(err)
+		}
+		return nil, err
+	}
+	r.obs.Planned(r.rec)
+
+	// 3. Advisories and preflight.
+	r.obs.Phase(PhaseAdvise, r.rec)
+	r.advise()
+	if failed := failedChecks(r.rec.Preflight); r.strict && len(failed) > 0 {
+		return r.rec, r.outcome(&PreflightFailedError{Failed: failed, Run: true})
+	}
+
+	// 4. A dry run ends here, having written nothing.
+	if r.req.DryRun {
+		return r.rec, r.outcome(nil)
+	}
+
+	// 5. Confirm.
+	if mutating(r.req.Edit) && !r.req.AutoConfirm {
+		r.obs.Phase(PhaseConfirm, r.rec)
+		if r.req.Confirm == nil {
+			return r.rec, r.outcome(&ConfirmationError{NoTerminal: true})
+		}
+		if err := r.req.Confirm(r.rec); err != nil {
+			return r.rec, r.outcome(err)
+		}
+	}
+
+	// 6. Lock.
+	r.obs.Phase(PhaseLock, r.rec)
+	r.rec.RunID = newRunID(r.req.Env.Now())
+	unlock, err := r.lock(ctx)
+	if err != nil {
+		return r.rec, r.outcome(err)
+	}
+	defer unlock()
+	r.env = append(append([]string{}, r.req.Env.Environ...),
+		"ORKET_RUN_ID="+r.rec.RunID, "ORKET_SCOPE="+strings.Join(r.scope.Patterns(), "\n"))
+
+	// 7 to 12.
+	if mutating(r.req.Edit) {
+		err = r.transact(ctx)
+	} else {
+		err = r.verifyOnly(ctx)
+	}
+	return r.rec, r.finish(err)
+}
+
+// outcome sets the record's outcome for a run that ends before its lock:
+// nothing is written, no record is kept.
+func (r *Run) outcome(err error) error {
+	r.rec.setOutcome(err)
+	return err
+}
+
+// checkUnfinished refuses to start over an unfinished transaction. A
+// journal whose run still holds the lock is a run in progress, not a
+// crash: the lock step reports that (E_LOCKED, or --wait).
+func (r *Run) checkUnfinished(ctx context.Context) error {
+	j, err := r.req.Repo.Unfinished()
+	if err == nil && j == nil {
+		return nil
+	}
+	unlock, lerr := r.req.Repo.Lock(ctx, true, false, txn.Holder{})
+	if lerr != nil {
+		return nil
+	}
+	unlock()
+	return &RecoveryNeededError{Journal: j, Err: err}
+}
+
+// plan is step 2: the touch set where it can be known before writing, the
+// barrier on it, and the steps.
+func (r *Run) plan() error {
+	t := r.req.Env.Now()
+	if err := r.req.Edit.plan(r); err != nil {
+		return err
+	}
+	r.rec.Plan.TouchCount = len(r.rec.Plan.TouchSet)
+	r.rec.Plan.Steps = planSteps(r.prof, r.skip, r.rec.Plan.TouchSet)
+	r.rec.HeadPre = head(r.req.Repo)
+	r.phaseTime("plan", t)
+	return nil
+}
+
+func (e PatchEdit) plan(r *Run) error {
+	r.rec.Plan.TouchSet = e.Patch.Paths()
+	if err := r.barrierOnPlan(); err != nil {
+		return err
+	}
+	root, err := r.req.Repo.FS()
+	if err != nil {
+		return err
+	}
+	r.patchPlan, err = e.Patch.Plan(root)
+	return err
+}
+
+func (CommandEdit) plan(*Run) error { return nil }
+
+func (WorktreeEdit) plan(r *Run) error {
+	touch, base, err := r.req.Repo.ChangedSince("")
+	if err != nil {
+		return err
+	}
+	r.rec.Plan.TouchSet, r.rec.Plan.Measured, r.worktreeBase = nonNil(touch), true, base
+	if err := r.barrierOnPlan(); err != nil {
+		return err
+	}
+	if len(touch) == 0 {
+		return &TouchsetEmptyError{Worktree: true}
+	}
+	return nil
+}
+
+func (e VerifyOnly) plan(r *Run) error {
+	touch, _, err := r.req.Repo.ChangedSince(e.Base)
+	if err != nil {
+		return err
+	}
+	r.rec.Plan.TouchSet, r.rec.Plan.Measured = nonNil(touch), true
+	r.dirtyBefore = e.Base == "" && len(touch) > 0
+	// With --base, the diff is the change under review (CI): it must stay
+	// inside the scope, as an edit's would.
+	if e.Base != "" && !r.scope.Empty() {
+		return r.barrierOnPlan()
+	}
+	return nil
+}
+
+// barrierOnPlan checks a touch set known before anything is written.
+func (r *Run) barrierOnPlan() error {
+	if outside := r.scope.Outside(r.rec.Plan.TouchSet); len(outside) > 0 {
+		r.rec.Barrier = &Barrier{Outside: outside}
+		return &OutOfScopeError{Outside: outside}
+	}
+	return nil
+}
+
+func planSteps(p *config.Resolved, skip map[string]bool, touch []string) []PlanStep {
+	out := []PlanStep{}
+	for _, s := range p.Steps {
+		ps := PlanStep{Name: s.Name, Command: s.Command()}
+		if skip[s.Name] {
+			ps.Skip = "skip"
+		} else if !verify.WhenMatches(s, touch) {
+			ps.Skip = "when"
+		}
+		out = append(out, ps)
+	}
+	return out
+}
+
+// advise is step 3.
+func (r *Run) advise() {
+	a := Advise(AdviceQuery{Repo: r.req.Repo, Config: r.req.Config, Profile: r.prof, Scope: r.rec.Request.Scope,
+		TouchSet: r.rec.Plan.TouchSet, Getenv: r.req.Env.Getenv, Now: r.req.Env.Now()})
+	if a.Err != nil {
+		r.obs.Warn("cannot read lessons: " + a.Err.Error())
+	}
+	if len(a.Damaged) > 0 {
+		r.obs.Warn(damagedText(r.req.Config.Lessons.Path, a.Damaged))
+	}
+	r.rec.Advisories, r.rec.Preflight = a.Advisories, a.Preflight
+	r.obs.Advised(r.rec)
+}
+
+func damagedText(file string, d []lessons.Damaged) string {
+	return file + ": skipped " + itoa(len(d)) + " damaged line(s) (first: line " + itoa(d[0].Line) + ")"
+}
+
+// lock is step 6: exclusive for a mutating run, shared for verify-only.
+func (r *Run) lock(ctx context.Context) (func(), error) {
+	repo := r.req.Repo
+	unlock, err := repo.Lock(ctx, mutating(r.req.Edit), r.req.Wait, txn.Holder{RunID: r.rec.RunID, PID: os.Getpid(),
+		Started: r.start, Command: "orket run " + r.rec.Request.Instruction})
+	switch {
+	case errors.Is(err, context.Canceled):
+		return nil, interrupted(ctx, "while waiting for the lock")
+	case err != nil:
+		var le *txn.LockedError
+		if errors.As(err, &le) {
+			return nil, err
+		}
+		return nil, internal("take the repository lock", "check that .git is writable", err)
+	}
+	// A run that crashed while this one waited leaves its journal.
+	if j, err := repo.Unfinished(); err != nil || j != nil {
+		unlock()
+		return nil, &RecoveryNeededError{Journal: j, Err: err}
+	}
+	return unlock, nil
+}
+
+// verifyOnly runs the profile on the tree as it is (steps 10 and 11 of a
+// run that writes nothing).
+func (r *Run) verifyOnly(ctx context.Context) error {
+	r.obs.Phase(PhaseVerify, r.rec)
+	t := r.req.Env.Now()
+	r.rec.Steps = r.runSteps(ctx)
+	r.phaseTime("verify", t)
+	if ctx.Err() != nil {
+		return interrupted(ctx, "during verification")
+	}
+	if failed := failedSteps(r.rec.Steps); len(failed) > 0 {
+		return &VerifyFailedError{Failed: failed, Disposition: NotWritten}
+	}
+	return nil
+}
+
+// runSteps runs the verify profile with the run's environment.
+func (r *Run) runSteps(ctx context.Context) []*verify.StepResult {
+	repo := r.req.Repo
+	touchFile := path.Join(repo.GitDir, "orket", "touch-"+r.rec.RunID)
+	if err := writeRunFile(touchFile, joinLines(r.rec.Plan.TouchSet)); err != nil {
+		r.obs.Warn("cannot write the ORKET_TOUCH_SET file: " + err.Error())
+	}
+	defer os.Remove(touchFile)
+	steps := verify.Run(ctx, r.prof, verify.Options{
+		Root: repo.Root, Env: append(append([]string{}, r.env...), "ORKET_TOUCH_SET="+touchFile),
+		TouchSet: r.rec.Plan.TouchSet, Skip: r.skip, Tail: r.req.Config.Lessons.Tail,
+		Output: r.obs.StepOutput, Start: r.obs.StepStarted, Done: r.obs.StepDone,
+	})
+	if steps == nil {
+		steps = []*verify.StepResult{}
+	}
+	return steps
+}
+
+// finish is the last step of a run that took the lock: lessons, the run
+// record, retention. It returns the run's error unchanged; what goes wrong
+// here is a warning.
+func (r *Run) finish(runErr error) error {
+	rec := r.rec
+	r.obs.Phase(PhaseRecord, rec)
+	rec.setOutcome(runErr)
+	red := lessons.NewRedactor(r.req.Env.Environ)
+	redactRecord(rec, red)
+	if err := r.recordLessons(red); err != nil {
+		r.obs.Warn("could not record the lesson: " + err.Error())
+	}
+	rec.Timings["total_ms"] = r.req.Env.Now().Sub(r.start).Milliseconds()
+	rec.RecordFile = RunsDir + "/" + rec.RunID + ".json"
+	root, err := r.req.Repo.FS()
+	if err == nil {
+		err = writeRecord(root, rec)
+	}
+	if err != nil {
+		r.obs.Warn("could not write the run record: " + err.Error())
+		rec.RecordFile = ""
+	}
+	if root != nil {
+		if err := pruneRuns(root, RunsDir, r.req.Config.Lessons.Retention, r.req.Env.Now()); err != nil {
+			r.obs.Warn("could not prune old run records: " + err.Error())
+		}
+	}
+	r.obs.Recorded(rec)
+	return runErr
+}
+
+func (r *Run) phaseTime(name string, since time.Time) {
+	r.rec.Timings[name+"_ms"] = r.req.Env.Now().Sub(since).Milliseconds()
+}
+
+func newRunID(now time.Time) string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
+}
+
+func head(r *txn.Repo) string {
+	ref, err := r.Git.Head()
+	if err != nil {
+		return ""
+	}
+	return ref.Hash().String()
+}
+
+func nonNil(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+func joinLines(l []string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	return strings.Join(l, "\n") + "\n"
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// writeRunFile writes one of a run's files in the git directory (outside
+// the tree, so never part of the transaction).
+func writeRunFile(p, content string) error {
+	if err := os.MkdirAll(path.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(content), 0o644)
+}

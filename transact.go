@@ -1,0 +1,364 @@
+package orket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/testhook"
+	"github.com/orket/orket/patch"
+	"github.com/orket/orket/txn"
+	"github.com/orket/orket/verify"
+)
+
+// transact is steps 7 to 12 of a mutating run: snapshot, edit, barrier,
+// verify, keep or revert. Whatever happens once the snapshot is taken (an
+// early return, an interrupt, a panic), the tree is put back unless the
+// change was kept on purpose; and nothing is taken out of the tree before
+// the change is saved.
+func (r *Run) transact(ctx context.Context) (err error) {
+	r.obs.Phase(PhaseSnapshot, r.rec)
+	t := r.req.Env.Now()
+	tx, err := r.req.Repo.Begin(r.rec.RunID, "orket run "+r.rec.Request.Instruction, r.start)
+	if err != nil {
+		return repoErr("take the snapshot", err)
+	}
+	r.tx = tx
+	defer tx.Close()
+	r.rec.Snapshot = tx.Ref()
+	r.dirtyBefore = tx.Snapshot().Dirty()
+	r.phaseTime("snapshot", t)
+	defer func() {
+		if p := recover(); p != nil {
+			err = &Error{Code: EInternal, Msg: fmt.Sprint("panic: ", p), Hint: "this is a bug in orket; please report it"}
+		}
+		if !tx.Ended() {
+			err = r.undo(err)
+		}
+	}()
+
+	// 8. Apply the edit.
+	r.obs.Phase(PhaseEdit, r.rec)
+	if err := tx.Edit(); err != nil {
+		return internal("write the transaction journal", "check that .git is writable", err)
+	}
+	r.edited = true
+	t = r.req.Env.Now()
+	err = r.req.Edit.apply(ctx, r)
+	r.phaseTime("edit", t)
+	if err != nil {
+		return err
+	}
+
+	// 9. Barrier on the measured touch set.
+	if err := r.barrier(); err != nil {
+		return err
+	}
+
+	// 10. Verify.
+	r.obs.Phase(PhaseVerify, r.rec)
+	if err := tx.Verify(); err != nil {
+		return internal("write the transaction journal", "check that .git is writable", err)
+	}
+	t = r.req.Env.Now()
+	r.rec.Steps = r.runSteps(ctx)
+	r.phaseTime("verify", t)
+	if ctx.Err() != nil {
+		return interrupted(ctx, "during verification; the tree was reverted")
+	}
+
+	// 11. Keep or revert.
+	failed := failedSteps(r.rec.Steps)
+	switch {
+	case len(failed) == 0:
+		return r.keep()
+	case r.req.KeepOnFail:
+		return r.keepFailed(failed)
+	}
+	disposition := Reverted
+	if _, ok := r.req.Edit.(WorktreeEdit); ok {
+		disposition = TakenOut
+	}
+	return &VerifyFailedError{Failed: failed, Disposition: disposition}
+}
+
+func (PatchEdit) apply(_ context.Context, r *Run) error {
+	root, err := r.req.Repo.FS()
+	if err != nil {
+		return err
+	}
+	return r.patchPlan.Apply(root)
+}
+
+func (e CommandEdit) apply(ctx context.Context, r *Run) error {
+	repo := r.req.Repo
+	adv := filepath.Join(repo.GitDir, "orket", "advisories-"+r.rec.RunID+".md")
+	if err := writeRunFile(adv, AdvisoriesMarkdown(r.rec)); err != nil {
+		r.obs.Warn("cannot write the ORKET_ADVISORIES file: " + err.Error())
+	}
+	defer os.Remove(adv)
+	env := append(append([]string{}, r.env...), "ORKET_ADVISORIES="+adv)
+	r.obs.EditStarted(r.rec)
+	// The edit runs as a step does: own process group, bounded tail.
+	r.rec.Edit = verify.RunStep(ctx, config.Step{Name: "edit", Argv: e.Argv, Required: true},
+		verify.Options{Root: repo.Root, Env: env, Tail: r.req.Config.Lessons.Tail}, r.obs.StepOutput("edit"))
+	r.obs.EditDone(r.rec.Edit)
+	if ctx.Err() != nil {
+		return interrupted(ctx, "during the edit; the tree was reverted")
+	}
+	return nil
+}
+
+func (WorktreeEdit) apply(context.Context, *Run) error { return nil }
+
+func (VerifyOnly) apply(context.Context, *Run) error {
+	return errors.New("a verify-only run applies no edit")
+}
+
+// barrier is step 9: measure what the edit wrote and check it against the
+// scope and the guarded files.
+func (r *Run) barrier() error {
+	rec := r.rec
+	r.obs.Phase(PhaseBarrier, rec)
+	t := r.req.Env.Now()
+	ch, err := r.tx.Measure()
+	if err != nil {
+		return repoErr("measure the change", err)
+	}
+	r.phaseTime("measure", t)
+	if _, worktree := r.req.Edit.(WorktreeEdit); !worktree {
+		rec.Plan.TouchSet, rec.Plan.TouchCount, rec.Plan.Measured = nonNil(ch.Paths), len(ch.Paths), true
+	}
+	rec.GitChanges = ch.Git
+	outside := r.scope.Outside(rec.Plan.TouchSet)
+	if len(outside) > 0 || len(ch.Guarded) > 0 {
+		rec.Barrier = &Barrier{Outside: outside, Guarded: ch.Guarded}
+		return &OutOfScopeError{Outside: outside, Guarded: ch.Guarded, Reverted: true}
+	}
+	if rec.Edit != nil && rec.Edit.Status == verify.Failed {
+		return &DraftFailedError{Edit: rec.Edit}
+	}
+	if len(rec.Plan.TouchSet) == 0 {
+		return &TouchsetEmptyError{}
+	}
+	r.obs.Touched(rec)
+	return nil
+}
+
+// keep ends a passed run: the change stays (committed with --commit). A
+// commit that fails never takes a passed change out of the tree.
+func (r *Run) keep() error {
+	r.obs.Phase(PhaseKeep, r.rec)
+	var commitErr error
+	if r.req.Commit != "" {
+		id, err := r.tx.Commit(r.rec.Plan.TouchSet, r.req.Commit)
+		if err != nil {
+			commitErr = &Error{Code: EInternal, Err: err, Msg: "the change passed and is kept in the tree, but the commit failed: " + err.Error(),
+				Hint: "commit it yourself (git add, git commit)"}
+		} else {
+			r.rec.Commit = id.String()
+		}
+	}
+	if err := r.tx.End(); err != nil {
+		return errors.Join(commitErr, internal("end the transaction", "orket recover --discard keeps the tree as it is", err))
+	}
+	return commitErr
+}
+
+// keepFailed ends a failed run with --keep-on-fail: the change stays, and
+// a copy is kept as a patch.
+func (r *Run) keepFailed(failed []*verify.StepResult) error {
+	saved, err := r.saveChange()
+	if err != nil {
+		r.obs.Warn("could not keep a copy of the failed change: " + err.Error())
+	}
+	file, published := r.publish(saved)
+	r.rec.PatchFile = file
+	if err := r.tx.End(); err != nil {
+		return internal("end the transaction", "orket recover --discard keeps the tree as it is", err)
+	}
+	if published {
+		r.dropSaved()
+	}
+	return &VerifyFailedError{Failed: failed, Disposition: Kept, Saved: file}
+}
+
+// undo takes a change out of the tree after a failure: it saves the change
+// durably, reverts and proves the revert, takes a --worktree candidate out,
+// and keeps the saved change under .orket/runs. If the change cannot be
+// saved, nothing is taken out: the tree and the snapshot stay, and the
+// outcome says so. It returns the run's outcome.
+func (r *Run) undo(cause error) error {
+	rec := r.rec
+	r.obs.Phase(PhaseRevert, rec)
+	saved, err := r.saveChange()
+	if err != nil {
+		return &UnsavedChangeError{Cause: cause, Err: err, Ref: r.tx.Ref()}
+	}
+	testhook.Point("change-saved")
+	t := r.req.Env.Now()
+	rv, err := r.tx.Revert()
+	r.phaseTime("revert", t)
+	rec.Revert = &Revert{Reverted: true, Paths: []string{}}
+	if rv != nil {
+		rec.Revert.Verified = rv.Verified
+		rec.Revert.Paths = nonNil(rv.Paths)
+	}
+	if err != nil {
+		return &RevertError{Err: err, Ref: r.tx.Ref(), Saved: displayPath(r.req.Repo, saved)}
+	}
+	if _, ok := r.req.Edit.(WorktreeEdit); ok && r.edited {
+		if err := r.tx.TakeOut(rec.Plan.TouchSet, r.worktreeBase); err != nil {
+			return &Error{Code: EInternal, Err: err, Msg: "take the candidate out: " + err.Error(),
+				Hint: "your changes are in " + displayPath(r.req.Repo, saved) + "; restore them with git apply"}
+		}
+	}
+	file, published := r.publish(saved)
+	rec.PatchFile = file
+	testhook.Point("change-published")
+	if err := r.tx.End(); err != nil {
+		return internal("end the transaction", "orket recover --discard keeps the tree as it is", err)
+	}
+	if published {
+		r.dropSaved()
+	}
+	return withSaved(cause, file)
+}
+
+// withSaved tells the outcome where the reverted change is kept.
+func withSaved(cause error, file string) error {
+	var (
+		vf  *VerifyFailedError
+		df  *DraftFailedError
+		oos *OutOfScopeError
+	)
+	switch {
+	case errors.As(cause, &vf):
+		vf.Saved = file
+	case errors.As(cause, &df):
+		df.Saved = file
+	case errors.As(cause, &oos):
+		oos.Saved = file
+	}
+	return cause
+}
+
+// saveChange writes the change as a patch with Txn.Save: the measured
+// touch set (measured now if the run stopped before the barrier), or a
+// --worktree candidate against HEAD. It returns "" when nothing changed.
+func (r *Run) saveChange() (string, error) {
+	if !r.edited {
+		return "", nil
+	}
+	paths := r.rec.Plan.TouchSet
+	before := r.tx.Snapshot().Pre.Files
+	if _, ok := r.req.Edit.(WorktreeEdit); ok {
+		before = r.worktreeBase
+	} else if !r.rec.Plan.Measured {
+		ch, err := r.tx.Measure()
+		if err != nil {
+			return "", err
+		}
+		paths = ch.Paths
+	}
+	if len(paths) == 0 {
+		return "", nil
+	}
+	root, err := r.req.Repo.FS()
+	if err != nil {
+		return "", err
+	}
+	return r.tx.Save("change.patch", func(w io.Writer) error {
+		return patch.Format(w, root, paths, sidesOf(r.req.Repo, before))
+	})
+}
+
+// sidesOf reads files' earlier states from the object store.
+func sidesOf(repo *txn.Repo, files map[string]*txn.File) patch.Before {
+	return func(p string) (*patch.Side, error) {
+		f := files[p]
+		if f == nil {
+			return nil, nil
+		}
+		b, err := repo.ReadBlob(f.OID)
+		if err != nil {
+			return nil, err
+		}
+		return &patch.Side{Mode: f.Mode, OID: f.OID, Content: b}, nil
+	}
+}
+
+// publish keeps a saved change as .orket/runs/<run-id>/change.patch and
+// returns where it is (repository-relative when in the tree). When that
+// fails, the saved copy in the git directory is where it is, and the user
+// is told.
+func (r *Run) publish(saved string) (file string, published bool) {
+	if saved == "" {
+		return "", false
+	}
+	dst := RunsDir + "/" + r.rec.RunID + "/change.patch"
+	err := copyInto(r.req.Repo, saved, dst)
+	if err != nil {
+		file = displayPath(r.req.Repo, saved)
+		r.obs.Warn("could not keep the change in " + dst + " (" + err.Error() + "); it is kept in " + file)
+		return file, false
+	}
+	return dst, true
+}
+
+// dropSaved removes the transaction's saved copies once they are kept
+// under .orket/runs and the transaction is over.
+func (r *Run) dropSaved() {
+	if err := os.RemoveAll(r.req.Repo.SavedDir(r.rec.RunID)); err != nil {
+		r.obs.Warn("could not remove " + r.req.Repo.SavedDir(r.rec.RunID) + ": " + err.Error())
+	}
+}
+
+// copyInto copies the file src into the tree at dst, durably, beneath the
+// root and never through a symlink.
+func copyInto(repo *txn.Repo, src, dst string) error {
+	root, err := repo.FS()
+	if err != nil {
+		return err
+	}
+	if err := ensureOrketDir(root); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return root.WriteFrom(dst, 0o644, fsroot.Options{Sync: true}, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
+}
+
+// displayPath names a file for a person: repository-relative inside the
+// work tree (or its .git), absolute elsewhere.
+func displayPath(repo *txn.Repo, p string) string {
+	if p == "" {
+		return ""
+	}
+	if rel, err := filepath.Rel(repo.Root, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}
+
+// repoErr keeps what Describe recognises (a repository orket cannot
+// handle) and makes anything else an internal error of what was being done.
+func repoErr(what string, err error) error {
+	var ue *txn.UnsupportedError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return internal(what, "check the repository with git status; report this if it persists", err)
+}

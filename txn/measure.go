@@ -1,0 +1,105 @@
+package txn
+
+import (
+	"bytes"
+	"sort"
+)
+
+// A Change is what happened to a repository since a snapshot.
+type Change struct {
+	// Paths is the touch set: every file added, modified, deleted or
+	// whose mode changed, repository-relative and sorted.
+	Paths []string
+	// Git lists the git files that moved (.git/HEAD, .git/refs/heads/x,
+	// .git/index): allowed to an edit, undone by a revert.
+	Git []string
+	// Guarded lists writes to git's configuration, hooks and info files:
+	// never allowed.
+	Guarded []string
+}
+
+// measure compares the repository with the snapshot.
+func (r *Repo) measure(s *Snapshot) (*Change, error) {
+	gs, err := r.readGitState()
+	if err != nil {
+		return nil, err
+	}
+	guard, err := r.readGuardState()
+	if err != nil {
+		return nil, err
+	}
+	cur, err := r.scanNow(s, gs)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := r.diffTree(s.Pre, cur)
+	if err != nil {
+		return nil, err
+	}
+	c := &Change{Paths: paths}
+	for _, k := range diffFiles(s.git.files, gs.files) {
+		c.Git = append(c.Git, displayKey(k))
+	}
+	for _, k := range diffFiles(s.guard.files, guard.files) {
+		c.Guarded = append(c.Guarded, displayKey(k))
+	}
+	return c, nil
+}
+
+// scanNow scans the tree counting as tracked what either the snapshot's
+// index or the current one names.
+func (r *Repo) scanNow(s *Snapshot, gs *gitState) (*Tree, error) {
+	idx := []*indexInfo{s.idx}
+	if b, ok := gs.files[inGitDir+"index"]; ok && !bytes.Equal(b, s.git.files[inGitDir+"index"]) {
+		if now, err := parseIndex(b, s.Pre.Start); err == nil {
+			idx = append(idx, now)
+		}
+	}
+	if s.w != nil {
+		if dirty, fresh, ok := s.w.sync(); ok {
+			return r.partialScan(s, idx, dirty, fresh)
+		}
+		s.Close() // the journal missed something: from now on, scan whole
+	}
+	sc, err := r.newScanner(idx...)
+	if err != nil {
+		return nil, err
+	}
+	return sc.scan()
+}
+
+// diffTree returns the paths whose presence, mode or content differ
+// between pre and cur, reading only files whose stat changed or that were
+// modified too close to the snapshot for their stat to be trusted.
+func (r *Repo) diffTree(pre, cur *Tree) ([]string, error) {
+	cutoff := pre.Start.Add(-racyWindow).UnixNano()
+	var changed, toHash []string
+	for p, c := range cur.Files {
+		f := pre.Files[p]
+		switch {
+		case f == nil:
+			changed = append(changed, p)
+		case f.Mode != c.Mode || f.Perm != c.Perm:
+			changed = append(changed, p)
+		case f.sameStat(c) && c.Mtime < cutoff:
+			c.OID = f.OID
+		default:
+			toHash = append(toHash, p)
+		}
+	}
+	for p := range pre.Files {
+		if cur.Files[p] == nil {
+			changed = append(changed, p)
+		}
+	}
+	if err := hashAll(r.Root, cur, toHash); err != nil {
+		return nil, err
+	}
+	for _, p := range toHash {
+		if cur.Files[p].OID != pre.Files[p].OID {
+			changed = append(changed, p)
+		}
+	}
+	sort.Strings(changed)
+	return changed, nil
+}
