@@ -134,7 +134,7 @@ func TestCorpusIsWellFormed(t *testing.T) {
 			t.Errorf("%s: empty output cannot show a tag", c.name)
 		}
 	}
-	if sets["held-out"] < len(cs)/4 {
+	if sets["held-out"] < len(cs)/5 {
 		t.Errorf("held-out set has %d of %d captures", sets["held-out"], len(cs))
 	}
 }

@@ -162,6 +162,13 @@ sec_go() {
 	fresh; gomod
 	printf 'package main\n\n//go:generate protoc-gen-missing --go_out=. api.proto\n\nfunc main() {}\n' >main.go
 	cap go-generate-missing $DEP command_exists:protoc-gen-missing go generate ./...
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"fmt"\n\t"strings"\n)\n\nfunc main() {\n\tif strings.Index("abc", "b") != -1 {\n\t\tfmt.Println("has b")\n\t}\n}\n' >main.go
+	command -v staticcheck >/dev/null 2>&1 || GOBIN=$(go env GOPATH)/bin go install honnef.co/go/tools/cmd/staticcheck@latest >/dev/null 2>&1
+	SC=$(command -v staticcheck || echo "$(go env GOPATH)/bin/staticcheck")
+	ver "$SC" -version
+	cap staticcheck $LINT "" "$SC" ./...
+	ver go version
 	fresh; mkdir -p gp/src/app
 	printf 'package main\n\nimport "github.com/nobody/missingpkg"\n\nfunc main() { missingpkg.Do() }\n' >gp/src/app/main.go
 	cap go-gopath-missing $DEP "" env GO111MODULE=off GOPATH="$W/case/gp" sh -c 'cd gp/src/app && go build .'
