@@ -10,6 +10,10 @@ import (
 // ones (":", "at") appear in nearly every output and say nothing.
 const minAnchor = 3
 
+// minNearMiss is the shortest anchor whose presence makes a rule a near
+// miss in Explain: "error" or "not found" alone say too little.
+const minNearMiss = 8
+
 // Anchors returns the literals, in lower case, one of which every match
 // of re must contain (compared case-insensitively), or nil when re has no
 // such literal of at least three characters. The classifier skips a rule

@@ -117,22 +117,29 @@ func (c *Classifier) run(evidence, context string, wantMisses bool) ([]hit, []mi
 	var misses []miss
 	for i := range c.rules {
 		r := &c.rules[i]
-		anchor := ""
+		// anchor is the earliest of the rule's anchors in the output that
+		// is distinctive enough to call a near miss (see NearMiss).
+		anchor, anchorAt := "", -1
 		if len(r.anchors) > 0 && !c.noAnchors {
-			at := -1
+			found := false
 			for _, a := range r.anchors {
-				if j := strings.Index(lower, a); j >= 0 && (at < 0 || j < at) {
-					at, anchor = j, a
+				j := strings.Index(lower, a)
+				if j < 0 {
+					continue
+				}
+				found = true
+				if len(a) >= minNearMiss && (anchorAt < 0 || j < anchorAt) {
+					anchor, anchorAt = a, j
 				}
 			}
-			if at < 0 {
+			if !found {
 				continue
 			}
 		}
 		all := r.Pattern.FindAllStringSubmatchIndex(evidence, 16)
 		if len(all) == 0 {
 			if wantMisses && anchor != "" {
-				misses = append(misses, miss{r: r, at: strings.Index(lower, anchor), anchor: anchor, reason: "the pattern did not match"})
+				misses = append(misses, miss{r: r, at: anchorAt, anchor: anchor, reason: "the pattern did not match"})
 			}
 			continue
 		}

@@ -26,16 +26,17 @@ type LineMatch struct {
 // A NearMiss is a rule that gave no evidence although the output came
 // close. Precisely, one of:
 //
-//   - a literal its pattern requires (its anchor, see Anchors) is in the
-//     output, but the whole pattern matches nowhere: Line is the first
-//     line holding the anchor;
+//   - a literal of at least 8 characters that its pattern requires (an
+//     anchor, see Anchors) is in the output, but the whole pattern
+//     matches nowhere: Line is the first line holding the anchor;
 //   - its pattern matched, but every match was dropped by the rule's
 //     Reject pattern, or the output lacks the context its Requires
 //     pattern asks for, or its Unless pattern vetoed it (the reason
 //     quotes the vetoing line): Line is the first match's line.
 //
-// A rule whose anchors are all absent, or which has none, is not a near
-// miss: nothing in the output came close to it.
+// A rule whose anchors are all absent or shorter than 8 characters, or
+// which has none, is not a near miss by the first reason: nothing
+// distinctive of it is in the output.
 type NearMiss struct {
 	Source string `json:"source"`
 	Rule   string `json:"rule"`

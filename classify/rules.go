@@ -174,6 +174,8 @@ var Builtin = []Rule{
 	{ID: "go.module.fetch-failed", Tag: MissingDependency, Tool: "go", Confidence: 0.85,
 		Pattern: regexp.MustCompile(`(?m)(?:^go: |: module )([\w.-]+/[\w./-]+?)(?:@[\w.+-]+)?: (?:Get|reading) "?https?://[^\s"]+/@v/`),
 		Subject: group(1)},
+	{ID: "go.sql-unknown-driver", Tag: MissingDependency, Tool: "go", Confidence: 0.85,
+		Pattern: regexp.MustCompile(`sql: unknown driver "([\w-]+)" \(forgotten import\?\)`), Subject: group(1)},
 	{ID: "python.module-not-found", Tag: MissingDependency, Tool: "python", Confidence: 0.95,
 		Pattern: regexp.MustCompile(`ModuleNotFoundError: No module named '([\w.]+)'`), Subject: group(1)},
 	{ID: "mypy.import-not-found", Tag: MissingDependency, Tool: "mypy", Confidence: 0.9,

@@ -19,7 +19,7 @@
 # follows from its name (see corpus.go), so no one can move a capture.
 #
 # Usage: capture.sh [SECTION...]   with no section, every section runs.
-# Sections: go python node rust java shell db ports lint neg
+# Sections: go python node rust java shell db ports neg fresh baseline
 #
 # It installs what it needs when missing: Debian packages with apt-get
 # (PostgreSQL, MariaDB, Redis, shellcheck, pytest, mypy, flake8, pylint,
@@ -845,7 +845,131 @@ sec_neg() {
 	cap bash-exit-status "" "" bash -c 'echo "running migrations"; echo "migration 0042 failed: duplicate column name"; exit 3'
 }
 
-sections=${*:-go python node rust java shell db ports neg}
+# sec_fresh: captured after the rules were written, to measure them on
+# output no one had looked at (see the report of issue 18).
+sec_fresh() {
+	need /usr/bin/python3 python3
+	needjs
+	export NODE_PATH=$JSTOOLS/node_modules
+	ver go version
+	fresh; gomod
+	printf 'package m\n\nimport "testing"\n\nfunc TestJoin(t *testing.T) {\n\tgot, want := "a-b", "a,b"\n\tif got != want {\n\t\tt.Errorf("Join:\\n got: %%q\\nwant: %%q", got, want)\n\t}\n}\n' >m_test.go
+	cap fresh-go-test-multiline $TEST "" go test ./...
+	fresh; gomod
+	printf 'package main\n\nimport "strings"\n\nfunc main() { _ = strings.Reverse("x") }\n' >main.go
+	cap fresh-go-undefined-func $TYPE "" go build ./...
+	fresh; gomod
+	printf 'package main\n\nimport "sync"\n\ntype C struct {\n\tmu sync.Mutex\n\tn  int\n}\n\nfunc show(c C) int { return c.n }\n\nfunc main() { show(C{}) }\n' >main.go
+	cap fresh-go-vet-copylocks $LINT "" go vet ./...
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\t"os"\n)\n\nfunc main() {\n\tif _, ok := os.LookupEnv("S3_BUCKET"); !ok {\n\t\tlog.Fatalf("required environment variable %%s is not set", "S3_BUCKET")\n\t}\n}\n' >main.go
+	cap fresh-go-lookupenv $ENV env_var_present:S3_BUCKET go run .
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"database/sql"\n\t"log"\n)\n\nfunc main() {\n\tif _, err := sql.Open("postgres", "postgres://localhost/app"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	cap fresh-go-sql-unknown-driver $DEP "" go run .
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\t"net"\n)\n\nfunc main() {\n\tif _, err := net.Dial("tcp", "127.0.0.1:27017"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	cap fresh-go-dial-mongo $DB tcp_reachable:127.0.0.1:27017 go run .
+
+	ver $PY --version
+	fresh
+	printf 'def test_sum():\n    assert 0.1 + 0.2 == 0.4\n' >test_f.py
+	cap fresh-pytest-float $TEST "" $PY -m pytest -q -p no:cacheprovider test_f.py
+	cap fresh-python-import-yaml-missing $DEP "" $PY -c 'import yaml_missing_pkg'
+	cap fresh-python-env-systemexit $ENV env_var_present:SENTRY_DSN $PY -c 'import os, sys
+if "SENTRY_DSN" not in os.environ:
+    sys.exit("error: the SENTRY_DSN environment variable is not set")'
+	cap fresh-python-json-decode "" "" $PY -c 'import json
+json.loads("{oops")'
+	cap fresh-python-import-name "" "" $PY -c 'from os.path import joinx'
+	cap fresh-python-sys-exit "" "" $PY -c 'import sys
+sys.exit("deployment aborted: 3 checks failed")'
+	printf 'class A:\n    x: int = 0\n\n\nA().y = 1\n' >attr.py
+	ver mypy --version
+	cap fresh-mypy-attr $TYPE "" mypy --no-incremental --cache-dir=/dev/null attr.py
+
+	ver node --version
+	fresh
+	printf 'const assert = require("assert");\nassert.deepStrictEqual({a: [1, 2]}, {a: [1, 3]});\n' >d.js
+	cap fresh-node-deep-equal $TEST "" node d.js
+	printf 'require("@acme/sdk-missing");\n' >s.js
+	cap fresh-node-scoped-missing $DEP "" node s.js
+	printf 'require("http").get("http://127.0.0.1:18098/", r => r.resume());\n' >h.js
+	cap fresh-node-http-refused "" "" node h.js
+	printf 'if (!process.env.DATABASE_URL) { console.error("DATABASE_URL is not defined"); process.exit(1); }\n' >e.js
+	cap fresh-node-env-not-defined $ENV env_var_present:DATABASE_URL node e.js
+	printf 'Promise.reject(new Error("boom: upstream returned 502"));\n' >p.js
+	cap fresh-node-unhandled-rejection "" "" node p.js
+	ver "$J/jest" --version
+	printf '{"name":"x","version":"1.0.0"}\n' >package.json
+	printf 'function parse(s) { return Number(s); }\ntest("rejects", () => { expect(() => parse("x")).toThrow(); });\n' >t.test.js
+	cap fresh-jest-tothrow $TEST "" "$J/jest" --ci --no-cache t.test.js
+	ver "$J/tsc" --version
+	printf 'const n: number = 1;\nconst s: string = n;\nexport {};\n' >a.ts
+	cap fresh-tsc-assign $TYPE "" "$J/tsc" --noEmit --strict a.ts
+
+	ver cargo --version
+	fresh; cargo new -q --vcs none app >/dev/null 2>&1
+	printf 'fn main() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn differs() { assert_ne!(1 + 1, 2); }\n}\n' >app/src/main.rs
+	cap fresh-rust-assert-ne $TEST "" sh -c 'cd app && cargo test --offline -q'
+	printf '#[tokio::main]\nasync fn main() {}\n' >app/src/main.rs
+	cap fresh-rust-undeclared-crate $DEP "" sh -c 'cd app && cargo build --offline -q'
+
+	ver javac -version
+	fresh
+	printf 'public class M {\n  public static void main(String[] a) {\n    String s = "x";\n    s.reverse();\n  }\n}\n' >M.java
+	cap fresh-javac-no-method $TYPE "" javac M.java
+	printf 'public class I {\n  public static void main(String[] a) {\n    int[] x = new int[2];\n    System.out.println(x[3]);\n  }\n}\n' >I.java
+	javac I.java 2>/dev/null
+	cap fresh-java-index "" "" java I
+	J4=/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar
+	printf 'import org.junit.Test;\nimport static org.junit.Assert.*;\npublic class TTest {\n  @Test public void positive() { assertTrue("should be positive", -1 > 0); }\n}\n' >TTest.java
+	javac -cp $J4 TTest.java
+	ver sh -c 'ls /usr/share/java/junit4-*.jar | sed "s|.*/||"'
+	cap fresh-junit4-asserttrue $TEST "" java -cp .:$J4 org.junit.runner.JUnitCore TTest
+
+	ver bash --version
+	fresh
+	printf '#!/bin/bash\nset -e\necho "deploying"\ndocker-compose-missing up -d\n' >deploy.sh; chmod +x deploy.sh
+	cap fresh-bash-script-command-missing $DEP command_exists:docker-compose-missing ./deploy.sh
+	ver make --version
+	mkdir sub; printf 'all:\n\t$(MAKE) -C sub build\n' >Makefile; printf 'test:\n\ttrue\n' >sub/Makefile
+	cap fresh-make-submake-no-rule $CONF "" make
+	ver shellcheck --version
+	printf 'echo "no shebang"\nrm -rf $DIR/*\n' >x.sh
+	cap fresh-shellcheck-no-shebang $LINT "" shellcheck -f gcc x.sh
+	ver curl --version
+	cap fresh-curl-404 "" "" sh -c '"$0" -m http.server 18097 --bind 127.0.0.1 >/dev/null 2>&1 & p=$!; sleep 1; curl -sS --fail http://127.0.0.1:18097/missing; rc=$?; kill $p; exit $rc' $PY
+
+	ver psql --version
+	cap fresh-psycopg2-refused-port $DB tcp_reachable:127.0.0.1:15433 $PY -c 'import psycopg2
+psycopg2.connect("host=127.0.0.1 port=15433 user=app dbname=app connect_timeout=3")'
+	ver redis-cli --version
+	cap fresh-redis-cli-refused-port $DB tcp_reachable:127.0.0.1:16390 redis-cli -p 16390 ping
+	ver mariadb --version
+	cap fresh-mysql-default-socket $DB file_exists:/run/mysqld/mysqld.sock mariadb -u app app -e 'select 1'
+	ver pg_isready --version
+	cap fresh-pg-isready-port $DB tcp_reachable:127.0.0.1:15433 pg_isready -h 127.0.0.1 -p 15433
+}
+
+# sec_baseline: pairs of one step's output, passing then failing, for the
+# evidence-first classification (baselines/NAME.pass.txt, NAME.fail.txt).
+sec_baseline() {
+	B=$HERE/baselines
+	mkdir -p "$B"
+	fresh; gomod
+	printf 'package m\n\nimport (\n\t"os"\n\t"testing"\n)\n\nfunc Add(a, b int) int {\n\tif os.Getenv("BREAK") != "" {\n\t\treturn a - b\n\t}\n\treturn a + b\n}\n\nfunc TestCache(t *testing.T) {\n\tif os.Getenv("CACHE_URL") == "" {\n\t\tt.Log("CACHE_URL is not set, caching disabled")\n\t}\n}\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(2, 3); got != 5 {\n\t\tt.Errorf("Add(2, 3) = %%d, want 5", got)\n\t}\n}\n' >m_test.go
+	go test -v -count=1 ./... >"$B/go-test-env-warning.pass.txt" 2>&1
+	env BREAK=1 go test -v -count=1 ./... >"$B/go-test-env-warning.fail.txt" 2>&1
+	echo "go-test-env-warning: captured"
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nfunc main() {\n\tif os.Getenv("CACHE_URL") == "" {\n\t\tfmt.Println("warning: CACHE_URL is not set")\n\t}\n\tif os.Getenv("BREAK") != "" {\n\t\tfmt.Println("migration 7 did not apply")\n\t\tos.Exit(1)\n\t}\n}\n' >main.go
+	go run . >"$B/go-run-no-new-evidence.pass.txt" 2>&1
+	env BREAK=1 go run . >"$B/go-run-no-new-evidence.fail.txt" 2>&1
+	echo "go-run-no-new-evidence: captured"
+}
+
+sections=${*:-go python node rust java shell db ports neg fresh baseline}
 for s in $sections; do
 	"sec_$s"
 done

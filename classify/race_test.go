@@ -1,0 +1,5 @@
+//go:build race
+
+package classify
+
+const raceEnabled = true
