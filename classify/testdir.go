@@ -26,7 +26,7 @@ type FileResult struct {
 	GotTags   []string          `json:"got_tags"`
 	Missing   []string          `json:"missing_tags,omitempty"` // expected, not given
 	Extra     []string          `json:"extra_tags,omitempty"`   // given, not expected
-	WantCheck []preflight.Check `json:"want_checks,omitempty"`
+	WantChecks []preflight.Check `json:"want_checks,omitempty"`
 	GotChecks []preflight.Check `json:"got_checks,omitempty"`
 	// Err says why the log could not be tested (no or a bad expectation);
 	// such a file fails.
@@ -94,7 +94,7 @@ func (c *Classifier) TestDir(dir string) (*DirReport, error) {
 		fr.Missing, fr.Extra = diffTags(want.Tags, got.Tags), diffTags(got.Tags, want.Tags)
 		fr.Pass = len(fr.Missing) == 0 && len(fr.Extra) == 0
 		if want.HasChecks {
-			fr.WantCheck, fr.GotChecks = want.Checks, got.Checks
+			fr.WantChecks, fr.GotChecks = want.Checks, got.Checks
 			if !sameChecks(want.Checks, got.Checks) {
 				fr.Pass = false
 			}
@@ -168,8 +168,8 @@ func (r *DirReport) String() string {
 			fmt.Fprintf(&b, ": %s", f.Err)
 		case !f.Pass:
 			fmt.Fprintf(&b, ": want [%s], got [%s]", strings.Join(f.WantTags, ", "), strings.Join(f.GotTags, ", "))
-			if f.WantCheck != nil && !sameChecks(f.WantCheck, f.GotChecks) {
-				fmt.Fprintf(&b, "; checks want %v, got %v", f.WantCheck, f.GotChecks)
+			if f.WantChecks != nil && !sameChecks(f.WantChecks, f.GotChecks) {
+				fmt.Fprintf(&b, "; checks want %v, got %v", f.WantChecks, f.GotChecks)
 			}
 		}
 		b.WriteByte('\n')
