@@ -20,14 +20,14 @@ var testDirPairs = [][2]string{{".log", ".expect"}, {".txt", ".meta"}}
 
 // A FileResult is the outcome of one saved log in TestDir.
 type FileResult struct {
-	Name      string            `json:"name"` // the log's file name
-	Pass      bool              `json:"pass"`
-	WantTags  []string          `json:"want_tags"`
-	GotTags   []string          `json:"got_tags"`
-	Missing   []string          `json:"missing_tags,omitempty"` // expected, not given
-	Extra     []string          `json:"extra_tags,omitempty"`   // given, not expected
+	Name       string            `json:"name"` // the log's file name
+	Pass       bool              `json:"pass"`
+	WantTags   []string          `json:"want_tags"`
+	GotTags    []string          `json:"got_tags"`
+	Missing    []string          `json:"missing_tags,omitempty"` // expected, not given
+	Extra      []string          `json:"extra_tags,omitempty"`   // given, not expected
 	WantChecks []preflight.Check `json:"want_checks,omitempty"`
-	GotChecks []preflight.Check `json:"got_checks,omitempty"`
+	GotChecks  []preflight.Check `json:"got_checks,omitempty"`
 	// Err says why the log could not be tested (no or a bad expectation);
 	// such a file fails.
 	Err string `json:"error,omitempty"`
