@@ -37,11 +37,14 @@ func (p Problem) Line() string {
 // problemer is implemented by this package's typed errors.
 type problemer interface{ problem() Problem }
 
-// Describe maps an error to its Problem. It is the one place where errors
+// Describe maps an error to its Problem (nil is OK). It is the one place where errors
 // become codes and exit statuses: this package's typed errors say what
 // they are, errors of the domain packages are recognised here, and
 // anything else is E_INTERNAL, with its text (never a stack trace).
 func Describe(err error) Problem {
+	if err == nil {
+		return Problem{Code: OK}
+	}
 	var (
 		pr   problemer
 		ce   *config.Error

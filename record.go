@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/lessons"
@@ -185,6 +187,9 @@ func ensureOrketDir(root *fsroot.Root) error {
 // pruneRuns applies retention to run records: the newest max_entries, none
 // older than max_age. It reports what it could not remove.
 func pruneRuns(root *fsroot.Root, dir string, keep config.Retention, now time.Time) error {
+	if st, err := root.Lstat(dir); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil // no records kept: nothing to prune
+	}
 	f, err := root.Open(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -72,6 +72,12 @@ func Recover(ctx context.Context, repo *txn.Repo, o RecoverOptions) (*Recovery, 
 		res.Action = "discarded"
 		return res, nil
 	}
+	return restore(repo, j, res, o)
+}
+
+// restore takes over an unfinished transaction and puts the tree back,
+// keeping what the crashed run left first.
+func restore(repo *txn.Repo, j *txn.Journal, res *Recovery, o RecoverOptions) (*Recovery, error) {
 	tx, err := repo.Resume(j)
 	if errors.Is(err, txn.ErrSnapshotUnreadable) && j.Phase == txn.PhaseSnapshot {
 		// Killed while taking the snapshot: nothing was written yet.

@@ -93,16 +93,29 @@ func (r *Root) openDir(rel string) (int, error) {
 	}
 	for _, c := range strings.Split(rel, "/") {
 		next, err := unix.Openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
 		if err != nil {
-			if errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
-				err = unix.ELOOP
-			}
+			err = notDirOrLink(fd, c, err)
+			unix.Close(fd)
 			return -1, r.pathErr("open", rel, err)
 		}
+		unix.Close(fd)
 		fd = next
 	}
 	return fd, nil
+}
+
+// notDirOrLink tells apart the two reasons a directory open with
+// O_NOFOLLOW fails on an existing name: a symlink (ELOOP, reported as an
+// escape) or something that is not a directory (ENOTDIR).
+func notDirOrLink(dirfd int, name string, err error) error {
+	if !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
+		return err
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return unix.ENOTDIR
+	}
+	return unix.ELOOP
 }
 
 func (r *Root) pathErr(op, rel string, err error) error {
@@ -204,13 +217,12 @@ func (r *Root) MkdirAll(rel string, perm fs.FileMode) error {
 			return r.pathErr("mkdir", done, err)
 		}
 		next, err := unix.Openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
 		if err != nil {
-			if errors.Is(err, unix.ENOTDIR) {
-				err = unix.ELOOP
-			}
+			err = notDirOrLink(fd, c, err)
+			unix.Close(fd)
 			return r.pathErr("mkdir", done, err)
 		}
+		unix.Close(fd)
 		fd = next
 	}
 	return unix.Close(fd)

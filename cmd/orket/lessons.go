@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/orket/orket"
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/txn"
+)
+
+// lessonsCommand groups the commands that read and maintain the lesson log,
+// one file each.
+func lessonsCommand(o *options, result *any) *cli.Command {
+	sub := []*cli.Command{
+		lessonsListCommand(o, result),
+		lessonsShowCommand(o, result),
+		lessonsStatsCommand(o, result),
+		lessonsPruneCommand(o, result),
+		lessonsReclassifyCommand(o, result),
+	}
+	for _, c := range sub {
+		c.Flags = append(c.Flags, globalFlags()...)
+		wrap(o, c)
+	}
+	names := make([]string, len(sub))
+	for i, c := range sub {
+		names[i] = c.Name
+	}
+	return &cli.Command{
+		Name:            "lessons",
+		Usage:           "read and maintain the lesson log",
+		UsageText:       "orket lessons list|show ID|stats|prune|reclassify",
+		Subcommands:     sub,
+		HideHelpCommand: true,
+		Flags:           globalFlags(),
+		OnUsageError:    usageError,
+		Action: func(c *cli.Context) error {
+			resolveGlobals(o, c)
+			if c.Args().Present() {
+				return orket.Errorf(orket.EUsage, "lessons commands: "+strings.Join(names, ", "), "unknown command %q for orket lessons", c.Args().First())
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
+	}
+}
+
+// lessonStore opens the repository, its configuration (if any) and its
+// lesson log.
+func lessonStore(o *options) (*txn.Repo, *config.Config, *lessons.Store, error) {
+	r, err := openRepo(o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg, err := loadConfigQuiet(o, r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return r, cfg, &lessons.Store{Path: orket.LessonPath(r, cfg)}, nil
+}
+
+// lockShared takes the repository lock (shared, waiting) for a command
+// that rewrites the log, so that a mutating run never sees .orket change
+// under it.
+func lockShared(ctx context.Context, o *options, r *txn.Repo, name string) (func(), error) {
+	unlock, err := r.Lock(ctx, false, true, txn.Holder{RunID: name, PID: os.Getpid(), Started: o.now(), Command: "orket " + name})
+	if err != nil {
+		return nil, &orket.Error{Code: orket.EInternal, Err: err, Msg: "take the repository lock: " + err.Error(), Hint: "check that .git is writable"}
+	}
+	return unlock, nil
+}
+
+type lessonSummary struct {
+	ID            string    `json:"id"`
+	CreatedAt     time.Time `json:"created_at"`
+	Tags          []string  `json:"tags"`
+	FailedStep    string    `json:"failed_step"`
+	FailedCommand string    `json:"failed_command"`
+	Title         string    `json:"title"`
+	Scope         []string  `json:"scope"`
+	RunID         string    `json:"run_id"`
+}
+
+func summarize(l *lessons.Lesson) lessonSummary {
+	return lessonSummary{ID: l.ID, CreatedAt: l.CreatedAt, Tags: l.Classification.Tags, FailedStep: l.Verify.FailedStep,
+		FailedCommand: l.Verify.FailedCommand, Title: l.Advice.Title, Scope: l.Request.Scope, RunID: l.Outcome.RunID}
+}
+
+func byCount(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+func warnDamaged(o *options, d []lessons.Damaged) {
+	if len(d) > 0 {
+		fmt.Fprintf(o.stderr, "orket: warning: skipped %d damaged line(s) of the lesson log (first: line %d: %s)\n", len(d), d[0].Line, d[0].Err)
+	}
+}
+
+func readError(err error) error {
+	return &orket.Error{Code: orket.EInternal, Err: err, Msg: "lesson log: " + err.Error(), Hint: "check the file's permissions"}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/orket/orket"
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/lessons"
+)
+
+type lessonsListOptions struct {
+	tag, scope, since string
+	limit             int
+}
+
+func lessonsListCommand(o *options, result *any) *cli.Command {
+	var lo lessonsListOptions
+	return &cli.Command{
+		Name: "list", Usage: "list lessons, newest first", UsageText: "orket lessons list [--tag T] [--scope S] [--since D] [--limit N]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "tag", Usage: "only lessons with `TAG`", Destination: &lo.tag},
+			&cli.StringFlag{Name: "scope", Usage: "only lessons whose scope overlaps `PATH`", Destination: &lo.scope},
+			&cli.StringFlag{Name: "since", Usage: "only lessons newer than `AGE` (14d, 12h) or a date (2026-11-01)", Destination: &lo.since},
+			&cli.IntFlag{Name: "limit", Usage: "at most `N` lessons", Value: 50, Destination: &lo.limit},
+		},
+		Action: func(*cli.Context) error { return runLessonsList(o, &lo, result) },
+	}
+}
+
+func runLessonsList(o *options, lo *lessonsListOptions, result *any) error {
+	_, _, s, err := lessonStore(o)
+	if err != nil {
+		return err
+	}
+	cutoff, err := parseSince(lo.since, o.now())
+	if err != nil {
+		return err
+	}
+	list := []lessonSummary{}
+	damaged, err := s.Each(func(l *lessons.Lesson) error {
+		if lo.tag != "" && !contains(l.Classification.Tags, lo.tag) || !cutoff.IsZero() && l.CreatedAt.Before(cutoff) ||
+			lo.scope != "" && !scopeHits(l.Request.Scope, lo.scope) {
+			return nil
+		}
+		list = append(list, summarize(l))
+		return nil
+	})
+	if err != nil {
+		return readError(err)
+	}
+	// Newest first; within a second, the later line is newer.
+	for i, j := 0, len(list)-1; i < j; i, j = i+1, j-1 {
+		list[i], list[j] = list[j], list[i]
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].CreatedAt.After(list[j].CreatedAt) })
+	if lo.limit > 0 && len(list) > lo.limit {
+		list = list[:lo.limit]
+	}
+	*result = map[string]any{"code": orket.OK, "lessons": list, "damaged_lines": len(damaged)}
+	if !o.json {
+		for _, l := range list {
+			fmt.Fprintf(o.stdout, "%.8s  %s  %-28s %-10s %s\n", l.ID, l.CreatedAt.Format("2006-01-02 15:04"), strings.Join(l.Tags, ","), l.FailedStep, l.Title)
+		}
+		warnDamaged(o, damaged)
+	}
+	return nil
+}
+
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := config.ParseDuration(s); err == nil {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, orket.Errorf(orket.EUsage, "write an age such as 14d or 12h, or a date such as 2026-11-01", "--since %q", s)
+}
+
+func scopeHits(lessonScope []string, s string) bool {
+	for _, p := range lessonScope {
+		if p == s || strings.HasPrefix(p, s+"/") || strings.HasPrefix(s, p+"/") || p == "**" {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/orket/orket"
+	"github.com/orket/orket/lessons"
+)
+
+func lessonsStatsCommand(o *options, result *any) *cli.Command {
+	return &cli.Command{
+		Name: "stats", Usage: "count lessons per tag, scope and failed command", UsageText: "orket lessons stats",
+		Action: func(*cli.Context) error { return runLessonsStats(o, result) },
+	}
+}
+
+func runLessonsStats(o *options, result *any) error {
+	_, _, s, err := lessonStore(o)
+	if err != nil {
+		return err
+	}
+	tags, scopes, cmds := map[string]int{}, map[string]int{}, map[string]int{}
+	total := 0
+	damaged, err := s.Each(func(l *lessons.Lesson) error {
+		total++
+		if len(l.Classification.Tags) == 0 {
+			tags["(none)"]++
+		}
+		for _, t := range l.Classification.Tags {
+			tags[t]++
+		}
+		scopes[strings.Join(l.Request.Scope, ",")]++
+		cmds[l.Verify.FailedCommand]++
+		return nil
+	})
+	if err != nil {
+		return readError(err)
+	}
+	*result = map[string]any{"code": orket.OK, "total": total, "damaged_lines": len(damaged), "tags": tags, "scopes": scopes, "failed_commands": cmds}
+	if o.json {
+		return nil
+	}
+	fmt.Fprintf(o.stdout, "%d lessons\n", total)
+	for _, sec := range []struct {
+		name string
+		m    map[string]int
+	}{{"tags", tags}, {"scopes", scopes}, {"failed commands", cmds}} {
+		fmt.Fprintf(o.stdout, "%s:\n", sec.name)
+		for _, k := range byCount(sec.m) {
+			fmt.Fprintf(o.stdout, "  %5d  %s\n", sec.m[k], k)
+		}
+	}
+	warnDamaged(o, damaged)
+	return nil
+}
