@@ -99,6 +99,9 @@ type Revert struct {
 	Reverted bool     `json:"reverted"`
 	Verified bool     `json:"revert_verified"`
 	Paths    []string `json:"paths"`
+	// NotRestored names git files left as they are, and why: a branch
+	// checked out in another work tree, a ref changed during the revert.
+	NotRestored []string `json:"not_restored,omitempty"`
 }
 
 // LessonView is a lesson as a run reports it.

@@ -209,6 +209,10 @@ func (r *Run) undo(cause error) error {
 	if rv != nil {
 		rec.Revert.Verified = rv.Verified
 		rec.Revert.Paths = nonNil(rv.Paths)
+		for _, k := range rv.Kept {
+			rec.Revert.NotRestored = append(rec.Revert.NotRestored, k.Error())
+			r.obs.Warn("not restored: " + k.Error())
+		}
 	}
 	if err != nil {
 		return &RevertError{Err: err, Ref: r.tx.Ref(), Saved: displayPath(r.req.Repo, saved)}

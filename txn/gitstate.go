@@ -16,8 +16,9 @@ import (
 )
 
 // gitState is what an edit may change in the git directory and a revert
-// puts back: HEAD, every local branch and tag, packed-refs, the index, and
-// the files of an operation in progress (a merge, a rebase).
+// puts back: HEAD, every local branch and tag, packed-refs, the stash and
+// its list, the index, and the files of an operation in progress (a
+// merge, a rebase).
 type gitState struct {
 	files map[string][]byte // key: "gitdir:HEAD", "common:refs/heads/main", ...; value: raw bytes
 }
@@ -58,7 +59,7 @@ func (r *Repo) readGitState() (*gitState, error) {
 			return nil, err
 		}
 	}
-	for _, name := range []string{"packed-refs", "refs/heads", "refs/tags"} {
+	for _, name := range []string{"packed-refs", "refs/heads", "refs/tags", "refs/stash", "logs/refs/stash"} {
 		if err := r.collect(s.files, inCommon, name); err != nil {
 			return nil, err
 		}
@@ -73,6 +74,9 @@ func (r *Repo) readGuardState() (*guardState, error) {
 			return nil, err
 		}
 	}
+	// git's own repack (gc --auto after a commit) rewrites info/refs for
+	// dumb transports: derived, not configuration.
+	delete(s.files, inCommon+"info/refs")
 	if r.GitDir != r.CommonDir {
 		if err := r.collect(s.files, inGitDir, "config.worktree"); err != nil {
 			return nil, err
@@ -132,25 +136,61 @@ func diffFiles(before, after map[string][]byte) []string {
 	return out
 }
 
+// A MovedError reports a git file that changed while a revert was putting
+// it back, or that belongs to another work tree: it is left as it is.
+type MovedError struct {
+	Key    string // .git/refs/heads/x
+	Reason string
+}
+
+func (e *MovedError) Error() string { return e.Key + ": " + e.Reason }
+
 // restoreFiles makes the files named by keys match want: rewritten with
-// git's lock-file protocol (write key.lock, fsync, rename) or removed.
-func (r *Repo) restoreFiles(keys []string, want map[string][]byte) error {
+// git's lock-file protocol (write key.lock, fsync, rename) or removed, each
+// only if it still holds what cur says it held when the revert read it (a
+// compare-and-swap under git's lock, so a concurrent git is never
+// overwritten). Files that moved meanwhile are left, each reported as a
+// *MovedError.
+func (r *Repo) restoreFiles(keys []string, want, cur map[string][]byte) (moved []*MovedError, err error) {
 	var errs []error
 	for _, k := range keys {
 		p := r.keyPath(k)
+		expect, existed := cur[k]
+		unchanged := func() error {
+			now, err := os.ReadFile(p)
+			if t, lerr := os.Readlink(p); lerr == nil {
+				now, err = []byte("symlink:"+t), nil
+			}
+			switch {
+			case errors.Is(err, fs.ErrNotExist) && !existed:
+				return nil
+			case err == nil && existed && bytes.Equal(now, expect):
+				return nil
+			}
+			return &MovedError{Key: displayKey(k), Reason: "changed by another process during the revert; left as it is"}
+		}
 		b, ok := want[k]
 		if !ok {
+			if err := unchanged(); err != nil {
+				moved = append(moved, err.(*MovedError))
+				continue
+			}
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}
 			r.removeEmptyParents(p, k)
 			continue
 		}
-		if err := writeFile(p, b, true); err != nil {
+		err := writeFileCheck(p, b, true, unchanged)
+		var me *MovedError
+		switch {
+		case errors.As(err, &me):
+			moved = append(moved, me)
+		case err != nil:
 			errs = append(errs, fmt.Errorf("restore %s: %w", displayKey(k), err))
 		}
 	}
-	return errors.Join(errs...)
+	return moved, errors.Join(errs...)
 }
 
 // removeEmptyParents removes directories a new ref or hook left empty, up
@@ -174,7 +214,11 @@ func (r *Repo) removeEmptyParents(p, key string) {
 // component; gitLock writes through "p.lock" as git does. A symlink
 // value ("symlink:T") is restored as a symlink. An existing file keeps
 // its permission bits.
-func writeFile(p string, b []byte, gitLock bool) error {
+func writeFile(p string, b []byte, gitLock bool) error { return writeFileCheck(p, b, gitLock, nil) }
+
+// writeFileCheck is writeFile whose rename happens only if check, called
+// under the lock, returns nil.
+func writeFileCheck(p string, b []byte, gitLock bool, check func() error) error {
 	dir := filepath.Dir(p)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -186,6 +230,11 @@ func writeFile(p string, b []byte, gitLock bool) error {
 	defer root.Close()
 	name := filepath.Base(p)
 	if t, ok := bytes.CutPrefix(b, []byte("symlink:")); ok {
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
+		}
 		if err := root.Symlink(string(t), name); err != nil {
 			return err
 		}
@@ -195,7 +244,7 @@ func writeFile(p string, b []byte, gitLock bool) error {
 	if st, err := root.Lstat(name); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
 		perm = os.FileMode(st.Mode & 0o777)
 	}
-	return root.WriteFile(name, b, perm, fsroot.Options{Sync: true, GitLock: gitLock})
+	return root.WriteFile(name, b, perm, fsroot.Options{Sync: true, GitLock: gitLock, Check: check})
 }
 
 func syncDir(dir string) error {
@@ -208,4 +257,34 @@ func syncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// otherWorktreeBranches returns the keys of the branches checked out in
+// the repository's other work trees: their own commits move them, and a
+// revert here must not rewind them.
+func (r *Repo) otherWorktreeBranches() map[string]string {
+	out := map[string]string{}
+	heads := map[string]string{}
+	if r.GitDir != r.CommonDir {
+		heads[filepath.Join(r.CommonDir, "HEAD")] = "the main work tree"
+	}
+	if entries, err := os.ReadDir(filepath.Join(r.CommonDir, "worktrees")); err == nil {
+		for _, e := range entries {
+			dir := filepath.Join(r.CommonDir, "worktrees", e.Name())
+			if filepath.Clean(dir) == filepath.Clean(r.GitDir) {
+				continue
+			}
+			heads[filepath.Join(dir, "HEAD")] = "work tree " + e.Name()
+		}
+	}
+	for file, who := range heads {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		if ref, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: "); ok {
+			out[inCommon+ref] = who
+		}
+	}
+	return out
 }

@@ -170,6 +170,16 @@ func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 			return nil, fmt.Errorf("%s: %s: %w", ref, k, err)
 		}
 	}
+	s.tags = map[plumbing.Hash][]byte{}
+	for _, id := range m.Tags {
+		f, err := tree.File("tags/" + id.String())
+		if err != nil {
+			return nil, fmt.Errorf("%s: tag %s: %w", ref, id, err)
+		}
+		if s.tags[id], err = r.blobBytes(f.Hash); err != nil {
+			return nil, fmt.Errorf("%s: tag %s: %w", ref, id, err)
+		}
+	}
 	ii, err := parseIndex(s.git.files[inGitDir+"index"], m.Start)
 	if err != nil {
 		return nil, err

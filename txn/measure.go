@@ -43,6 +43,9 @@ func (r *Repo) measure(s *Snapshot) (*Change, error) {
 	for _, k := range diffFiles(s.guard.files, guard.files) {
 		c.Guarded = append(c.Guarded, displayKey(k))
 	}
+	if !r.snapshotRefIntact(s) {
+		c.Guarded = append(c.Guarded, ".git/"+s.Ref)
+	}
 	return c, nil
 }
 
@@ -102,4 +105,11 @@ func (r *Repo) diffTree(pre, cur *Tree) ([]string, error) {
 	}
 	sort.Strings(changed)
 	return changed, nil
+}
+
+// snapshotRefIntact reports whether the snapshot's ref still names its
+// commit: an edit may not touch it.
+func (r *Repo) snapshotRefIntact(s *Snapshot) bool {
+	id, err := r.resolveRef(s.Ref)
+	return err == nil && id == s.Commit
 }

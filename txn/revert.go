@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/orket/orket/internal/fsroot"
@@ -24,6 +26,9 @@ type Reverted struct {
 	Paths    []string // working-tree paths restored
 	Git      []string // git files restored
 	Verified bool
+	// Kept lists git files left as they are: a branch another work tree
+	// moved, a ref another process changed during the revert.
+	Kept []*MovedError
 }
 
 // ErrRevertUnverified reports that after a revert the tree still differs
@@ -42,8 +47,16 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := r.restoreFiles(diffFiles(s.guard.files, guard.files), s.guard.files); err != nil {
+	if _, err := r.restoreFiles(diffFiles(s.guard.files, guard.files), s.guard.files, guard.files); err != nil {
 		return res, err
+	}
+	if err := r.restoreTags(s); err != nil {
+		return res, err
+	}
+	if !r.snapshotRefIntact(s) {
+		if err := writeFile(filepath.Join(r.CommonDir, filepath.FromSlash(s.Ref)), []byte(s.Commit.String()+"\n"), true); err != nil {
+			return res, fmt.Errorf("restore %s: %w", s.Ref, err)
+		}
 	}
 	gs, err := r.readGitState()
 	if err != nil {
@@ -85,19 +98,50 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	}
 	res.Paths = paths
 	testhook.Point("revert-midway")
-	gitKeys := diffFiles(s.git.files, gs.files)
-	if err := r.restoreFiles(gitKeys, s.git.files); err != nil {
+	// A branch checked out in another work tree is that tree's: if it
+	// moved, it is reported, never rewound.
+	others := r.otherWorktreeBranches()
+	var gitKeys []string
+	for _, k := range diffFiles(s.git.files, gs.files) {
+		if who, ok := others[k]; ok {
+			res.Kept = append(res.Kept, &MovedError{Key: displayKey(k), Reason: "checked out in " + who + "; left as it is"})
+			continue
+		}
+		gitKeys = append(gitKeys, k)
+	}
+	moved, err := r.restoreFiles(gitKeys, s.git.files, gs.files)
+	res.Kept = append(res.Kept, moved...)
+	if err != nil {
 		return res, err
 	}
 	for _, k := range gitKeys {
 		res.Git = append(res.Git, displayKey(k))
 	}
-	if err := r.prove(s, paths); err != nil {
+	if err := r.prove(s, paths, res.Kept); err != nil {
 		return res, err
 	}
 	s.Close()
 	res.Verified = true
 	return res, nil
+}
+
+// restoreTags writes back the annotated tag objects the refs named that a
+// gc has pruned since, so restored refs name objects that exist.
+func (r *Repo) restoreTags(s *Snapshot) error {
+	w := newObjectWriter(r)
+	for id, b := range s.tags {
+		if w.has(id) {
+			continue
+		}
+		got, err := w.write(plumbing.TagObject, int64(len(b)), bytes.NewReader(b))
+		if err != nil {
+			return fmt.Errorf("write back tag %s: %w", id, err)
+		}
+		if got != id {
+			return fmt.Errorf("write back tag %s: wrote %s", id, got)
+		}
+	}
+	return w.sync()
 }
 
 // restoreTree makes the named paths as they were in s.Pre.
@@ -183,7 +227,7 @@ func (r *Repo) writeBlob(root *fsroot.Root, p string, f *File) error {
 // snapshot has it (content, mode, absence), every empty directory is back,
 // and the git state and guarded files are equal. The revert's own scan,
 // moments before, found every other path equal.
-func (r *Repo) prove(s *Snapshot, paths []string) error {
+func (r *Repo) prove(s *Snapshot, paths []string, kept []*MovedError) error {
 	gs, err := r.readGitState()
 	if err != nil {
 		return err
@@ -192,9 +236,15 @@ func (r *Repo) prove(s *Snapshot, paths []string) error {
 	if err != nil {
 		return err
 	}
+	skip := map[string]bool{}
+	for _, m := range kept {
+		skip[m.Key] = true
+	}
 	var diffs []string
 	for _, k := range diffFiles(s.git.files, gs.files) {
-		diffs = append(diffs, displayKey(k))
+		if !skip[displayKey(k)] {
+			diffs = append(diffs, displayKey(k))
+		}
 	}
 	for _, k := range diffFiles(s.guard.files, guard.files) {
 		diffs = append(diffs, displayKey(k))

@@ -1,11 +1,9 @@
 package txn
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -43,6 +41,7 @@ type Snapshot struct {
 	guard  *guardState
 	idx    *indexInfo        // the index as it was, parsed
 	perms  map[string]uint32 // permission bits of files whose bits are not 0644/0755
+	tags   map[plumbing.Hash][]byte // annotated tag objects the refs name, byte for byte
 	w      *watcher          // the change journal since the snapshot; nil: scan whole
 	dirty  bool              // the tree had uncommitted changes (other than .orket)
 
@@ -73,8 +72,9 @@ type manifest struct {
 	Deleted   []string                 `json:"deleted"` // tracked in the index, absent from the tree
 	EmptyDirs []string                 `json:"empty_dirs"`
 	Perms     map[string]uint32        `json:"perms,omitempty"`
-	Git       map[string]plumbing.Hash `json:"git"`   // HEAD, refs, index...: blob ids of their bytes
-	Guard     map[string]plumbing.Hash `json:"guard"` // config, hooks, info
+	Git       map[string]plumbing.Hash `json:"git"`            // HEAD, refs, index...: blob ids of their bytes
+	Guard     map[string]plumbing.Hash `json:"guard"`          // config, hooks, info
+	Tags      []plumbing.Hash          `json:"tags,omitempty"` // annotated tag objects kept under tags/
 }
 
 type manifestFile struct {
@@ -94,6 +94,8 @@ type indexInfo struct {
 	dirs     map[string]bool        // directories holding indexed paths
 	gitlinks map[string]bool
 	mtime    time.Time
+	list     []indexEntry // every entry, in index order
+	cache    *cacheTree   // the TREE extension, if the index has one
 }
 
 func parseIndex(b []byte, mtime time.Time) (*indexInfo, error) {
@@ -102,11 +104,12 @@ func parseIndex(b []byte, mtime time.Time) (*indexInfo, error) {
 		ii.entries = map[string]*indexEntry{}
 		return ii, nil
 	}
-	list, err := decodeIndex(b)
+	list, ct, err := decodeIndex(b)
 	if err != nil {
 		return nil, &UnsupportedError{Path: ".git/index", Reason: "cannot read the index: " + err.Error()}
 	}
 	ii.entries = make(map[string]*indexEntry, len(list))
+	ii.list, ii.cache = list, ct
 	lastDir := ""
 	for i := range list {
 		e := &list[i]
@@ -290,12 +293,12 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 			return nil, err
 		}
 	}
-	commit, err := ow.snapshotCommit(m, stored, pre, gs)
+	commit, tags, err := ow.snapshotCommit(m, stored, pre, gs, ii)
 	if err != nil {
 		return nil, fmt.Errorf("write snapshot commit: %w", err)
 	}
 	// Every object is on disk before the ref that makes it findable.
-	if err := syncFS(r.CommonDir); err != nil {
+	if err := ow.sync(); err != nil {
 		return nil, err
 	}
 	refPath := filepath.Join(r.CommonDir, filepath.FromSlash(s.Ref))
@@ -305,7 +308,7 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	if err := writeFile(refPath, []byte(commit.String()+"\n"), true); err != nil {
 		return nil, fmt.Errorf("publish %s: %w", s.Ref, err)
 	}
-	s.Commit = commit
+	s.Commit, s.tags = commit, tags
 	testhook.Point("snapshot-published")
 	ok = true
 	return s, nil
@@ -338,81 +341,34 @@ func syncFS(dir string) error {
 	return nil
 }
 
-// objectWriter stores objects through go-git, skipping ones that exist.
-type objectWriter struct{ r *Repo }
-
-func newObjectWriter(r *Repo) *objectWriter { return &objectWriter{r: r} }
-
-func (w *objectWriter) has(id plumbing.Hash) bool {
-	return w.r.Git.Storer.HasEncodedObject(id) == nil
-}
-
-func (w *objectWriter) blob(b []byte) (plumbing.Hash, error) {
-	id := blobHash(b)
-	if w.has(id) {
-		return id, nil
-	}
-	return w.write(plumbing.BlobObject, bytes.NewReader(b), int64(len(b)))
-}
-
-func (w *objectWriter) write(t plumbing.ObjectType, r io.Reader, size int64) (plumbing.Hash, error) {
-	obj := w.r.Git.Storer.NewEncodedObject()
-	obj.SetType(t)
-	obj.SetSize(size)
-	wr, err := obj.Writer()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if _, err := io.Copy(wr, r); err != nil {
-		wr.Close()
-		return plumbing.ZeroHash, err
-	}
-	if err := wr.Close(); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return w.r.Git.Storer.SetEncodedObject(obj)
-}
-
-// storeFile stores a working-tree file as a blob and checks it still has
-// the content it was hashed with.
-func (w *objectWriter) storeFile(p string, f *File) error {
-	if w.has(f.OID) {
-		return nil
-	}
-	abs := filepath.Join(w.r.Root, filepath.FromSlash(p))
-	var data []byte
-	var err error
-	if f.Mode == filemode.Symlink {
-		var t string
-		t, err = os.Readlink(abs)
-		data = []byte(t)
-	} else {
-		data, err = os.ReadFile(abs)
-	}
-	if err != nil {
-		return err
-	}
-	id, err := w.blob(data)
-	if err != nil {
-		return err
-	}
-	if id != f.OID {
-		return errChanged(p)
-	}
-	return nil
-}
-
 // snapshotCommit writes the commit a user can restore from with plain git:
 //
-//	index       the index file as it was
-//	worktree/   every file the index does not hold (untracked, modified)
-//	deleted     tracked paths absent from the tree, one per line
-//	refs        HEAD and every local branch and tag
+//	index        the index file as it was
+//	worktree/    every file the index does not hold (untracked, modified)
+//	deleted      tracked paths absent from the tree, one per line
+//	empty-dirs   empty directories, one per line
+//	perms        permission bits that are not 644 or 755: "mode path" lines
+//	refs         HEAD and every local branch and tag: "id name" lines
+//	restore.sh   the whole restore as a shell script (plain git and sh)
 //	manifest.json
-func (w *objectWriter) snapshotCommit(m *manifest, stored []string, pre *Tree, gs *gitState) (plumbing.Hash, error) {
-	mj, err := json.Marshal(m)
+//
+// and, to keep everything a revert needs reachable whatever gc runs:
+//
+//	index-tree/  the index's content as a tree
+//	git/, guard/ the bytes of git's own files (refs, HEAD, config, hooks)
+//	tags/        annotated tag objects, by id
+//
+// Its parents are every commit a ref names.
+func (w *objectWriter) snapshotCommit(m *manifest, stored []string, pre *Tree, gs *gitState, ii *indexInfo) (id plumbing.Hash, snapTags map[plumbing.Hash][]byte, err error) {
+	commits, tags := w.pins(gs)
+	for id := range tags {
+		m.Tags = append(m.Tags, id)
+	}
+	sort.Slice(m.Tags, func(i, j int) bool { return m.Tags[i].String() < m.Tags[j].String() })
+	var mj []byte
+	mj, err = json.Marshal(m)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, nil, err
 	}
 	top := map[string]treeItem{}
 	add := func(name string, b []byte) error {
@@ -420,17 +376,13 @@ func (w *objectWriter) snapshotCommit(m *manifest, stored []string, pre *Tree, g
 		top[name] = treeItem{mode: filemode.Regular, id: id}
 		return err
 	}
-	if err := add("manifest.json", mj); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := add("deleted", []byte(joinLines(m.Deleted))); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := add("empty-dirs", []byte(joinLines(m.EmptyDirs))); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := add("refs", []byte(refsText(gs))); err != nil {
-		return plumbing.ZeroHash, err
+	for name, b := range map[string][]byte{
+		"manifest.json": mj, "deleted": []byte(joinLines(m.Deleted)), "empty-dirs": []byte(joinLines(m.EmptyDirs)),
+		"refs": []byte(refsText(gs)), "perms": []byte(permsText(m.Perms)), "restore.sh": []byte(restoreScript(m.RunID)),
+	} {
+		if err := add(name, b); err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
 	}
 	// The index (megabytes on a large tree) is stored once, with the git
 	// state; the commit names the same blob.
@@ -442,43 +394,140 @@ func (w *objectWriter) snapshotCommit(m *manifest, stored []string, pre *Tree, g
 		f := pre.Files[p]
 		files[p] = treeItem{mode: f.Mode, id: f.OID}
 	}
-	wt, err := w.tree(files, "")
+	subtrees := map[string]map[string]treeItem{"worktree": files, "git": keyTree(m.Git), "guard": keyTree(m.Guard), "tags": {}}
+	for id, b := range tags {
+		bid, err := w.blob(b)
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+		subtrees["tags"][id.String()] = treeItem{mode: filemode.Regular, id: bid}
+	}
+	for name, items := range subtrees {
+		id, err := w.tree(items, "")
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+		top[name] = treeItem{mode: filemode.Dir, id: id}
+	}
+	var it plumbing.Hash
+	it, err = w.indexTree(ii)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, nil, fmt.Errorf("the index's tree: %w", err)
 	}
-	top["worktree"] = treeItem{mode: filemode.Dir, id: wt}
-	root, err := w.tree(top, "")
+	top["index-tree"] = treeItem{mode: filemode.Dir, id: it}
+	var root plumbing.Hash
+	root, err = w.tree(top, "")
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, nil, err
 	}
-	sig := object.Signature{Name: "orket", Email: "orket@localhost", When: time.Now()}
-	c := &object.Commit{Author: sig, Committer: sig, TreeHash: root, Message: restoreMessage(m.RunID)}
-	obj := w.r.Git.Storer.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
-		return plumbing.ZeroHash, err
+	sig := object.Signature{Name: "orket", Email: "orket@localhost", When: m.Start}
+	id, err = w.encode(&object.Commit{Author: sig, Committer: sig, TreeHash: root, ParentHashes: commits, Message: restoreMessage(m.RunID)})
+	return id, tags, err
+}
+
+// keyTree names git-state blobs by where they live: "gitdir:HEAD" is
+// gitdir/HEAD.
+func keyTree(m map[string]plumbing.Hash) map[string]treeItem {
+	out := map[string]treeItem{}
+	for k, id := range m {
+		where, rest, _ := strings.Cut(k, ":")
+		out[where+"/"+rest] = treeItem{mode: filemode.Regular, id: id}
 	}
-	return w.r.Git.Storer.SetEncodedObject(obj)
+	return out
+}
+
+func permsText(perms map[string]uint32) string {
+	var lines []string
+	for _, p := range sortedKeys(perms) {
+		lines = append(lines, fmt.Sprintf("%04o %s", perms[p], p))
+	}
+	return joinLines(lines)
 }
 
 func restoreMessage(runID string) string {
 	return "orket snapshot " + runID + `
 
 The working tree before orket run ` + runID + `. orket recover restores it
-exactly. To restore it with plain git instead, from the repository root:
+exactly. To restore it with plain git and sh instead, from the
+repository's top directory:
 
-  ref=` + SnapshotRefPrefix + runID + `
-  git cat-file blob $ref:index > .git/index            # the index as it was
-  git checkout-index --all --force                     # tracked files
-  git clean -fdq                                       # files the edit created
-  git -c tar.umask=022 archive $ref:worktree | tar -x  # modified and untracked files
-  git cat-file blob $ref:deleted | xargs -r -d '\n' rm -f --
-  git cat-file blob $ref:empty-dirs | xargs -r -d '\n' mkdir -p --
-  git cat-file blob $ref:refs     # HEAD and every branch and tag as they were:
-                                  # put back any that moved with git update-ref
-                                  # and git symbolic-ref HEAD refs/heads/<branch>
+  git cat-file blob ` + SnapshotRefPrefix + runID + `:restore.sh | sh
 
-Files: index, worktree/ (files the index did not hold), deleted, empty-dirs,
-refs, manifest.json (everything, for orket).
+That puts back every tracked and untracked (not ignored) file with its
+content and permission bits, removes what the edit created, brings back
+empty directories, the index, HEAD, every branch and tag (and deletes
+those the edit created), the stash, an operation in progress, and git's
+configuration, hooks and info files; then it forgets the snapshot. It
+does not restore modification times, ignored files, or paths with a
+newline in their name.
+
+Files: restore.sh, index, worktree/ (files the index did not hold),
+deleted, empty-dirs, perms, refs, git/ and guard/ (git's own files, byte
+for byte), tags/, index-tree/, manifest.json (everything, for orket).
+`
+}
+
+// restoreScript is restore.sh: the whole restore with git and a POSIX sh.
+func restoreScript(runID string) string {
+	return `#!/bin/sh
+# Restores the repository as it was before orket run ` + runID + `.
+# Run it from the top directory of the work tree:
+#   git cat-file blob ` + SnapshotRefPrefix + runID + `:restore.sh | sh
+set -eu
+ref=` + SnapshotRefPrefix + runID + `
+git rev-parse -q --verify "$ref^{commit}" >/dev/null || { echo "restore.sh: $ref does not exist" >&2; exit 1; }
+gitdir=$(git rev-parse --git-dir)
+common=$(git rev-parse --git-common-dir)
+has() { git cat-file -e "$ref:$1" 2>/dev/null; }
+
+# Annotated tags a gc may have pruned.
+if has tags; then
+  git ls-tree --name-only "$ref:tags" | while read -r t; do
+    git cat-file -e "$t" 2>/dev/null || git cat-file blob "$ref:tags/$t" | git hash-object -t tag -w --stdin >/dev/null
+  done
+fi
+
+# Branches, tags, packed-refs, the stash, configuration, hooks and info:
+# what the snapshot does not have goes, then its files come back byte
+# for byte.
+for d in refs/heads refs/tags hooks info; do
+  [ -d "$common/$d" ] || continue
+  (cd "$common" && find "$d" -type f) | while IFS= read -r f; do
+    has "git/common/$f" || has "guard/common/$f" || rm -f -- "$common/$f"
+  done
+done
+for f in packed-refs refs/stash logs/refs/stash config.worktree; do
+  has "git/common/$f" || has "guard/common/$f" || rm -f -- "$common/$f"
+done
+git archive "$ref:git/common" | tar -x -C "$common"
+git archive "$ref:guard/common" | tar -x -C "$common"
+[ -d "$common/hooks" ] && find "$common/hooks" -type f ! -name '*.sample' -exec chmod 755 {} +
+
+# HEAD, the index and an operation in progress.
+for f in ORIG_HEAD MERGE_HEAD MERGE_MSG MERGE_MODE AUTO_MERGE CHERRY_PICK_HEAD REVERT_HEAD BISECT_LOG; do
+  has "git/gitdir/$f" || rm -f -- "$gitdir/$f"
+done
+for d in rebase-merge rebase-apply sequencer; do
+  has "git/gitdir/$d" || rm -rf -- "$gitdir/$d"
+done
+git archive "$ref:git/gitdir" | tar -x -C "$gitdir"
+
+# Tracked files from the index; files the edit created go; the others
+# come back with their permission bits; deleted files and empty
+# directories as they were.
+git checkout-index --all --force
+git clean -fdq
+git -c tar.umask=022 archive "$ref:worktree" | tar -x
+git cat-file blob "$ref:deleted" | while IFS= read -r p; do rm -f -- "$p"; done
+git cat-file blob "$ref:empty-dirs" | while IFS= read -r d; do mkdir -p -- "$d"; done
+if has perms; then
+  git cat-file blob "$ref:perms" | while read -r mode p; do chmod "$mode" -- "$p"; done
+fi
+
+# Forget the snapshot.
+git update-ref -d "$ref"
+rm -f "$gitdir/orket/txn.json"
+echo "restored the repository as it was before orket run ` + runID + `"
 `
 }
 
@@ -498,55 +547,6 @@ func joinLines(l []string) string {
 		return ""
 	}
 	return strings.Join(l, "\n") + "\n"
-}
-
-type treeItem struct {
-	mode filemode.FileMode
-	id   plumbing.Hash
-}
-
-// tree writes nested tree objects for a set of slash paths below prefix.
-func (w *objectWriter) tree(items map[string]treeItem, prefix string) (plumbing.Hash, error) {
-	direct := map[string]treeItem{}
-	sub := map[string]map[string]treeItem{}
-	for p, it := range items {
-		first, rest, nested := strings.Cut(p, "/")
-		if !nested {
-			direct[first] = it
-			continue
-		}
-		if sub[first] == nil {
-			sub[first] = map[string]treeItem{}
-		}
-		sub[first][rest] = it
-	}
-	for name, m := range sub {
-		id, err := w.tree(m, path.Join(prefix, name))
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		direct[name] = treeItem{mode: filemode.Dir, id: id}
-	}
-	t := &object.Tree{}
-	for name, it := range direct {
-		t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: it.mode, Hash: it.id})
-	}
-	// git orders tree entries as if directory names ended in "/".
-	key := func(e object.TreeEntry) string {
-		if e.Mode == filemode.Dir {
-			return e.Name + "/"
-		}
-		return e.Name
-	}
-	sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
-	obj := w.r.Git.Storer.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if w.has(obj.Hash()) {
-		return obj.Hash(), nil
-	}
-	return w.r.Git.Storer.SetEncodedObject(obj)
 }
 
 var errNoSnapshot = errors.New("no such snapshot")

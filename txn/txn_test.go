@@ -294,3 +294,61 @@ func TestJournalSeesLaterWrites(t *testing.T) {
 		}
 	})
 }
+
+// TestPlainGitRestore follows the snapshot's own restore.sh with plain git
+// and sh, after every kind of edit, with nothing of orket: the whole state
+// (contents, modes, refs, the index, the stash) comes back.
+func TestPlainGitRestore(t *testing.T) {
+	for _, e := range edits {
+		t.Run(e.name, func(t *testing.T) {
+			dir := dirtyRepo(t)
+			sh(t, dir, `git stash -q; git stash apply -q; printf 'more untracked\n' > more.txt`)
+			before := fp(t, dir)
+			r := open(t, dir)
+			tx := begin(t, r, "plain")
+			tx.Close()
+			sh(t, dir, e.script)
+			sh(t, dir, `git cat-file blob refs/orket/snapshots/plain:restore.sh | sh >/dev/null`)
+			if got := fp(t, dir); got != before {
+				t.Errorf("after restore.sh (-before +after):\n%s", cmp.Diff(before, got))
+			}
+			if j, _ := r.Unfinished(); j != nil {
+				t.Error("restore.sh left the journal")
+			}
+		})
+	}
+}
+
+// TestSnapshotSurvivesGC: an edit that drops branches, tags and stash
+// entries and prunes every unreachable object (git gc --prune=now) cannot
+// take from the revert what it needs: staged-only blobs, deleted tips,
+// annotated tags, the stash.
+func TestSnapshotSurvivesGC(t *testing.T) {
+	withJournal(t, func(t *testing.T) {
+		dir := dirtyRepo(t)
+		sh(t, dir, `
+b=$(printf 'only here\n' | git hash-object -w --stdin)
+t=$(printf '100644 blob %s\tdoomed.txt\n' $b | git mktree)
+git branch doomed $(git commit-tree -p HEAD -m doomed $t)
+git tag -a -m 'annotated' v-ann feature
+git stash store -m kept $(git stash create)
+printf 'staged only blob\n' > staged-only.txt; git add staged-only.txt`)
+		before := fp(t, dir)
+		r := open(t, dir)
+		tx := begin(t, r, "gc")
+		sh(t, dir, `
+git branch -q -D doomed; git tag -d v-ann >/dev/null; git stash drop -q
+git rm -q --cached staged-only.txt; rm staged-only.txt
+git reflog expire --expire=now --all; git gc -q --prune=now`)
+		if _, err := tx.Revert(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.End(); err != nil {
+			t.Fatal(err)
+		}
+		if got := fp(t, dir); got != before {
+			t.Errorf("after revert (-before +after):\n%s", cmp.Diff(before, got))
+		}
+		sh(t, dir, `git cat-file -t v-ann | grep -q tag; git stash list | grep -q .; git show doomed:doomed.txt >/dev/null`)
+	})
+}

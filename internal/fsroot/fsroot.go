@@ -235,6 +235,10 @@ type Options struct {
 	// index, so a git process running beside orket sees the file locked.
 	// A stale lock is replaced: orket holds the repository lock.
 	GitLock bool
+	// Check, if set, is called once the new content is written and
+	// (with GitLock) the lock is held, just before the rename: an error
+	// leaves the file as it was. It makes a write a compare-and-swap.
+	Check func() error
 }
 
 // WriteFile writes data to rel atomically with the permission bits perm
@@ -279,6 +283,9 @@ func (r *Root) WriteFrom(rel string, perm fs.FileMode, o Options, fn func(io.Wri
 		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
+		}
+		if err == nil && o.Check != nil {
+			err = o.Check()
 		}
 		if err == nil {
 			err = unix.Renameat(dfd, tmp, dfd, base)

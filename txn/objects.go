@@ -1,0 +1,269 @@
+package txn
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// objectWriter writes loose objects into the repository's object store
+// itself: streamed (a file of any size costs a buffer, not its size in
+// memory), each object file fsynced, and its directory fsynced by sync, so
+// that the snapshot is durable without flushing the whole filesystem.
+// Objects that exist are not written again.
+type objectWriter struct {
+	r    *Repo
+	dirs map[string]bool // object directories written into since the last sync
+}
+
+func newObjectWriter(r *Repo) *objectWriter { return &objectWriter{r: r, dirs: map[string]bool{}} }
+
+func (w *objectWriter) objectsDir() string { return filepath.Join(w.r.CommonDir, "objects") }
+
+func (w *objectWriter) has(id plumbing.Hash) bool {
+	if _, err := os.Stat(w.r.loosePath(id)); err == nil {
+		return true
+	}
+	return w.r.Git.Storer.HasEncodedObject(id) == nil
+}
+
+func (r *Repo) loosePath(id plumbing.Hash) string {
+	h := id.String()
+	return filepath.Join(r.CommonDir, "objects", h[:2], h[2:])
+}
+
+func (w *objectWriter) blob(b []byte) (plumbing.Hash, error) {
+	id := blobHash(b)
+	if w.has(id) {
+		return id, nil
+	}
+	return w.write(plumbing.BlobObject, int64(len(b)), bytes.NewReader(b))
+}
+
+// write streams an object of size bytes from rd into the store and
+// returns its id. rd yielding another size is an error (errChanged).
+func (w *objectWriter) write(t plumbing.ObjectType, size int64, rd io.Reader) (plumbing.Hash, error) {
+	tmp, err := os.CreateTemp(w.objectsDir(), "tmp_obj_orket_")
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	h := sha1.New()
+	zw, _ := zlib.NewWriterLevel(tmp, zlib.BestSpeed)
+	mw := io.MultiWriter(h, zw)
+	if _, err := io.WriteString(mw, t.String()+" "+strconv.FormatInt(size, 10)+"\x00"); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	n, err := io.Copy(mw, rd)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if n != size {
+		return plumbing.ZeroHash, errChanged(fmt.Sprintf("object of %d bytes read as %d", size, n))
+	}
+	if err := zw.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := tmp.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	var id plumbing.Hash
+	copy(id[:], h.Sum(nil))
+	final := w.r.loosePath(id)
+	if _, err := os.Stat(final); err == nil {
+		os.Remove(tmp.Name())
+		done = true
+		return id, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := os.Rename(tmp.Name(), final); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	done = true
+	w.dirs[filepath.Dir(final)] = true
+	return id, nil
+}
+
+// sync fsyncs the directories objects were written into.
+func (w *objectWriter) sync() error {
+	for d := range w.dirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	w.dirs = map[string]bool{}
+	return nil
+}
+
+// storeFile stores a working-tree file as a blob, streamed, and checks it
+// still has the content it was hashed with.
+func (w *objectWriter) storeFile(p string, f *File) error {
+	if w.has(f.OID) {
+		return nil
+	}
+	root, err := w.r.FS()
+	if err != nil {
+		return err
+	}
+	var id plumbing.Hash
+	if f.Mode == filemode.Symlink {
+		t, err := root.Readlink(p)
+		if err != nil {
+			return err
+		}
+		id, err = w.blob([]byte(t))
+		if err != nil {
+			return err
+		}
+	} else {
+		fh, err := root.Open(p)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		fi, err := fh.Stat()
+		if err != nil {
+			return err
+		}
+		if id, err = w.write(plumbing.BlobObject, fi.Size(), fh); err != nil {
+			if errors.As(err, new(errChanged)) {
+				return errChanged(p)
+			}
+			return err
+		}
+	}
+	if id != f.OID {
+		return errChanged(p)
+	}
+	return nil
+}
+
+// encode writes an object go-git can encode (a tree, a commit).
+func (w *objectWriter) encode(o interface {
+	Encode(plumbing.EncodedObject) error
+}) (plumbing.Hash, error) {
+	obj := &plumbing.MemoryObject{}
+	if err := o.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if w.has(obj.Hash()) {
+		return obj.Hash(), nil
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer rd.Close()
+	return w.write(obj.Type(), obj.Size(), rd)
+}
+
+// openBlob streams a blob's content: a loose object is read directly (in
+// bounded memory, whatever its size); a packed one through go-git.
+func (r *Repo) openBlob(id plumbing.Hash) (io.ReadCloser, error) {
+	f, err := os.Open(r.loosePath(id))
+	if err == nil {
+		zr, err := zlib.NewReader(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("object %s: %w", id, err)
+		}
+		hdr := make([]byte, 0, 32)
+		one := make([]byte, 1)
+		for {
+			if _, err := io.ReadFull(zr, one); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("object %s: %w", id, err)
+			}
+			if one[0] == 0 {
+				break
+			}
+			hdr = append(hdr, one[0])
+			if len(hdr) > 30 {
+				f.Close()
+				return nil, fmt.Errorf("object %s: malformed header", id)
+			}
+		}
+		if !strings.HasPrefix(string(hdr), "blob ") {
+			f.Close()
+			return nil, fmt.Errorf("object %s is not a blob", id)
+		}
+		return struct {
+			io.Reader
+			io.Closer
+		}{zr, f}, nil
+	}
+	obj, err := r.blob(id)
+	if err != nil {
+		return nil, err
+	}
+	return obj.Reader()
+}
+type treeItem struct {
+	mode filemode.FileMode
+	id   plumbing.Hash
+}
+
+// tree writes nested tree objects for a set of slash paths below prefix.
+func (w *objectWriter) tree(items map[string]treeItem, prefix string) (plumbing.Hash, error) {
+	direct := map[string]treeItem{}
+	sub := map[string]map[string]treeItem{}
+	for p, it := range items {
+		first, rest, nested := strings.Cut(p, "/")
+		if !nested {
+			direct[first] = it
+			continue
+		}
+		if sub[first] == nil {
+			sub[first] = map[string]treeItem{}
+		}
+		sub[first][rest] = it
+	}
+	for name, m := range sub {
+		id, err := w.tree(m, path.Join(prefix, name))
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		direct[name] = treeItem{mode: filemode.Dir, id: id}
+	}
+	t := &object.Tree{}
+	for name, it := range direct {
+		t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: it.mode, Hash: it.id})
+	}
+	// git orders tree entries as if directory names ended in "/".
+	key := func(e object.TreeEntry) string {
+		if e.Mode == filemode.Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
+	return w.encode(t)
+}
+

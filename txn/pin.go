@@ -1,0 +1,144 @@
+package txn
+
+import (
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// A snapshot keeps reachable, from its own commit, everything a revert
+// needs, so that no gc (one the edit runs, or git's own gc --auto) can
+// remove it:
+//
+//   - the index's blobs, as the tree the index would be written as
+//     (reusing git's cache tree where it is valid, so a clean index costs
+//     no hashing);
+//   - every commit a ref or HEAD names (branches, tags, refs/stash and
+//     every stash entry, ORIG_HEAD, MERGE_HEAD...), as parents of the
+//     snapshot commit;
+//   - annotated tag objects, whose bytes are kept as blobs so a revert
+//     can write a pruned one back;
+//   - the bytes of git's own files (HEAD, refs, the index, config, hooks)
+//     as blobs.
+
+// indexTree writes the tree objects of the index's stage-0 entries (where
+// missing) and returns the root tree's id.
+func (w *objectWriter) indexTree(ii *indexInfo) (plumbing.Hash, error) {
+	var list []indexEntry
+	clean := true // no conflicts or intent-to-add entries: the cache tree counts hold
+	for _, e := range ii.list {
+		if e.Stage != 0 || e.IntentToAdd {
+			clean = false
+			continue
+		}
+		list = append(list, e)
+	}
+	ct := ii.cache
+	if !clean {
+		ct = nil
+	}
+	return w.dirTree(list, "", ct)
+}
+
+// dirTree writes the tree of the entries below prefix (sorted, every name
+// starting with prefix).
+func (w *objectWriter) dirTree(list []indexEntry, prefix string, ct *cacheTree) (plumbing.Hash, error) {
+	if ct != nil && ct.entries == len(list) && w.has(ct.id) {
+		return ct.id, nil
+	}
+	t := &object.Tree{}
+	for i := 0; i < len(list); {
+		rest := list[i].Name[len(prefix):]
+		dir, _, nested := strings.Cut(rest, "/")
+		if !nested {
+			t.Entries = append(t.Entries, object.TreeEntry{Name: rest, Mode: list[i].Mode, Hash: list[i].Hash})
+			i++
+			continue
+		}
+		k := i
+		for k < len(list) && strings.HasPrefix(list[k].Name[len(prefix):], dir+"/") {
+			k++
+		}
+		var child *cacheTree
+		if ct != nil {
+			child = ct.children[dir]
+		}
+		id, err := w.dirTree(list[i:k], prefix+dir+"/", child)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		t.Entries = append(t.Entries, object.TreeEntry{Name: dir, Mode: filemode.Dir, Hash: id})
+		i = k
+	}
+	sortTree(t)
+	return w.encode(t)
+}
+
+// sortTree orders entries as git does: as if directory names ended in /.
+func sortTree(t *object.Tree) {
+	key := func(e object.TreeEntry) string {
+		if e.Mode == filemode.Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
+}
+
+var objectID = regexp.MustCompile(`\b[0-9a-f]{40}\b`)
+
+// pins sorts the objects git's own files name (refs, HEAD, packed-refs,
+// the stash's reflog, an operation in progress) into commits to keep as
+// parents and annotated tags to keep as blobs. Objects that do not exist
+// are skipped.
+func (w *objectWriter) pins(gs *gitState) (commits []plumbing.Hash, tags map[plumbing.Hash][]byte) {
+	tags = map[plumbing.Hash][]byte{}
+	seen := map[plumbing.Hash]bool{}
+	var visit func(id plumbing.Hash, depth int)
+	visit = func(id plumbing.Hash, depth int) {
+		if seen[id] || depth > 10 {
+			return
+		}
+		seen[id] = true
+		obj, err := w.r.Git.Storer.EncodedObject(plumbing.AnyObject, id)
+		if err != nil {
+			return
+		}
+		switch obj.Type() {
+		case plumbing.CommitObject:
+			commits = append(commits, id)
+		case plumbing.TagObject:
+			b, err := readAll(obj)
+			if err != nil {
+				return
+			}
+			tags[id] = b
+			if tag, err := object.DecodeTag(w.r.Git.Storer, obj); err == nil {
+				visit(tag.Target, depth+1)
+			}
+		}
+	}
+	for _, k := range sortedKeys(gs.files) {
+		if k == inGitDir+"index" {
+			continue
+		}
+		for _, m := range objectID.FindAll(gs.files[k], -1) {
+			visit(plumbing.NewHash(string(m)), 0)
+		}
+	}
+	return commits, tags
+}
+
+func readAll(obj plumbing.EncodedObject) ([]byte, error) {
+	rd, err := obj.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
