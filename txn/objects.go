@@ -225,6 +225,7 @@ func (r *Repo) openBlob(id plumbing.Hash) (io.ReadCloser, error) {
 	}
 	return obj.Reader()
 }
+
 type treeItem struct {
 	mode filemode.FileMode
 	id   plumbing.Hash
@@ -266,4 +267,3 @@ func (w *objectWriter) tree(items map[string]treeItem, prefix string) (plumbing.
 	sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
 	return w.encode(t)
 }
-

@@ -39,11 +39,11 @@ type Snapshot struct {
 	Pre    *Tree         // every file with its OID, as it was
 	git    *gitState
 	guard  *guardState
-	idx    *indexInfo        // the index as it was, parsed
-	perms  map[string]uint32 // permission bits of files whose bits are not 0644/0755
+	idx    *indexInfo               // the index as it was, parsed
+	perms  map[string]uint32        // permission bits of files whose bits are not 0644/0755
 	tags   map[plumbing.Hash][]byte // annotated tag objects the refs name, byte for byte
-	w      *watcher          // the change journal since the snapshot; nil: scan whole
-	dirty  bool              // the tree had uncommitted changes (other than .orket)
+	w      *watcher                 // the change journal since the snapshot; nil: scan whole
+	dirty  bool                     // the tree had uncommitted changes (other than .orket)
 
 	layoutOnce       sync.Once
 	byDir, childDirs map[string][]string
