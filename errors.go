@@ -130,15 +130,27 @@ type OutOfScopeError struct {
 	Guarded  []string // git files an edit may never write
 	Reverted bool     // the edit had written, and was reverted
 	Saved    string   // where the reverted change is kept, if it is
+	// DuringVerify: the writes happened while the verify steps ran.
+	DuringVerify bool
 }
 
 func (e *OutOfScopeError) Error() string {
 	all := append(append([]string{}, e.Outside...), e.Guarded...)
+	if e.DuringVerify {
+		return "verification wrote outside the scope: " + strings.Join(all, ", ")
+	}
 	return "the edit writes outside its scope: " + strings.Join(all, ", ")
 }
 
 func (e *OutOfScopeError) problem() Problem {
 	hint := "nothing was written; widen --scope deliberately or change the edit"
+	if e.DuringVerify {
+		hint = "the change was reverted; list generated paths steps may write in verify.writes in orket.yaml"
+		if e.Saved != "" {
+			hint += "; the change is kept in " + e.Saved
+		}
+		return Problem{Code: EWriteOutOfScope, Msg: e.Error(), Hint: hint}
+	}
 	if e.Reverted {
 		hint = "the change was reverted; widen --scope deliberately or change the edit"
 		if e.Saved != "" {

@@ -45,6 +45,7 @@ type Record struct {
 	Steps      []*verify.StepResult `json:"steps"`
 	Barrier    *Barrier             `json:"barrier,omitempty"`
 	GitChanges []string             `json:"git_changes,omitempty"`
+	StepWrites []string             `json:"step_writes,omitempty"` // paths verify steps wrote besides the edit's
 	Snapshot   string               `json:"snapshot_ref,omitempty"`
 	Revert     *Revert              `json:"revert,omitempty"`
 	PatchFile  string               `json:"patch_file,omitempty"`
@@ -92,6 +93,8 @@ type PlanStep struct {
 type Barrier struct {
 	Outside []string `json:"outside,omitempty"`
 	Guarded []string `json:"guarded,omitempty"`
+	// DuringVerify: the writes happened while the verify steps ran.
+	DuringVerify bool `json:"during_verify,omitempty"`
 }
 
 // Revert says what a revert did.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/orket/orket/internal/contain"
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/txn"
 )
@@ -65,6 +66,13 @@ func Recover(ctx context.Context, repo *txn.Repo, o RecoverOptions) (*Recovery, 
 		return res, nil
 	}
 	res.RunID, res.Snapshot, res.Phase = j.RunID, j.Ref, j.Phase
+	// Processes the interrupted run left behind (a detached child of the
+	// edit, a step's grandchild) stop before anything is restored.
+	if j.Group != "" {
+		if err := contain.KillLeftovers(j.Group); err != nil {
+			return nil, internal("stop the interrupted run's processes", "stop them by hand, then run orket recover again", err)
+		}
+	}
 	if o.Discard {
 		if err := repo.Discard(j); err != nil {
 			return nil, repoErr("discard the snapshot", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/contain"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/scope"
@@ -36,7 +37,8 @@ type Run struct {
 	patchPlan    *patch.Plan
 	worktreeBase map[string]*txn.File // HEAD's files, for a --worktree candidate
 	tx           *txn.Txn
-	edited       bool // the edit wrote (or may have written) into the tree
+	edited       bool           // the edit wrote (or may have written) into the tree
+	group        *contain.Group // every process the run starts, and their descendants
 }
 
 // Execute runs a request in the order of SPEC section 3.2 and returns its
@@ -104,6 +106,12 @@ func (r *Run) execute(ctx context.Context) (*Record, error) {
 		return r.rec, r.outcome(err)
 	}
 	defer unlock()
+	r.group = contain.New(r.rec.RunID)
+	defer func() {
+		if err := r.group.Close(); err != nil {
+			r.obs.Warn("stop the run's processes: " + err.Error())
+		}
+	}()
 	r.env = append(append([]string{}, r.req.Env.Environ...),
 		"ORKET_RUN_ID="+r.rec.RunID, "ORKET_SCOPE="+strings.Join(r.scope.Patterns(), "\n"))
 
@@ -289,7 +297,7 @@ func (r *Run) runSteps(ctx context.Context) []*verify.StepResult {
 	steps := verify.Run(ctx, r.prof, verify.Options{
 		Root: repo.Root, Env: append(append([]string{}, r.env...), "ORKET_TOUCH_SET="+touchFile),
 		TouchSet: r.rec.Plan.TouchSet, Skip: r.skip, Tail: r.req.Config.Lessons.Tail,
-		Output: r.obs.StepOutput, Start: r.obs.StepStarted, Done: r.obs.StepDone,
+		Output: r.obs.StepOutput, Start: r.obs.StepStarted, Done: r.obs.StepDone, Group: r.group,
 	})
 	if steps == nil {
 		steps = []*verify.StepResult{}

@@ -2,8 +2,10 @@ package orket
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/bmatcuk/doublestar/v4"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,7 +27,8 @@ import (
 func (r *Run) transact(ctx context.Context) (err error) {
 	r.obs.Phase(PhaseSnapshot, r.rec)
 	t := r.req.Env.Now()
-	tx, err := r.req.Repo.Begin(r.rec.RunID, "orket run "+r.rec.Request.Instruction, r.start)
+	tx, err := r.req.Repo.Begin(txn.Start{RunID: r.rec.RunID, Command: "orket run " + r.rec.Request.Instruction,
+		Time: r.start, Group: r.group.ID()})
 	if err != nil {
 		return repoErr("take the snapshot", err)
 	}
@@ -77,6 +80,9 @@ func (r *Run) transact(ctx context.Context) (err error) {
 	failed := failedSteps(r.rec.Steps)
 	switch {
 	case len(failed) == 0:
+		if err := r.barrierAfterVerify(); err != nil {
+			return err
+		}
 		return r.keep()
 	case r.req.KeepOnFail:
 		return r.keepFailed(failed)
@@ -107,7 +113,7 @@ func (e CommandEdit) apply(ctx context.Context, r *Run) error {
 	r.obs.EditStarted(r.rec)
 	// The edit runs as a step does: own process group, bounded tail.
 	r.rec.Edit = verify.RunStep(ctx, config.Step{Name: "edit", Argv: e.Argv, Required: true},
-		verify.Options{Root: repo.Root, Env: env, Tail: r.req.Config.Lessons.Tail}, r.obs.StepOutput("edit"))
+		verify.Options{Root: repo.Root, Env: env, Tail: r.req.Config.Lessons.Tail, Group: r.group}, r.obs.StepOutput("edit"))
 	r.obs.EditDone(r.rec.Edit)
 	if ctx.Err() != nil {
 		return interrupted(ctx, "during the edit; the tree was reverted")
@@ -149,6 +155,48 @@ func (r *Run) barrier() error {
 	}
 	r.obs.Touched(rec)
 	return nil
+}
+
+// barrierAfterVerify checks the tree once more before a passed change is
+// kept: verify steps may write outside the scope only where verify.writes
+// allows, and nothing may have written git's configuration, hooks or info
+// files, or orket's own state, since the snapshot. (Every process the
+// edit and the steps started is stopped by now.)
+func (r *Run) barrierAfterVerify() error {
+	rec := r.rec
+	ch, err := r.tx.Measure()
+	if err != nil {
+		return repoErr("measure the change after verification", err)
+	}
+	edit := map[string]bool{}
+	for _, p := range rec.Plan.TouchSet {
+		edit[p] = true
+	}
+	var outside []string
+	for _, p := range ch.Paths {
+		if edit[p] {
+			continue
+		}
+		rec.StepWrites = append(rec.StepWrites, p)
+		if !r.scope.Contains(p) && !allowedWrite(r.req.Config.Verify.Writes, p) {
+			outside = append(outside, p)
+		}
+	}
+	if len(outside) > 0 || len(ch.Guarded) > 0 {
+		rec.Barrier = &Barrier{Outside: outside, Guarded: ch.Guarded, DuringVerify: true}
+		return &OutOfScopeError{Outside: outside, Guarded: ch.Guarded, Reverted: true, DuringVerify: true}
+	}
+	return nil
+}
+
+// allowedWrite reports whether verify.writes lets steps write p.
+func allowedWrite(globs []string, p string) bool {
+	for _, g := range globs {
+		if ok, _ := doublestar.Match(g, p); ok || strings.HasPrefix(p, strings.TrimSuffix(g, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // keep ends a passed run: the change stays (committed with --commit). A

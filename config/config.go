@@ -38,6 +38,9 @@ type Verify struct {
 	Default  string
 	Profiles map[string]*Profile
 	Order    []string // profile names as written
+	// Writes lists the paths (doublestar globs) verify steps may write
+	// outside a run's scope: generated files such as coverage reports.
+	Writes []string
 }
 
 // A Profile is a named list of steps, possibly extending another profile.

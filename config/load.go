@@ -250,7 +250,7 @@ func (d *decoder) strings(n *yaml.Node, what string) ([]string, error) {
 
 var (
 	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight"}
-	verifyKeys    = []string{"default", "profiles"}
+	verifyKeys    = []string{"default", "profiles", "writes"}
 	profileKeys   = []string{"extends", "fail_fast", "parallel", "steps"}
 	stepKeys      = []string{"name", "run", "timeout", "env", "dir", "required", "when"}
 	lessonsKeys   = []string{"path", "top_k", "half_life", "retention", "tail"}
@@ -319,6 +319,13 @@ func (d *decoder) verify(v *Verify, n *yaml.Node) error {
 			v.Default, err = d.nonEmpty(val, "verify.default")
 		case "profiles":
 			err = d.profiles(v, val)
+		case "writes":
+			v.Writes, err = d.strings(val, "verify.writes")
+			for _, p := range v.Writes {
+				if err == nil && scope.Check(p) != nil {
+					err = d.errf(val, "repository-relative paths or doublestar globs such as coverage.out or 'gen/**'", "verify.writes: %v", scope.Check(p))
+				}
+			}
 		}
 		return err
 	})
@@ -549,7 +556,11 @@ func (d *decoder) lessons(l *Lessons, n *yaml.Node) error {
 		var err error
 		switch key {
 		case "path":
-			l.Path, err = d.nonEmpty(v, "lessons.path")
+			if l.Path, err = d.nonEmpty(v, "lessons.path"); err == nil {
+				if p := path.Clean(l.Path); !strings.HasPrefix(p, ".orket/") || strings.Contains(l.Path, "..") || path.IsAbs(l.Path) {
+					err = d.errf(v, "keep it under .orket/, e.g. .orket/memory/failure_lessons.jsonl", "lessons.path %q is outside .orket/", l.Path)
+				}
+			}
 		case "top_k":
 			l.TopK, err = d.integer(v, "lessons.top_k", 0, 100)
 		case "half_life":

@@ -94,7 +94,7 @@ func BenchmarkTransaction(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		s, err := r.Begin(fmt.Sprintf("bench-%d", i), "bench", t0)
+		s, err := r.Begin(Start{RunID: fmt.Sprintf("bench-%d", i), Command: "bench", Time: t0})
 		if err != nil {
 			b.Fatal(err)
 		}

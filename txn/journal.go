@@ -38,6 +38,9 @@ type Journal struct {
 	// Saved names the files Save wrote under SavedDir(RunID) before
 	// anything was taken out of the tree.
 	Saved []string `json:"saved,omitempty"`
+	// Group is where the run's processes are contained; recovery stops
+	// what is left of them first.
+	Group string `json:"group,omitempty"`
 }
 
 func (r *Repo) journalPath() string { return filepath.Join(r.GitDir, "orket", "txn.json") }

@@ -26,16 +26,26 @@ type Txn struct {
 	ended bool
 }
 
+// A Start describes a transaction about to begin.
+type Start struct {
+	RunID   string
+	Command string    // what the user ran, for whoever finds the journal
+	Time    time.Time // when the run started
+	// Group names where the run's processes are contained
+	// (contain.Group.ID), so that recovery stops what is left of them.
+	Group string
+}
+
 // Begin starts a transaction: it writes the journal (phase snapshot), then
 // takes the snapshot and makes it durable. If the snapshot fails, nothing
 // was written to the tree and the attempt is forgotten.
-func (r *Repo) Begin(runID, command string, now time.Time) (*Txn, error) {
-	t := &Txn{r: r, j: Journal{RunID: runID, Ref: SnapshotRefPrefix + runID, Phase: PhaseSnapshot,
-		PID: os.Getpid(), Started: now, Command: command}}
+func (r *Repo) Begin(st Start) (*Txn, error) {
+	t := &Txn{r: r, j: Journal{RunID: st.RunID, Ref: SnapshotRefPrefix + st.RunID, Phase: PhaseSnapshot,
+		PID: os.Getpid(), Started: st.Time, Command: st.Command, Group: st.Group}}
 	if err := r.writeJournal(&t.j); err != nil {
 		return nil, fmt.Errorf("write the transaction journal: %w", err)
 	}
-	snap, err := r.snapshot(runID)
+	snap, err := r.snapshot(st.RunID)
 	if err != nil {
 		return nil, errors.Join(err, r.dropSnapshot(t.j.Ref), r.clearJournal())
 	}

@@ -132,7 +132,7 @@ func open(t testing.TB, dir string) *Repo {
 // begin starts a transaction on dir.
 func begin(t testing.TB, r *Repo, runID string) *Txn {
 	t.Helper()
-	tx, err := r.Begin(runID, "test", time.Now())
+	tx, err := r.Begin(Start{RunID: runID, Command: "test", Time: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestUnsupported(t *testing.T) {
 			dir := dirtyRepo(t)
 			sh(t, dir, tc.script)
 			r := open(t, dir)
-			_, err := r.Begin("x", "test", time.Now())
+			_, err := r.Begin(Start{RunID: "x", Command: "test", Time: time.Now()})
 			var ue *UnsupportedError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Snapshot: %v, want UnsupportedError about %s", err, tc.want)

@@ -1,6 +1,8 @@
-// Package verify runs verify profiles: each step in its own process group,
-// its output streamed and kept as a bounded tail, the whole group stopped
-// when the step ends, times out or is interrupted.
+// Package verify runs verify profiles: each step in its own process group
+// (and its own contain.Group, which also holds descendants that leave the
+// process group), its output streamed and kept as a bounded tail, and
+// every process it started stopped when the step ends, times out or is
+// interrupted.
 package verify
 
 import (
@@ -11,13 +13,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/contain"
 )
 
 // DefaultGrace is how long a stopped step's process group has between
@@ -62,7 +67,12 @@ type Options struct {
 	Start    func(s config.Step)         // called as a step starts
 	Done     func(r *StepResult)         // called as a step ends, in declared order
 	Grace    time.Duration               // SIGTERM to SIGKILL; 0 is DefaultGrace
+	// Group, if set, holds every process of every step: each step runs in
+	// a group of its own inside it, stopped when the step ends.
+	Group *contain.Group
 }
+
+var stepSeq atomic.Int64
 
 // Run runs a resolved profile and returns one result per step, in declared
 // order. It stops at the first failing required step unless the profile
@@ -209,14 +219,18 @@ func RunStep(ctx context.Context, s config.Step, o Options, live io.Writer) *Ste
 	tail := NewTail(o.Tail.MaxLines, o.Tail.MaxBytes)
 	var w io.Writer = tail
 	if live != nil {
-		w = io.MultiWriter(tail, live)
+		w = io.MultiWriter(tail, lenient{live})
 	}
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, s.Timeout, errTimeout)
 		defer cancel()
 	}
-	res := runGroup(ctx, argv, filepath.Join(o.Root, filepath.FromSlash(s.Dir)), env, w, o.Grace)
+	var box *contain.Group
+	if o.Group != nil {
+		box = o.Group.Sub(strconv.FormatInt(stepSeq.Add(1), 10) + "-" + s.Name)
+	}
+	res := runGroup(ctx, argv, filepath.Join(o.Root, filepath.FromSlash(s.Dir)), env, w, o.Grace, box)
 	r.ExitCode, r.Signal, r.DurationMS = res.ExitCode, res.Signal, res.Duration.Milliseconds()
 	r.TimedOut = res.Stopped && errors.Is(context.Cause(ctx), errTimeout)
 	r.Interrupted = res.Stopped && !r.TimedOut
@@ -244,11 +258,12 @@ type groupResult struct {
 	Err      error // it could not be started
 }
 
-// runGroup runs argv in dir in its own process group, with stdout and stderr
-// both written to out. When the process exits, the rest of its group is
-// killed; when ctx ends first, the group gets SIGTERM and, after the grace,
-// SIGKILL (grace 0 is DefaultGrace). No process of the group outlives runGroup.
-func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer, grace time.Duration) groupResult {
+// runGroup runs argv in dir in its own process group (and in box, when
+// there is one), with stdout and stderr both written to out. When the
+// process exits, the rest of its group is killed; when ctx ends first, the
+// group gets SIGTERM and, after the grace, SIGKILL (grace 0 is
+// DefaultGrace). No process of the group, nor of box, outlives runGroup.
+func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer, grace time.Duration, box *contain.Group) groupResult {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
@@ -266,6 +281,10 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 	// Its own group, so orket can stop everything it started; and if orket
 	// itself is killed outright, the kernel kills the child too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if box != nil {
+		box.Apply(cmd)
+		defer box.Close()
+	}
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
@@ -293,13 +312,20 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 			case <-time.After(grace):
 			}
 			syscall.Kill(-pgid, syscall.SIGKILL)
+			if box != nil {
+				box.Kill()
+			}
 		case <-exited:
 		}
 	}()
 	werr := cmd.Wait()
 	close(exited)
-	// The leader is gone; nothing else of its group may stay behind.
+	// The leader is gone; nothing else of its group may stay behind, nor
+	// anything that left the group.
 	syscall.Kill(-pgid, syscall.SIGKILL)
+	if box != nil {
+		box.Kill()
+	}
 	select {
 	case <-copied:
 	case <-time.After(2 * time.Second):
@@ -348,4 +374,13 @@ func signame(s syscall.Signal) string {
 		return "SIGPIPE"
 	}
 	return ""
+}
+
+// lenient passes writes on and never fails: whatever happens to a live
+// view of a step's output, the step's pipe is drained to the end.
+type lenient struct{ w io.Writer }
+
+func (l lenient) Write(p []byte) (int, error) {
+	l.w.Write(p)
+	return len(p), nil
 }

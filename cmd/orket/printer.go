@@ -328,8 +328,10 @@ func (pw *prefixWriter) Write(b []byte) (int, error) {
 			pw.mid = false
 		}
 	}
-	_, err := pw.w.Write(out)
-	return len(b), err
+	// A reader that went away (orket run -v | head) must not stop the
+	// step's output from being drained: write errors are dropped.
+	pw.w.Write(out)
+	return len(b), nil
 }
 
 // stderrIsTerminal reports whether w is a terminal.
