@@ -192,7 +192,7 @@ func ensureOrketDir(root *fsroot.Root) error {
 
 // pruneRuns applies retention to run records: the newest max_entries, none
 // older than max_age. It reports what it could not remove.
-func pruneRuns(root *fsroot.Root, dir string, keep config.Retention, now time.Time) error {
+func pruneRuns(repo *txn.Repo, root *fsroot.Root, dir string, keep config.Retention, now time.Time) error {
 	if st, err := root.Lstat(dir); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return nil // no records kept: nothing to prune
 	}
@@ -221,7 +221,7 @@ func pruneRuns(root *fsroot.Root, dir string, keep config.Retention, now time.Ti
 		if i < keep.MaxEntries && id >= cutoff {
 			continue
 		}
-		errs = append(errs, root.Remove(path.Join(dir, id+".json")), root.Remove(path.Join(dir, id, "change.patch")))
+		errs = append(errs, root.Remove(path.Join(dir, id+".json")), root.Remove(path.Join(dir, id, "change.patch")), repo.DropKept(id))
 		if _, err := root.Rmdir(path.Join(dir, id)); err != nil {
 			errs = append(errs, err)
 		}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/orket/orket/internal/contain"
-	"github.com/orket/orket/patch"
 	"github.com/orket/orket/txn"
 )
 
@@ -160,6 +159,6 @@ func saveLeftover(repo *txn.Repo, tx *txn.Txn, j *txn.Journal) (string, error) {
 		return "", err
 	}
 	return tx.Save("change.patch", func(w io.Writer) error {
-		return patch.Format(w, root, ch.Paths, sidesOf(repo, tx.Snapshot().Pre.Files))
+		return formatChange(w, repo, root, j.RunID, ch.Paths, tx.Snapshot().Pre.Files)
 	})
 }

@@ -328,7 +328,7 @@ func (r *Run) finish(runErr error) error {
 		rec.RecordFile = ""
 	}
 	if root != nil {
-		if err := pruneRuns(root, RunsDir, r.req.Config.Lessons.Retention, r.req.Env.Now()); err != nil {
+		if err := pruneRuns(r.req.Repo, root, RunsDir, r.req.Config.Lessons.Retention, r.req.Env.Now()); err != nil {
 			r.obs.Warn("could not prune old run records: " + err.Error())
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/go-git/go-git/v5/plumbing"
 	"io"
 	"os"
 	"path/filepath"
@@ -327,22 +328,52 @@ func (r *Run) saveChange() (string, error) {
 		return "", err
 	}
 	return r.tx.Save("change.patch", func(w io.Writer) error {
-		return patch.Format(w, root, paths, sidesOf(r.req.Repo, before))
+		return formatChange(w, r.req.Repo, root, r.rec.RunID, paths, before)
 	})
 }
 
-// sidesOf reads files' earlier states from the object store.
+// formatChange writes the change of paths from files to the tree as a
+// patch. Files too big to write out are stored as blobs, kept reachable
+// under refs/orket/kept/<run-id>, and the patch refers to them.
+func formatChange(w io.Writer, repo *txn.Repo, root *fsroot.Root, runID string, paths []string, files map[string]*txn.File) (err error) {
+	// A bug in formatting must not end a run as if nothing happened: it
+	// is an error like any other, and nothing is taken out.
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("format the change: panic: %v", p)
+		}
+	}()
+	kept := map[string]plumbing.Hash{}
+	large := func(p string) (plumbing.Hash, error) {
+		id, err := repo.StoreFile(p)
+		kept[p] = id
+		return id, err
+	}
+	if err := patch.Format(w, root, paths, sidesOf(repo, files), large); err != nil {
+		return err
+	}
+	return repo.KeepBlobs(runID, kept)
+}
+
+// sidesOf reads files' earlier states from the object store (the content
+// only of those small enough to write out).
 func sidesOf(repo *txn.Repo, files map[string]*txn.File) patch.Before {
 	return func(p string) (*patch.Side, error) {
 		f := files[p]
 		if f == nil {
 			return nil, nil
 		}
-		b, err := repo.ReadBlob(f.OID)
+		size, err := repo.BlobSize(f.OID)
 		if err != nil {
 			return nil, err
 		}
-		return &patch.Side{Mode: f.Mode, OID: f.OID, Content: b}, nil
+		s := &patch.Side{Mode: f.Mode, OID: f.OID, Size: size}
+		if size <= patch.MaxInline {
+			if s.Content, err = repo.ReadBlob(f.OID); err != nil {
+				return nil, err
+			}
+		}
+		return s, nil
 	}
 }
 

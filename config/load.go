@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -37,11 +38,34 @@ func (e *Error) Error() string {
 	return loc + ": " + e.Msg
 }
 
-// Load reads and checks the configuration file at path.
+// MaxFileSize bounds orket.yaml: a configuration is a few kilobytes.
+const MaxFileSize = 1 << 20
+
+// Load reads and checks the configuration file at path. It refuses what
+// is not a regular file (a FIFO would block, a device would never end)
+// and a file over MaxFileSize, before reading anything.
 func Load(file string) (*Config, error) {
-	data, err := os.ReadFile(file)
+	fi, err := os.Stat(file)
 	if err != nil {
 		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &Error{File: file, Msg: "is not a regular file (" + fileKind(fi.Mode()) + ")", Hint: "orket.yaml must be a plain file"}
+	}
+	if fi.Size() > MaxFileSize {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("is %d bytes, more than orket reads (%d)", fi.Size(), MaxFileSize), Hint: "a configuration is a few kilobytes; check the file"}
+	}
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("is more than %d bytes", MaxFileSize), Hint: "a configuration is a few kilobytes; check the file"}
 	}
 	return Parse(data, file)
 }
@@ -801,4 +825,18 @@ func ShellQuote(argv []string) string {
 		b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
 	}
 	return b.String()
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a plain file"
 }

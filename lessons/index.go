@@ -185,8 +185,7 @@ func (s *Store) rebuildIndex() ([]Damaged, error) {
 	br := bufio.NewReaderSize(f, 1<<20)
 	var off int64
 	for n := 1; ; n++ {
-		line, rerr := readLine(br)
-		length := int64(len(line))
+		line, length, rerr := readLine(br)
 		if len(bytes.TrimSpace(line)) > 0 {
 			if l, err := parseLine(line); err != nil {
 				damaged = append(damaged, Damaged{Line: n, Err: err.Error()})
@@ -271,7 +270,7 @@ func (s *Store) eachEntry(fn func(e *rawEntry)) ([]Damaged, func(), error) {
 	br := bufio.NewReaderSize(f, 1<<20)
 	var e rawEntry
 	for {
-		line, rerr := readLine(br)
+		line, _, rerr := readLine(br)
 		if len(line) > 0 && e.parse(line) {
 			fn(&e)
 		}

@@ -116,7 +116,7 @@ func Read(r io.Reader, fn func(l *Lesson) error) ([]Damaged, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var damaged []Damaged
 	for n := 1; ; n++ {
-		line, err := readLine(br)
+		line, _, err := readLine(br)
 		if len(bytes.TrimSpace(line)) > 0 {
 			l, perr := parseLine(line)
 			if perr != nil {
@@ -136,28 +136,32 @@ func Read(r io.Reader, fn func(l *Lesson) error) ([]Damaged, error) {
 
 var errTooLong = errors.New("line too long")
 
-// readLine returns the next line; the slice may alias the reader's buffer
-// and is valid until the next call.
-func readLine(br *bufio.Reader) ([]byte, error) {
+// readLine returns the next line and how many bytes of the stream it
+// took (an overlong line is returned as a marker, but its whole length is
+// counted, so offsets after it stay right); the slice may alias the
+// reader's buffer and is valid until the next call.
+func readLine(br *bufio.Reader) ([]byte, int64, error) {
 	chunk, err := br.ReadSlice('\n')
 	if !errors.Is(err, bufio.ErrBufferFull) {
-		return chunk, err
+		return chunk, int64(len(chunk)), err
 	}
 	line := append([]byte(nil), chunk...)
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(line)+len(chunk) > maxLine {
-			// Skip the rest of an overlong line.
+			// Skip the rest of an overlong line, counting it.
+			n := int64(len(line) + len(chunk))
 			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
+				chunk, err = br.ReadSlice('\n')
+				n += int64(len(chunk))
 			}
-			return []byte("\x00" + errTooLong.Error()), err
+			return []byte("\x00" + errTooLong.Error()), n, err
 		}
 		line = append(line, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		return line, err
+		return line, int64(len(line)), err
 	}
 }
 

@@ -110,7 +110,7 @@ rm link; ln -s run.sh link
 	}
 	paths := []string{"docs/logo.bin", "link", "long.txt", "new dir/ü.txt", "nonl.txt", "pkg/api/x.go", "run.sh"}
 	var buf bytes.Buffer
-	if err := Format(&buf, root(t, dir), paths, gitBefore(dir)); err != nil {
+	if err := Format(&buf, root(t, dir), paths, gitBefore(dir), nil); err != nil {
 		t.Fatal(err)
 	}
 	sh(t, dir, `git checkout -q -- . && git clean -fdq`)

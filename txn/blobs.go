@@ -32,28 +32,32 @@ func (r *Repo) blobBytes(id plumbing.Hash) ([]byte, error) {
 	return io.ReadAll(rd)
 }
 
-// diskSide reads a working-tree file as a patch side.
+// diskSide reads a working-tree file (beneath the root, never through a
+// symlink) as its mode, blob id and content.
 func (r *Repo) diskSide(p string) (*side, error) {
-	abs := r.abs(p)
-	fi, err := os.Lstat(abs)
+	root, err := r.FS()
+	if err != nil {
+		return nil, err
+	}
+	st, err := root.Lstat(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	f, ok := fileOf(fi)
+	f, ok := fileOfStat(&st)
 	if !ok {
 		return nil, nil
 	}
 	var b []byte
 	if f.Mode == filemode.Symlink {
-		t, err := os.Readlink(abs)
+		t, err := root.Readlink(p)
 		if err != nil {
 			return nil, err
 		}
 		b = []byte(t)
-	} else if b, err = os.ReadFile(abs); err != nil {
+	} else if b, err = root.ReadFile(p); err != nil {
 		return nil, err
 	}
 	return &side{mode: f.Mode, oid: blobHash(b), content: b}, nil

@@ -134,5 +134,9 @@ func (r *Repo) fillOIDs(ii *indexInfo, t *Tree) error {
 		}
 		toHash = append(toHash, p)
 	}
-	return hashAll(r.Root, t, toHash)
+	root, err := r.FS()
+	if err != nil {
+		return err
+	}
+	return hashAll(root, t, toHash)
 }

@@ -28,6 +28,9 @@ func (r *Repo) CommitPaths(paths []string, msg string) (plumbing.Hash, error) {
 	ow := newObjectWriter(r)
 	after := map[string]*File{}
 	for _, p := range paths {
+		if strings.HasSuffix(p, "/") {
+			continue // an empty directory: git does not track it
+		}
 		s, err := r.diskSide(p)
 		if err != nil {
 			return plumbing.ZeroHash, err

@@ -16,8 +16,9 @@ import (
 // snapshot scan read, so that measuring and reverting rescan only the
 // directories where something happened. Whenever it cannot vouch for
 // having seen everything (the kernel queue overflowed, a watch could not be
-// added, an ignore file changed, a sync timed out), it says so and orket
-// scans the whole tree instead. Writes that inotify cannot see (through a
+// added, a sync timed out), it says so and orket scans the whole tree
+// instead. (An ignore file that changes needs no full scan: a transaction
+// judges the tree by the rules from before the edit.) Writes that inotify cannot see (through a
 // hard link from outside the repository, or into a shared memory mapping
 // after its file was closed) are outside what a scan-free measurement can
 // observe; docs/transactions.md says so.
@@ -120,9 +121,6 @@ func (w *watcher) event(wd int, mask uint32, name string) {
 		return
 	}
 	w.dirty[dir] = true
-	if name == ".gitignore" && w.broken == "" {
-		w.broken = "an ignore file changed"
-	}
 	if mask&unix.IN_ISDIR != 0 && mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
 		child := name
 		if dir != "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,6 +14,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/orket/orket/internal/gitignore"
+	"github.com/orket/orket/scope"
 )
 
 // The phases a journal records, written before each begins.
@@ -218,6 +222,26 @@ func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 		pre.Empty[d] = true
 		pre.Dirs[d] = true
 	}
+	// The ignore rules as the snapshot found them, from its own blobs.
+	pre.Ignores, pre.Gitlinks, pre.Linked = map[string][]gitignore.Pattern{}, map[string]bool{}, map[string]bool{}
+	for p, f := range pre.Files {
+		if path.Base(p) != ".gitignore" || f.Mode == filemode.Symlink || scope.Reserved(p) {
+			continue
+		}
+		b, err := r.blobBytes(f.OID)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", ref, p, err)
+		}
+		pre.Ignores[parentDir(p)] = gitignore.ParsePatterns(b, parentDir(p))
+	}
+	for d := range ii.gitlinks {
+		pre.Gitlinks[d] = true
+	}
+	global, err := readPatterns(r.excludesFile())
+	if err != nil {
+		return nil, err
+	}
+	s.excludes = append(global, gitignore.ParsePatterns(s.guard.files[inCommon+"info/exclude"], "")...)
 	s.Pre = pre
 	s.idx = ii
 	return s, nil

@@ -36,7 +36,8 @@ func (r *Repo) measure(s *Snapshot) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Change{Paths: paths}
+	c := &Change{Paths: append(paths, dirChanges(s.Pre, cur)...)}
+	sort.Strings(c.Paths)
 	for _, k := range diffFiles(s.git.files, gs.files) {
 		c.Git = append(c.Git, displayKey(k))
 	}
@@ -60,15 +61,42 @@ func (r *Repo) scanNow(s *Snapshot, gs *gitState) (*Tree, error) {
 	}
 	if s.w != nil {
 		if dirty, fresh, ok := s.w.sync(); ok {
+			// A write through another hard link of a file makes no event
+			// in the file's directory: those directories are read again.
+			for p := range s.Pre.Linked {
+				dirty[parentDir(p)] = true
+			}
 			return r.partialScan(s, idx, dirty, fresh)
 		}
 		s.Close() // the journal missed something: from now on, scan whole
 	}
-	sc, err := r.newScanner(idx...)
+	sc, err := r.snapshotScanner(s, idx...)
 	if err != nil {
 		return nil, err
 	}
 	return sc.scan()
+}
+
+// dirChanges names what changed that is not a file: an empty directory
+// made or removed ("dir/"), a submodule's directory gone (its path).
+func dirChanges(pre, cur *Tree) []string {
+	var out []string
+	for d := range cur.Empty {
+		if !pre.Dirs[d] {
+			out = append(out, d+"/")
+		}
+	}
+	for d := range pre.Empty {
+		if !cur.Dirs[d] {
+			out = append(out, d+"/")
+		}
+	}
+	for d := range pre.Gitlinks {
+		if !cur.Gitlinks[d] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // diffTree returns the paths whose presence, mode or content differ
@@ -95,7 +123,11 @@ func (r *Repo) diffTree(pre, cur *Tree) ([]string, error) {
 			changed = append(changed, p)
 		}
 	}
-	if err := hashAll(r.Root, cur, toHash); err != nil {
+	root, err := r.FS()
+	if err != nil {
+		return nil, err
+	}
+	if err := hashAll(root, cur, toHash); err != nil {
 		return nil, err
 	}
 	for _, p := range toHash {

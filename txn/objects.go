@@ -267,3 +267,86 @@ func (w *objectWriter) tree(items map[string]treeItem, prefix string) (plumbing.
 	sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
 	return w.encode(t)
 }
+
+// BlobSize returns a blob's size without reading its content (a loose
+// object's header; go-git's reader for a packed one).
+func (r *Repo) BlobSize(id plumbing.Hash) (int64, error) {
+	if f, err := os.Open(r.loosePath(id)); err == nil {
+		defer f.Close()
+		zr, err := zlib.NewReader(f)
+		if err != nil {
+			return 0, err
+		}
+		hdr := make([]byte, 32)
+		n, _ := io.ReadFull(zr, hdr)
+		i := bytes.IndexByte(hdr[:n], 0)
+		_, size, ok := strings.Cut(string(hdr[:max(i, 0)]), " ")
+		if i < 0 || !ok {
+			return 0, fmt.Errorf("object %s: malformed header", id)
+		}
+		return strconv.ParseInt(size, 10, 64)
+	}
+	obj, err := r.blob(id)
+	if err != nil {
+		return 0, err
+	}
+	return obj.Size(), nil
+}
+
+// StoreFile stores the working-tree file at p as a blob, streamed and
+// fsynced, and returns its id.
+func (r *Repo) StoreFile(p string) (plumbing.Hash, error) {
+	root, err := r.FS()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	f, err := root.Open(p)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	w := newObjectWriter(r)
+	id, err := w.write(plumbing.BlobObject, fi.Size(), f)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return id, w.sync()
+}
+
+// KeptRefPrefix is where blobs that a kept patch refers to stay reachable.
+const KeptRefPrefix = "refs/orket/kept/"
+
+// KeepBlobs keeps blobs reachable under refs/orket/kept/<runID> (a commit
+// whose tree names them by path), durably: a patch that refers to them by
+// id applies with git apply as long as the ref is there.
+func (r *Repo) KeepBlobs(runID string, files map[string]plumbing.Hash) error {
+	if len(files) == 0 {
+		return nil
+	}
+	w := newObjectWriter(r)
+	items := map[string]treeItem{}
+	for p, id := range files {
+		items[p] = treeItem{mode: filemode.Regular, id: id}
+	}
+	tree, err := w.tree(items, "")
+	if err != nil {
+		return err
+	}
+	sig := object.Signature{Name: "orket", Email: "orket@localhost"}
+	id, err := w.encode(&object.Commit{Author: sig, Committer: sig, TreeHash: tree,
+		Message: "orket: the blobs the change of run " + runID + " refers to\n"})
+	if err != nil {
+		return err
+	}
+	if err := w.sync(); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(r.CommonDir, filepath.FromSlash(KeptRefPrefix+runID)), []byte(id.String()+"\n"), true)
+}
+
+// DropKept forgets the blobs a run's kept patch refers to.
+func (r *Repo) DropKept(runID string) error { return r.dropSnapshot(KeptRefPrefix + runID) }

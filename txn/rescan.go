@@ -11,13 +11,20 @@ import (
 // whole. Directories that vanished take their snapshot content with them.
 func (r *Repo) partialScan(s *Snapshot, idx []*indexInfo, dirty, fresh map[string]bool) (*Tree, error) {
 	pre := s.Pre
-	sc, err := r.newScanner(idx...)
+	sc, err := r.snapshotScanner(s, idx...)
 	if err != nil {
 		return nil, err
 	}
 	byDir, childDirs := s.layout()
 	cur := &Tree{Files: make(map[string]*File, len(pre.Files)), Dirs: make(map[string]bool, len(pre.Dirs)),
-		Empty: make(map[string]bool, len(pre.Empty)), Start: pre.Start, jobs: pre.jobs}
+		Empty: make(map[string]bool, len(pre.Empty)), Start: pre.Start, jobs: pre.jobs,
+		Ignores: pre.Ignores, Gitlinks: map[string]bool{}, Linked: map[string]bool{}}
+	for d := range pre.Gitlinks {
+		cur.Gitlinks[d] = true
+	}
+	for p := range pre.Linked {
+		cur.Linked[p] = true
+	}
 	for p, f := range pre.Files {
 		cur.Files[p] = f
 	}
@@ -33,6 +40,11 @@ func (r *Repo) partialScan(s *Snapshot, idx []*indexInfo, dirty, fresh map[strin
 	cover = func(d string, deep bool) {
 		for _, p := range byDir[d] {
 			delete(cur.Files, p)
+		}
+		for g := range pre.Gitlinks {
+			if parentDir(g) == d {
+				delete(cur.Gitlinks, g)
+			}
 		}
 		delete(cur.Empty, d)
 		if deep {
@@ -61,12 +73,19 @@ func (r *Repo) partialScan(s *Snapshot, idx []*indexInfo, dirty, fresh map[strin
 		d := it.job.rel
 		cover(d, it.deep)
 		var children []dirJob
-		kind, err := sc.dir(it.job, found, func(c dirJob) { children = append(children, c) })
+		var info dirInfo
+		kind, err := sc.dir(it.job, found, func(c dirJob) { children = append(children, c) }, &info)
 		if err != nil {
 			return nil, err
 		}
+		for _, p := range info.linked {
+			cur.Linked[p] = true
+		}
+		if info.gitlink {
+			cur.Gitlinks[d] = true
+		}
 		if kind == dirIgnored {
-			// Gone (or now a nested repository): nothing of it remains.
+			// Gone, or a submodule: nothing of it is part of the tree.
 			cover(d, true)
 			continue
 		}
@@ -79,6 +98,9 @@ func (r *Repo) partialScan(s *Snapshot, idx []*indexInfo, dirty, fresh map[strin
 		listed := map[string]bool{}
 		for _, c := range children {
 			listed[c.rel] = true
+			if pre.Gitlinks[c.rel] && sc.gitlink(c.rel) {
+				cur.Gitlinks[c.rel] = true
+			}
 			if it.deep || fresh[c.rel] || !pre.Dirs[c.rel] {
 				queue = append(queue, item{c, true})
 			}

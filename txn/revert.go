@@ -7,14 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/testhook"
@@ -70,29 +69,9 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	if err != nil {
 		return res, err
 	}
-	// Ignore files first: what counts as part of the tree must be decided
-	// by the rules as they were, or files the edit hid would be kept and
-	// ignored files it revealed would be taken for its own.
-	var ignores []string
-	for _, p := range paths {
-		if path.Base(p) == ".gitignore" {
-			ignores = append(ignores, p)
-		}
-	}
-	if len(ignores) > 0 {
-		if err := r.restoreTree(s, cur, ignores); err != nil {
-			return res, err
-		}
-		s.Close() // the journal cannot follow rule changes: scan whole
-		if cur, err = r.scanNow(s, gs); err != nil {
-			return res, err
-		}
-		if paths, err = r.diffTree(s.Pre, cur); err != nil {
-			return res, err
-		}
-		paths = append(paths, ignores...)
-		sort.Strings(paths)
-	}
+	// The tree is judged by the ignore rules from before the edit (see
+	// snapshotScanner): .gitignore files it wrote are put back like any
+	// other file and hide nothing meanwhile.
 	if err := r.restoreTree(s, cur, paths); err != nil {
 		return res, err
 	}
@@ -201,13 +180,9 @@ func (r *Repo) abs(p string) string { return filepath.Join(r.Root, filepath.From
 // writeBlob writes a file's recorded content and mode, atomically and
 // beneath root.
 func (r *Repo) writeBlob(root *fsroot.Root, p string, f *File) error {
-	obj, err := r.blob(f.OID)
+	rd, err := r.openBlob(f.OID)
 	if err != nil {
 		return fmt.Errorf("blob %s: %w", f.OID, err)
-	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return err
 	}
 	defer rd.Close()
 	if f.Mode == filemode.Symlink {
@@ -215,9 +190,22 @@ func (r *Repo) writeBlob(root *fsroot.Root, p string, f *File) error {
 		if err != nil {
 			return err
 		}
+		if st, err := root.Lstat(p); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			if err := root.RemoveAll(p); err != nil {
+				return err
+			}
+		}
 		return root.Symlink(string(target), p)
 	}
-	return root.WriteFrom(p, os.FileMode(f.Perm), fsroot.Options{}, func(w io.Writer) error {
+	// What stands in the way (a directory the edit made where the file
+	// was, with whatever it put inside, ignored files included) goes:
+	// none of it existed before the run.
+	if st, err := root.Lstat(p); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if err := root.RemoveAll(p); err != nil {
+			return err
+		}
+	}
+	return root.WriteFrom(p, fileMode(f.Perm), fsroot.Options{}, func(w io.Writer) error {
 		_, err := io.Copy(w, rd)
 		return err
 	})
@@ -249,11 +237,18 @@ func (r *Repo) prove(s *Snapshot, paths []string, kept []*MovedError) error {
 	for _, k := range diffFiles(s.guard.files, guard.files) {
 		diffs = append(diffs, displayKey(k))
 	}
+	root, err := r.FS()
+	if err != nil {
+		return err
+	}
 	for _, p := range paths {
+		if strings.HasSuffix(p, "/") || s.Pre.Gitlinks[p] {
+			continue // directories: checked below
+		}
 		want := s.Pre.Files[p]
-		fi, err := os.Lstat(r.abs(p))
+		st, err := root.Lstat(p)
 		if want == nil {
-			if err == nil && !fi.IsDir() {
+			if err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
 				diffs = append(diffs, p)
 			}
 			continue
@@ -262,17 +257,17 @@ func (r *Repo) prove(s *Snapshot, paths []string, kept []*MovedError) error {
 			diffs = append(diffs, p)
 			continue
 		}
-		got, ok := fileOf(fi)
+		got, ok := fileOfStat(&st)
 		if !ok || got.Mode != want.Mode || got.Perm != want.Perm {
 			diffs = append(diffs, p)
 			continue
 		}
-		if id, err := hashFile(r.abs(p), got.Mode); err != nil || id != want.OID {
+		if id, err := hashFile(root, p, got.Mode); err != nil || id != want.OID {
 			diffs = append(diffs, p)
 		}
 	}
 	for d := range s.Pre.Empty {
-		if fi, err := os.Lstat(r.abs(d)); err != nil || !fi.IsDir() {
+		if st, err := root.Lstat(d); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			diffs = append(diffs, d+"/")
 		}
 	}

@@ -1,7 +1,6 @@
 package txn
 
 import (
-	"bufio"
 	"crypto/sha1"
 	"errors"
 	"io"
@@ -12,16 +11,16 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"golang.org/x/sys/unix"
 
+	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/gitignore"
 	"github.com/orket/orket/scope"
 )
 
@@ -50,17 +49,30 @@ type Tree struct {
 	Empty map[string]bool   // the directories among Dirs with no entries at all
 	Start time.Time         // when the scan began
 	jobs  map[string]dirJob // how each directory was scanned, to rescan one alone
+	// Ignores holds each directory's own .gitignore patterns, as read by
+	// this scan: later scans of a transaction judge with these.
+	Ignores map[string][]gitignore.Pattern
+	// Gitlinks lists the submodule directories present (never entered).
+	Gitlinks map[string]bool
+	// Linked lists files with more than one hard link: a write through
+	// another name changes them without an event in their directory.
+	Linked map[string]bool
 }
 
 // scanner walks a work tree in parallel.
 type scanner struct {
 	root string
+	fs   *fsroot.Root // the work tree, opened beneath without symlinks
 	idx  []*indexInfo // the indexes whose paths count as tracked
 	w    *watcher     // if set, every directory read is watched
 
 	excludes []gitignore.Pattern
 	noOrket  bool // leave .orket out (a status, not a transaction)
 	workers  int  // parallel directory readers; 0: sized to the machine
+	// rules, if set, are the .gitignore patterns of each directory as a
+	// snapshot read them: the tree is judged by the rules from before the
+	// edit, whatever .gitignore files it wrote (nil: read them).
+	rules map[string][]gitignore.Pattern
 }
 
 type dirJob struct {
@@ -68,6 +80,13 @@ type dirJob struct {
 	patterns []gitignore.Pattern // inherited ignore patterns
 	ignored  bool                // inside an ignored directory: only tracked files count
 	guarded  bool                // inside .orket: everything counts
+}
+
+// dirInfo is what scanning one directory found besides its files.
+type dirInfo struct {
+	ignores []gitignore.Pattern // its own .gitignore, if it has one
+	gitlink bool                // a submodule: not entered
+	linked  []string            // files with several hard links
 }
 
 type scanResult struct {
@@ -78,7 +97,8 @@ type scanResult struct {
 
 // scan walks the tree. Files are stat'ed, not read: OIDs stay zero.
 func (s *scanner) scan() (*Tree, error) {
-	t := &Tree{Files: make(map[string]*File, len(s.idx[0].all)+64), Dirs: map[string]bool{}, Empty: map[string]bool{}, Start: time.Now(), jobs: map[string]dirJob{}}
+	t := &Tree{Files: make(map[string]*File, len(s.idx[0].all)+64), Dirs: map[string]bool{}, Empty: map[string]bool{}, Start: time.Now(), jobs: map[string]dirJob{},
+		Ignores: map[string][]gitignore.Pattern{}, Gitlinks: map[string]bool{}, Linked: map[string]bool{}}
 	var pending sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
@@ -109,8 +129,9 @@ func (s *scanner) scan() (*Tree, error) {
 		go func() {
 			defer wg.Done()
 			local := make(map[string]*File, 256)
-			var dirs, empty []string
+			var dirs, empty, gitlinks, linked []string
 			var jobs []dirJob
+			ignores := map[string][]gitignore.Pattern{}
 			for {
 				qmu.Lock()
 				for len(queue) == 0 && !done {
@@ -123,7 +144,15 @@ func (s *scanner) scan() (*Tree, error) {
 				j := queue[len(queue)-1]
 				queue = queue[:len(queue)-1]
 				qmu.Unlock()
-				kind, err := s.dir(j, local, push)
+				var info dirInfo
+				kind, err := s.dir(j, local, push, &info)
+				if info.ignores != nil {
+					ignores[j.rel] = info.ignores
+				}
+				if info.gitlink {
+					gitlinks = append(gitlinks, j.rel)
+				}
+				linked = append(linked, info.linked...)
 				if kind != dirIgnored {
 					jobs = append(jobs, j)
 				}
@@ -155,6 +184,15 @@ func (s *scanner) scan() (*Tree, error) {
 			for _, j := range jobs {
 				t.jobs[j.rel] = j
 			}
+			for d, ps := range ignores {
+				t.Ignores[d] = ps
+			}
+			for _, d := range gitlinks {
+				t.Gitlinks[d] = true
+			}
+			for _, p := range linked {
+				t.Linked[p] = true
+			}
 			mu.Unlock()
 		}()
 	}
@@ -180,49 +218,39 @@ const (
 )
 
 // dir scans one directory, queueing its subdirectories, and says what kind
-// of directory it is.
-func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob)) (dirKind, error) {
-	abs := filepath.Join(s.root, filepath.FromSlash(j.rel))
-	f, err := os.OpenFile(abs, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+// of directory it is. It opens the directory beneath the root, never
+// through a symlink, whatever the length of its path.
+func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob), info *dirInfo) (dirKind, error) {
+	if j.rel != "" && !j.guarded && s.gitlink(j.rel) {
+		info.gitlink = true
+		return dirIgnored, nil // a submodule: its content is its own repository's
+	}
+	f, err := s.fs.OpenDir(j.rel)
 	if err != nil {
-		if os.IsNotExist(err) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		if os.IsNotExist(err) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, fsroot.ErrEscapes) {
 			return dirIgnored, nil // removed, or no longer a directory
 		}
 		return dirIgnored, err
 	}
 	defer f.Close()
 	if s.w != nil {
-		s.w.add(abs, j.rel)
+		s.w.add(filepath.Join(s.root, filepath.FromSlash(j.rel)), j.rel)
 	}
 	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return dirIgnored, err
 	}
 	dirfd := int(f.Fd())
-	if j.rel != "" && !j.guarded {
-		for _, e := range entries {
-			if e.Name() == ".git" {
-				return dirIgnored, nil // a nested repository or submodule: not ours to transact
-			}
-		}
-	}
 	patterns := j.patterns
 	if !j.guarded {
-		for _, e := range entries {
-			if e.Name() == ".gitignore" && e.Type().IsRegular() {
-				ps, err := readPatterns(filepath.Join(abs, ".gitignore"), splitPath(j.rel))
-				if err != nil {
-					return dirIgnored, err
-				}
-				if len(ps) > 0 {
-					patterns = append(patterns[:len(patterns):len(patterns)], ps...)
-				}
-			}
+		ps, err := s.ownRules(j.rel, dirfd, entries)
+		if err != nil {
+			return dirIgnored, err
 		}
-	}
-	var comps []string
-	if j.rel != "" {
-		comps = splitPath(j.rel)
+		if ps != nil {
+			info.ignores = ps
+			patterns = append(patterns[:len(patterns):len(patterns)], ps...)
+		}
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -242,7 +270,7 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob)) (dirKin
 				}
 				child.guarded = true
 			}
-			if !child.guarded && !child.ignored && ignored(patterns, append(comps, name), true) {
+			if !child.guarded && !child.ignored && gitignore.Ignored(patterns, rel, true) {
 				child.ignored = true
 			}
 			if child.ignored && !s.trackedDir(rel) {
@@ -252,7 +280,7 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob)) (dirKin
 			continue
 		}
 		if !j.guarded && !s.tracked(rel) {
-			if j.ignored || ignored(patterns, append(comps, name), false) {
+			if j.ignored || gitignore.Ignored(patterns, rel, false) {
 				continue
 			}
 		}
@@ -261,11 +289,14 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob)) (dirKin
 			if errors.Is(err, unix.ENOENT) {
 				continue // removed while we looked
 			}
-			return dirIgnored, &os.PathError{Op: "lstat", Path: filepath.Join(abs, name), Err: err}
+			return dirIgnored, &os.PathError{Op: "lstat", Path: rel, Err: err}
 		}
 		file, ok := fileOfStat(&st)
 		if !ok {
 			continue // sockets, fifos, devices: git does not track them either
+		}
+		if st.Nlink > 1 && file.Mode != filemode.Symlink {
+			info.linked = append(info.linked, rel)
 		}
 		out[rel] = file
 	}
@@ -276,6 +307,48 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob)) (dirKin
 		return dirEmpty, nil
 	}
 	return dirKept, nil
+}
+
+// ownRules returns a directory's .gitignore patterns: those a snapshot
+// recorded, when the scanner judges by them, or the file read now (never
+// through a symlink, as git reads it).
+func (s *scanner) ownRules(rel string, dirfd int, entries []os.DirEntry) ([]gitignore.Pattern, error) {
+	if s.rules != nil {
+		return s.rules[rel], nil
+	}
+	for _, e := range entries {
+		if e.Name() != ".gitignore" || !e.Type().IsRegular() {
+			continue
+		}
+		fd, err := unix.Openat(dirfd, ".gitignore", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				return nil, nil
+			}
+			return nil, &os.PathError{Op: "open", Path: path.Join(rel, ".gitignore"), Err: err}
+		}
+		gf := os.NewFile(uintptr(fd), ".gitignore")
+		b, err := io.ReadAll(io.LimitReader(gf, maxIgnoreFile))
+		gf.Close()
+		if err != nil {
+			return nil, err
+		}
+		return gitignore.ParsePatterns(b, rel), nil
+	}
+	return nil, nil
+}
+
+// maxIgnoreFile bounds what is read of one ignore file.
+const maxIgnoreFile = 16 << 20
+
+// gitlink reports whether the index names d as a submodule.
+func (s *scanner) gitlink(d string) bool {
+	for _, ii := range s.idx {
+		if ii.gitlinks[d] {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *scanner) tracked(p string) bool {
@@ -298,7 +371,7 @@ func (s *scanner) trackedDir(d string) bool {
 
 func fileOfStat(st *unix.Stat_t) (*File, bool) {
 	f := &File{Size: st.Size, Mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec,
-		Ino: st.Ino, Perm: st.Mode & 0o777}
+		Ino: st.Ino, Perm: st.Mode & 0o7777}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 		f.Mode = filemode.Regular
@@ -315,7 +388,7 @@ func fileOfStat(st *unix.Stat_t) (*File, bool) {
 
 func fileOf(fi fs.FileInfo) (*File, bool) {
 	st, _ := fi.Sys().(*syscall.Stat_t)
-	f := &File{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Perm: uint32(fi.Mode().Perm())}
+	f := &File{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Perm: unixPerm(fi.Mode())}
 	if st != nil {
 		f.Ctime = st.Ctim.Sec*1e9 + st.Ctim.Nsec
 		f.Ino = st.Ino
@@ -334,27 +407,12 @@ func fileOf(fi fs.FileInfo) (*File, bool) {
 	return f, true
 }
 
-func ignored(ps []gitignore.Pattern, comps []string, isDir bool) bool {
-	for i := len(ps) - 1; i >= 0; i-- {
-		switch ps[i].Match(comps, isDir) {
-		case gitignore.Exclude:
-			return true
-		case gitignore.Include:
-			return false
-		}
+// readPatterns reads an ignore file outside the tree (info/exclude,
+// core.excludesFile); a missing file has none.
+func readPatterns(file string) ([]gitignore.Pattern, error) {
+	if file == "" {
+		return nil, nil
 	}
-	return false
-}
-
-func splitPath(rel string) []string {
-	if rel == "" {
-		return nil
-	}
-	return strings.Split(rel, "/")
-}
-
-// readPatterns reads a gitignore-style file; a missing file has none.
-func readPatterns(file string, domain []string) ([]gitignore.Pattern, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -363,30 +421,24 @@ func readPatterns(file string, domain []string) ([]gitignore.Pattern, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var ps []gitignore.Pattern
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		ps = append(ps, gitignore.ParsePattern(line, domain))
+	b, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
+	if err != nil {
+		return nil, err
 	}
-	return ps, sc.Err()
+	return gitignore.ParsePatterns(b, ""), nil
 }
 
 // hashFile returns the git blob id of a path's content (a symlink's target
-// for a symlink).
-func hashFile(abs string, mode filemode.FileMode) (plumbing.Hash, error) {
+// for a symlink), read beneath root, streamed.
+func hashFile(root *fsroot.Root, rel string, mode filemode.FileMode) (plumbing.Hash, error) {
 	if mode == filemode.Symlink {
-		target, err := os.Readlink(abs)
+		target, err := root.Readlink(rel)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		return blobHash([]byte(target)), nil
 	}
-	f, err := os.Open(abs)
+	f, err := root.Open(rel)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -402,7 +454,7 @@ func hashFile(abs string, mode filemode.FileMode) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, err
 	}
 	if n != fi.Size() {
-		return plumbing.ZeroHash, errChanged(abs)
+		return plumbing.ZeroHash, errChanged(rel)
 	}
 	var id plumbing.Hash
 	copy(id[:], h.Sum(nil))
@@ -423,7 +475,7 @@ func blobHash(b []byte) plumbing.Hash {
 }
 
 // hashAll fills in the OID of the named files in parallel.
-func hashAll(root string, t *Tree, paths []string) error {
+func hashAll(root *fsroot.Root, t *Tree, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
@@ -439,7 +491,7 @@ func hashAll(root string, t *Tree, paths []string) error {
 			defer wg.Done()
 			for p := range ch {
 				f := t.Files[p]
-				id, err := hashFile(filepath.Join(root, filepath.FromSlash(p)), f.Mode)
+				id, err := hashFile(root, p, f.Mode)
 				if errors.Is(err, fs.ErrNotExist) {
 					// Removed since the scan saw it: it is absent now.
 					mu.Lock()
@@ -487,4 +539,35 @@ func parentDirs(p string) []string {
 		out = append(out, d)
 	}
 	return out
+}
+
+// unixPerm is a FileMode's permission, set-id and sticky bits as the
+// kernel spells them (04755).
+func unixPerm(m fs.FileMode) uint32 {
+	p := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		p |= unix.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		p |= unix.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		p |= unix.S_ISVTX
+	}
+	return p
+}
+
+// fileMode is unixPerm the other way round.
+func fileMode(p uint32) fs.FileMode {
+	m := fs.FileMode(p & 0o777)
+	if p&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if p&unix.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if p&unix.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
 }

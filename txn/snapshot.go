@@ -15,10 +15,10 @@ import (
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/sys/unix"
 
+	"github.com/orket/orket/internal/gitignore"
 	"github.com/orket/orket/internal/testhook"
 	"github.com/orket/orket/scope"
 )
@@ -42,8 +42,11 @@ type Snapshot struct {
 	idx    *indexInfo               // the index as it was, parsed
 	perms  map[string]uint32        // permission bits of files whose bits are not 0644/0755
 	tags   map[plumbing.Hash][]byte // annotated tag objects the refs name, byte for byte
-	w      *watcher                 // the change journal since the snapshot; nil: scan whole
-	dirty  bool                     // the tree had uncommitted changes (other than .orket)
+	// excludes are info/exclude and core.excludesFile as the snapshot read
+	// them; with Pre.Ignores, the rules every later scan judges by.
+	excludes []gitignore.Pattern
+	w        *watcher // the change journal since the snapshot; nil: scan whole
+	dirty    bool     // the tree had uncommitted changes (other than .orket)
 
 	layoutOnce       sync.Once
 	byDir, childDirs map[string][]string
@@ -150,18 +153,48 @@ func (ii *indexInfo) clean(p string, f *File) (*indexEntry, bool) {
 	return e, e != nil && statMatches(f, e) && e.Mtime < ii.mtime.UnixNano()
 }
 
+// newScanner returns a scanner judging by the repository's ignore rules as
+// they are now.
 func (r *Repo) newScanner(idx ...*indexInfo) (*scanner, error) {
 	ex, err := r.excludes()
 	if err != nil {
 		return nil, err
 	}
-	return &scanner{root: r.Root, idx: idx, excludes: ex, workers: r.Options.ScanWorkers}, nil
+	root, err := r.FS()
+	if err != nil {
+		return nil, err
+	}
+	return &scanner{root: r.Root, fs: root, idx: idx, excludes: ex, workers: r.Options.ScanWorkers}, nil
+}
+
+// snapshotScanner returns a scanner judging by the ignore rules as the
+// snapshot found them: .gitignore files an edit wrote (a self-ignoring
+// one included) hide nothing from the transaction.
+func (r *Repo) snapshotScanner(s *Snapshot, idx ...*indexInfo) (*scanner, error) {
+	root, err := r.FS()
+	if err != nil {
+		return nil, err
+	}
+	rules := s.Pre.Ignores
+	if rules == nil {
+		rules = map[string][]gitignore.Pattern{}
+	}
+	return &scanner{root: r.Root, fs: root, idx: idx, excludes: s.excludes, rules: rules, workers: r.Options.ScanWorkers}, nil
 }
 
 // excludes returns the repository-wide ignore patterns: core.excludesFile
 // (or its XDG default) and .git/info/exclude.
 func (r *Repo) excludes() ([]gitignore.Pattern, error) {
-	var ps []gitignore.Pattern
+	ps, err := readPatterns(r.excludesFile())
+	if err != nil {
+		return nil, err
+	}
+	info, err := readPatterns(filepath.Join(r.CommonDir, "info", "exclude"))
+	return append(ps, info...), err
+}
+
+// excludesFile is core.excludesFile, or git's default for it.
+func (r *Repo) excludesFile() string {
 	global := ""
 	if cfg, err := r.Git.ConfigScoped(gitconfig.SystemScope); err == nil && cfg.Raw != nil {
 		global = cfg.Raw.Section("core").Option("excludesfile")
@@ -177,17 +210,7 @@ func (r *Repo) excludes() ([]gitignore.Pattern, error) {
 			global = filepath.Join(h, global[2:])
 		}
 	}
-	for _, f := range []string{global, filepath.Join(r.CommonDir, "info", "exclude")} {
-		if f == "" {
-			continue
-		}
-		p, err := readPatterns(f, nil)
-		if err != nil {
-			return nil, err
-		}
-		ps = append(ps, p...)
-	}
-	return ps, nil
+	return global
 }
 
 // snapshot records the working tree durably: blobs for every file the index
@@ -213,6 +236,7 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	excludes := sc.excludes
 	// Watch while scanning: whatever changes after a directory is read is
 	// in the journal, whatever changed before is in the scan.
 	var w *watcher
@@ -238,7 +262,8 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	if err := r.fillOIDs(ii, pre); err != nil {
 		return nil, fmt.Errorf("read the working tree: %w", err)
 	}
-	s := &Snapshot{RunID: runID, Ref: SnapshotRefPrefix + runID, Pre: pre, git: gs, guard: guard, idx: ii, w: w, perms: map[string]uint32{}}
+	s := &Snapshot{RunID: runID, Ref: SnapshotRefPrefix + runID, Pre: pre, git: gs, guard: guard, idx: ii, w: w, perms: map[string]uint32{},
+		excludes: excludes}
 	ok := false
 	defer func() {
 		if !ok {

@@ -105,7 +105,7 @@ var edits = []struct {
 	{"stash", `git stash -q -u`, nil, false},
 	{"file-to-dir", `rm notes.txt; mkdir -p notes.txt/inner; printf 'd\n' > notes.txt/inner/f`, []string{"notes.txt", "notes.txt/inner/f"}, false},
 	{"dir-to-file", `rm -r "sp ace"; printf 'f\n' > "sp ace"`, []string{"sp ace", "sp ace/a file.txt"}, false},
-	{"empty-dirs", `rmdir empty/nested; mkdir -p made/empty`, []string{}, false},
+	{"empty-dirs", `rmdir empty/nested; mkdir -p made/empty`, []string{"empty/nested/", "made/empty/"}, false},
 	{"touch-only", `touch pkg/api/x.go run.sh`, []string{}, false},
 	{"same-size-rewrite", `printf 'package apj\n' > pkg/api/server.go.tmp; mv pkg/api/server.go.tmp pkg/api/x.go`, []string{"pkg/api/x.go"}, false},
 	{"ignored-file", `printf 'more\n' >> build/out.bin; printf 'new\n' > y.log`, []string{}, false},
@@ -351,4 +351,70 @@ git reflog expire --expire=now --all; git gc -q --prune=now`)
 		}
 		sh(t, dir, `git cat-file -t v-ann | grep -q tag; git stash list | grep -q .; git show doomed:doomed.txt >/dev/null`)
 	})
+}
+
+// TestHostileEdits: edits that once escaped the snapshot or hid from it.
+// Each is seen (the touch set names it) and reverted exactly, with the
+// change journal and with full scans.
+func TestHostileEdits(t *testing.T) {
+	outside := t.TempDir()
+	for _, tc := range []struct {
+		name, setup, edit string
+		touched           []string // must all be in the touch set
+	}{
+		{"negated-in-ignored-dir", `printf 'data/**\n!data/keep.txt\n' >> .gitignore; mkdir data; printf k > data/keep.txt; printf x > data/x.bin`,
+			`rm data/keep.txt`, []string{"data/keep.txt"}},
+		{"negated-char-class", `printf '*.[!o]\n' > sub.gitignore; mkdir cls; mv sub.gitignore cls/.gitignore; printf o > cls/b.o; printf c > cls/b.c`,
+			`rm cls/b.o; printf c2 > cls/b.c`, []string{"cls/b.o"}},
+		{"self-ignoring-gitignore", ``,
+			`printf '.gitignore\nnotes.txt\n' > .gitignore; rm notes.txt`, []string{".gitignore", "notes.txt"}},
+		{"nested-repo-created", ``,
+			`mkdir -p out && git -C out init -q && printf x > out/f.txt`, []string{"out/.git/HEAD", "out/f.txt"}},
+		{"clone-inside", ``,
+			`git clone -q . clone`, []string{"clone/.git/HEAD", "clone/run.sh"}},
+		{"worktree-inside", ``,
+			`git worktree add -q wt feature`, []string{"wt/.git", "wt/run.sh"}},
+		{"setuid-bit", ``, `chmod u+s run.sh`, []string{"run.sh"}},
+		{"setgid-sticky", ``, `chmod g+s notes.txt; chmod +t pkg/api/x.go`, []string{"notes.txt", "pkg/api/x.go"}},
+		{"hard-link-from-outside", `ln notes.txt ` + outside + `/notes-link`,
+			`printf 'written through the other name\n' >> ` + outside + `/notes-link`, []string{"notes.txt"}},
+		{"empty-dir-created", ``, `mkdir -p lone/empty`, []string{"lone/empty/"}},
+		{"file-to-dir-with-ignored", ``, `rm notes.txt; mkdir notes.txt; printf l > notes.txt/x.log`, []string{"notes.txt"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			withJournal(t, func(t *testing.T) {
+				dir := dirtyRepo(t)
+				os.Remove(filepath.Join(outside, "notes-link"))
+				if tc.setup != "" {
+					sh(t, dir, tc.setup)
+				}
+				before := fp(t, dir)
+				r := open(t, dir)
+				tx := begin(t, r, "hostile")
+				sh(t, dir, tc.edit)
+				ch, err := tx.Measure()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := map[string]bool{}
+				for _, p := range ch.Paths {
+					got[p] = true
+				}
+				for _, p := range tc.touched {
+					if !got[p] {
+						t.Errorf("touch set misses %s: %v", p, ch.Paths)
+					}
+				}
+				if _, err := tx.Revert(); err != nil {
+					t.Fatal(err)
+				}
+				if err := tx.End(); err != nil {
+					t.Fatal(err)
+				}
+				if after := fp(t, dir); after != before {
+					t.Errorf("after revert (-before +after):\n%s", cmp.Diff(before, after))
+				}
+			})
+		})
+	}
 }

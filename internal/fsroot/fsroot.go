@@ -74,19 +74,23 @@ func split(rel string) (dir, base string, err error) {
 // following symlinks.
 func (r *Root) openDir(rel string) (int, error) {
 	if rel == "" {
-		return unix.Dup(r.fd)
+		// A descriptor of its own (not a dup: a dup shares the offset of
+		// a directory being read).
+		return unix.Openat(r.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	}
 	noOpenat2.once.Do(func() {
 		_, err := unix.Openat2(r.fd, ".", &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC})
 		noOpenat2.yes = errors.Is(err, unix.ENOSYS)
 	})
-	if !noOpenat2.yes {
+	if !noOpenat2.yes && len(rel) < unix.PathMax {
 		fd, err := unix.Openat2(r.fd, rel, &unix.OpenHow{
 			Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
 			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 		})
 		return fd, r.pathErr("open", rel, err)
 	}
+	// Without openat2, or for a path longer than the kernel takes in one
+	// call (PATH_MAX): one directory at a time.
 	fd, err := unix.Dup(r.fd)
 	if err != nil {
 		return -1, err
@@ -140,6 +144,69 @@ func (r *Root) at(op, rel string, fn func(dirfd int, base string) error) error {
 	}
 	defer unix.Close(fd)
 	return r.pathErr(op, rel, fn(fd, base))
+}
+
+// OpenDir opens the directory rel ("" for the root) for reading, never
+// through a symlink, whatever the length of rel.
+func (r *Root) OpenDir(rel string) (*os.File, error) {
+	if rel != "" {
+		if _, _, err := split(rel); err != nil {
+			return nil, &os.PathError{Op: "open", Path: rel, Err: ErrEscapes}
+		}
+	}
+	fd, err := r.openDir(rel)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path.Join(r.dir, rel)), nil
+}
+
+// RemoveAll removes rel and everything below it, never following a
+// symlink (a symlink is removed, not what it points to). A missing rel
+// is not an error.
+func (r *Root) RemoveAll(rel string) error {
+	return r.at("remove", rel, func(dfd int, base string) error {
+		return removeAllAt(dfd, base)
+	})
+}
+
+func removeAllAt(dfd int, name string) error {
+	err := unix.Unlinkat(dfd, name, 0)
+	if err == nil || errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) {
+		return err
+	}
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	d := os.NewFile(uintptr(fd), name)
+	// Read a batch, remove it, read again from the start: removing while
+	// reading would skip entries.
+	for {
+		names, _ := d.Readdirnames(1024)
+		if len(names) == 0 {
+			break
+		}
+		for _, n := range names {
+			if err := removeAllAt(fd, n); err != nil {
+				d.Close()
+				return err
+			}
+		}
+		if _, err := d.Seek(0, io.SeekStart); err != nil {
+			d.Close()
+			return err
+		}
+	}
+	d.Close()
+	err = unix.Unlinkat(dfd, name, unix.AT_REMOVEDIR)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	return err
 }
 
 // Lstat returns what rel is, without following a final symlink.
