@@ -8,6 +8,7 @@ import (
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/redact"
 	"github.com/orket/orket/verify"
 )
 
@@ -16,8 +17,9 @@ var lessonCodes = map[Code]bool{EVerifyFailedReverted: true, EVerifyFailedKept: 
 
 // recordLessons classifies every failing required step of the run (the
 // edit command, for E_DRAFT_FAILURE) and appends one lesson for each.
-func (r *Run) recordLessons(red *lessons.Redactor) error {
+func (r *Run) recordLessons() error {
 	rec := r.rec
+	redactRecord(rec, r.red)
 	if !lessonCodes[rec.Code] {
 		return nil
 	}
@@ -40,7 +42,12 @@ func (r *Run) recordLessons(red *lessons.Redactor) error {
 	var batch []*lessons.Lesson
 	now := r.req.Env.Now().UTC().Truncate(time.Second)
 	for _, s := range failed {
-		cl := c.Classify(s.OutputTail)
+		// Classified as printed (in memory); stored redacted.
+		text := s.RawTail
+		if text == "" {
+			text = s.OutputTail
+		}
+		cl := c.Classify(text)
 		l := &lessons.Lesson{
 			CreatedAt: now, Command: "run",
 			Request: lessons.Request{EditSource: rec.Request.EditSource, Argv: append([]string{}, rec.Request.Argv...),
@@ -55,7 +62,7 @@ func (r *Run) recordLessons(red *lessons.Redactor) error {
 			Advice:         classify.AdviceFor(cl, s.Command),
 			Outcome:        lessons.Outcome{Code: string(rec.Code), RunID: rec.RunID},
 		}
-		l.Seal(red)
+		l.Seal(r.red.WithValues(r.stepEnvValues(s.Name)...))
 		batch = append(batch, l)
 	}
 	root, err := r.req.Repo.FS()
@@ -93,10 +100,24 @@ func autoPrune(s *lessons.Store, keep config.Retention, now time.Time) error {
 	return err
 }
 
+// stepEnvValues are the values of a step's own env: in orket.yaml.
+func (r *Run) stepEnvValues(name string) []string {
+	var out []string
+	for _, s := range r.prof.Steps {
+		if s.Name == name {
+			for _, v := range s.Env {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
 // redactRecord removes secrets from everything a run record (and --json)
-// carries of the run's output and command line.
-func redactRecord(rec *Record, red *lessons.Redactor) {
-	rec.Request.Argv = red.All(rec.Request.Argv)
+// carries of the run's command line and outcome; step output was redacted
+// as it streamed.
+func redactRecord(rec *Record, red *redact.Redactor) {
+	rec.Request.Argv = red.Argv(rec.Request.Argv)
 	rec.Request.Instruction = red.Redact(rec.Request.Instruction)
 	rec.Error = red.Redact(rec.Error)
 	for i := range rec.Plan.Steps {
@@ -104,7 +125,6 @@ func redactRecord(rec *Record, red *lessons.Redactor) {
 	}
 	for _, s := range append(append([]*verify.StepResult{}, rec.Steps...), rec.Edit) {
 		if s != nil {
-			s.OutputTail = red.Redact(s.OutputTail)
 			s.Command = red.Redact(s.Command)
 		}
 	}

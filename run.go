@@ -15,6 +15,7 @@ import (
 	"github.com/orket/orket/internal/contain"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/patch"
+	"github.com/orket/orket/redact"
 	"github.com/orket/orket/scope"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verify"
@@ -39,6 +40,7 @@ type Run struct {
 	tx           *txn.Txn
 	edited       bool           // the edit wrote (or may have written) into the tree
 	group        *contain.Group // every process the run starts, and their descendants
+	red          *redact.Redactor
 }
 
 // Execute runs a request in the order of SPEC section 3.2 and returns its
@@ -51,6 +53,7 @@ func Execute(ctx context.Context, req Request, obs Observer) (*Record, error) {
 		obs = NopObserver{}
 	}
 	r := &Run{req: req, obs: obs, rec: newRecord()}
+	r.red = redact.New(redact.Options{Environ: req.Env.Environ})
 	return r.execute(ctx)
 }
 
@@ -297,7 +300,7 @@ func (r *Run) runSteps(ctx context.Context) []*verify.StepResult {
 	steps := verify.Run(ctx, r.prof, verify.Options{
 		Root: repo.Root, Env: append(append([]string{}, r.env...), "ORKET_TOUCH_SET="+touchFile),
 		TouchSet: r.rec.Plan.TouchSet, Skip: r.skip, Tail: r.req.Config.Lessons.Tail,
-		Output: r.obs.StepOutput, Start: r.obs.StepStarted, Done: r.obs.StepDone, Group: r.group,
+		Output: r.obs.StepOutput, Start: r.obs.StepStarted, Done: r.obs.StepDone, Group: r.group, Redactor: r.red,
 	})
 	if steps == nil {
 		steps = []*verify.StepResult{}
@@ -312,9 +315,7 @@ func (r *Run) finish(runErr error) error {
 	rec := r.rec
 	r.obs.Phase(PhaseRecord, rec)
 	rec.setOutcome(runErr)
-	red := lessons.NewRedactor(r.req.Env.Environ)
-	redactRecord(rec, red)
-	if err := r.recordLessons(red); err != nil {
+	if err := r.recordLessons(); err != nil {
 		r.obs.Warn("could not record the lesson: " + err.Error())
 	}
 	rec.Timings["total_ms"] = r.req.Env.Now().Sub(r.start).Milliseconds()

@@ -114,7 +114,7 @@ func (e CommandEdit) apply(ctx context.Context, r *Run) error {
 	r.obs.EditStarted(r.rec)
 	// The edit runs as a step does: own process group, bounded tail.
 	r.rec.Edit = verify.RunStep(ctx, config.Step{Name: "edit", Argv: e.Argv, Required: true},
-		verify.Options{Root: repo.Root, Env: env, Tail: r.req.Config.Lessons.Tail, Group: r.group}, r.obs.StepOutput("edit"))
+		verify.Options{Root: repo.Root, Env: env, Tail: r.req.Config.Lessons.Tail, Group: r.group, Redactor: r.red}, r.obs.StepOutput("edit"))
 	r.obs.EditDone(r.rec.Edit)
 	if ctx.Err() != nil {
 		return interrupted(ctx, "during the edit; the tree was reverted")

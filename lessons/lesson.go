@@ -94,7 +94,7 @@ type Outcome struct {
 // content-derived id. Call it last, before Append.
 func (l *Lesson) Seal(r *Redactor) {
 	l.SchemaVersion = SchemaVersion
-	l.Request.Argv = r.All(l.Request.Argv)
+	l.Request.Argv = r.Argv(l.Request.Argv)
 	l.Request.Instruction = r.Redact(l.Request.Instruction)
 	l.Verify.Commands = r.All(l.Verify.Commands)
 	l.Verify.FailedCommand = r.Redact(l.Verify.FailedCommand)

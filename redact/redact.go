@@ -263,3 +263,20 @@ func (r *Redactor) spans(win []byte, set ruleSet, out []span) []span {
 	}
 	return out
 }
+
+// Argv redacts a command line given as separate arguments: each argument
+// as text, and an argument that is the value of the one before it when
+// the pair reads as a secret (--password X, --token X).
+func (r *Redactor) Argv(argv []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = r.Redact(a)
+		if i > 0 && out[i] != Redacted {
+			pair := argv[i-1] + " " + a
+			if r.Redact(pair) != r.Redact(argv[i-1])+" "+out[i] {
+				out[i] = Redacted
+			}
+		}
+	}
+	return out
+}

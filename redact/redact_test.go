@@ -160,3 +160,14 @@ func TestUnchangedTextIsNotCopied(t *testing.T) {
 		t.Errorf("Redact of clean text: %v allocations, want 0", n)
 	}
 }
+
+// TestArgv: a secret given as the argument after a flag that names one is
+// redacted, as it would be in one string; other arguments stay.
+func TestArgv(t *testing.T) {
+	r := New(Options{})
+	got := r.Argv([]string{"deploy", "--password", "hunter2hunter2", "--user", "bob", "--token=abc123def456ghi"})
+	want := []string{"deploy", "--password", Redacted, "--user", "bob", "--token=" + Redacted}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Argv (-want +got):\n%s", diff)
+	}
+}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/contain"
+	"github.com/orket/orket/redact"
 )
 
 // DefaultGrace is how long a stopped step's process group has between
@@ -49,8 +50,11 @@ type StepResult struct {
 	TimedOut    bool   `json:"timed_out"`
 	Interrupted bool   `json:"interrupted,omitempty"`
 	DurationMS  int64  `json:"duration_ms"`
-	OutputTail  string `json:"output_tail"`
+	OutputTail  string `json:"output_tail"` // redacted, when Options.Redactor is set
 	OutputBytes int64  `json:"output_bytes"`
+	// RawTail is the same tail as the step printed it, secrets included:
+	// for classifying in memory, never stored.
+	RawTail string `json:"-"`
 }
 
 // FailedRequired reports whether a step failed and its failure fails the run.
@@ -70,6 +74,10 @@ type Options struct {
 	// Group, if set, holds every process of every step: each step runs in
 	// a group of its own inside it, stopped when the step ends.
 	Group *contain.Group
+	// Redactor, if set, redacts a step's output as it streams, before the
+	// tail keeps the end of it (so a cut never lets a secret through), with
+	// the values of the step's own env: on top.
+	Redactor *redact.Redactor
 }
 
 var stepSeq atomic.Int64
@@ -216,11 +224,24 @@ func RunStep(ctx context.Context, s config.Step, o Options, live io.Writer) *Ste
 	for k, v := range s.Env {
 		env = append(env, k+"="+v)
 	}
-	tail := NewTail(o.Tail.MaxLines, o.Tail.MaxBytes)
-	var w io.Writer = tail
-	if live != nil {
-		w = io.MultiWriter(tail, lenient{live})
+	raw := NewTail(o.Tail.MaxLines, o.Tail.MaxBytes)
+	stored, rw := raw, io.WriteCloser(nopCloser{raw})
+	if o.Redactor != nil {
+		values := make([]string, 0, len(s.Env))
+		for _, v := range s.Env {
+			values = append(values, v)
+		}
+		stored = NewTail(o.Tail.MaxLines, o.Tail.MaxBytes)
+		rw = o.Redactor.WithValues(values...).NewWriter(stored)
 	}
+	writers := []io.Writer{raw}
+	if stored != raw {
+		writers = append(writers, rw)
+	}
+	if live != nil {
+		writers = append(writers, lenient{live})
+	}
+	w := io.MultiWriter(writers...)
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, s.Timeout, errTimeout)
@@ -234,12 +255,12 @@ func RunStep(ctx context.Context, s config.Step, o Options, live io.Writer) *Ste
 	r.ExitCode, r.Signal, r.DurationMS = res.ExitCode, res.Signal, res.Duration.Milliseconds()
 	r.TimedOut = res.Stopped && errors.Is(context.Cause(ctx), errTimeout)
 	r.Interrupted = res.Stopped && !r.TimedOut
-	r.OutputTail, r.OutputBytes = tail.String(), tail.Total()
 	if res.Err != nil {
 		r.ExitCode = 127
-		fmt.Fprintf(tail, "orket: cannot start %s: %v\n", argv[0], res.Err)
-		r.OutputTail, r.OutputBytes = tail.String(), tail.Total()
+		fmt.Fprintf(w, "orket: cannot start %s: %v\n", argv[0], res.Err)
 	}
+	rw.Close()
+	r.OutputTail, r.RawTail, r.OutputBytes = stored.String(), raw.String(), raw.Total()
 	r.Status = Passed
 	if r.ExitCode != 0 || r.Signal != "" || res.Stopped || res.Err != nil {
 		r.Status = Failed
@@ -384,3 +405,7 @@ func (l lenient) Write(p []byte) (int, error) {
 	l.w.Write(p)
 	return len(p), nil
 }
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
