@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/orket/orket/internal/testhook"
 )
 
 // objectWriter writes loose objects into the repository's object store
@@ -108,6 +110,7 @@ func (w *objectWriter) write(t plumbing.ObjectType, size int64, rd io.Reader) (p
 	}
 	done = true
 	w.dirs[filepath.Dir(final)] = true
+	testhook.Point("object-written")
 	return id, nil
 }
 

@@ -158,6 +158,7 @@ func (r *Repo) restoreTree(s *Snapshot, cur *Tree, paths []string) error {
 			if err := r.writeBlob(root, p, f); err != nil {
 				errs = append(errs, fmt.Errorf("restore %s: %w", p, err))
 			}
+			testhook.Point("file-restored")
 		}
 	}
 	for d := range s.Pre.Empty {

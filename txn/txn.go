@@ -45,6 +45,7 @@ func (r *Repo) Begin(st Start) (*Txn, error) {
 	if err := r.writeJournal(&t.j); err != nil {
 		return nil, fmt.Errorf("write the transaction journal: %w", err)
 	}
+	testhook.Point("phase:" + PhaseSnapshot)
 	snap, err := r.snapshot(st.RunID)
 	if err != nil {
 		return nil, errors.Join(err, r.dropSnapshot(t.j.Ref), r.clearJournal())
@@ -104,6 +105,7 @@ func (t *Txn) advance(phase string) error {
 	if err := t.r.writeJournal(&t.j); err != nil {
 		return fmt.Errorf("write the transaction journal: %w", err)
 	}
+	testhook.Point("phase:" + phase)
 	return nil
 }
 

@@ -86,10 +86,17 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"orket": func() {
 			// Crash tests: the test binary (never the shipped one) kills
-			// itself with SIGKILL at the named point of a transaction.
+			// itself with SIGKILL at the named point of a transaction
+			// (NAME, or NAME#N for its N-th time).
 			if at := os.Getenv("ORKET_TEST_CRASH_AT"); at != "" {
+				name, nth, _ := strings.Cut(at, "#")
+				want, _ := strconv.Atoi(nth)
+				seen := 0
 				testhook.Set(func(point string) {
-					if point == at {
+					if point != name {
+						return
+					}
+					if seen++; seen >= want {
 						syscall.Kill(os.Getpid(), syscall.SIGKILL)
 						select {} // never go on past a crash point
 					}
