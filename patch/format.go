@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/sergi/go-diff/diffmatchpatch"
+	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/internal/fsroot"
 )
@@ -129,8 +130,8 @@ func quote(p string) string {
 // when it is at most MaxInline bytes).
 func diskSide(root *fsroot.Root, p string) (*Side, error) {
 	st, err := root.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fsroot.ErrEscapes) || errors.Is(err, unix.ENOTDIR) {
+		return nil, nil // gone, or below what is now a symlink or a file: absent as git sees it
 	}
 	if err != nil {
 		return nil, err

@@ -24,9 +24,10 @@ type gitState struct {
 }
 
 // guardState is what an edit may never change: git's configuration, hooks
-// and info files.
+// and info files, and their permission bits (an executable hook).
 type guardState struct {
 	files map[string][]byte // key as in gitState
+	modes map[string]uint32 // permission bits of each file
 }
 
 // perWorktree files live in the work tree's own git directory.
@@ -68,9 +69,9 @@ func (r *Repo) readGitState() (*gitState, error) {
 }
 
 func (r *Repo) readGuardState() (*guardState, error) {
-	s := &guardState{files: map[string][]byte{}}
+	s := &guardState{files: map[string][]byte{}, modes: map[string]uint32{}}
 	for _, name := range []string{"config", "config.worktree", "hooks", "info"} {
-		if err := r.collect(s.files, inCommon, name); err != nil {
+		if err := r.collectModes(s.files, s.modes, inCommon, name); err != nil {
 			return nil, err
 		}
 	}
@@ -78,7 +79,7 @@ func (r *Repo) readGuardState() (*guardState, error) {
 	// dumb transports: derived, not configuration.
 	delete(s.files, inCommon+"info/refs")
 	if r.GitDir != r.CommonDir {
-		if err := r.collect(s.files, inGitDir, "config.worktree"); err != nil {
+		if err := r.collectModes(s.files, s.modes, inGitDir, "config.worktree"); err != nil {
 			return nil, err
 		}
 	}
@@ -87,6 +88,11 @@ func (r *Repo) readGuardState() (*guardState, error) {
 
 // collect reads a file, or every file below a directory, into m.
 func (r *Repo) collect(m map[string][]byte, where, name string) error {
+	return r.collectModes(m, nil, where, name)
+}
+
+// collectModes is collect that also keeps each file's permission bits.
+func (r *Repo) collectModes(m map[string][]byte, modes map[string]uint32, where, name string) error {
 	root := r.keyPath(where + name)
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -106,9 +112,31 @@ func (r *Repo) collect(m map[string][]byte, where, name string) error {
 			return err
 		}
 		rel, _ := filepath.Rel(filepath.Dir(root), p)
-		m[where+filepath.ToSlash(filepath.Join(filepath.Dir(name), rel))] = b
+		key := where + filepath.ToSlash(filepath.Join(filepath.Dir(name), rel))
+		m[key] = b
+		if modes != nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				modes[key] = uint32(fi.Mode().Perm())
+			}
+		}
 		return nil
 	})
+}
+
+// diff lists the guarded files whose content or permission bits differ.
+func (g *guardState) diff(after *guardState) []string {
+	keys := diffFiles(g.files, after.files)
+	seen := map[string]bool{}
+	for _, k := range keys {
+		seen[k] = true
+	}
+	for k, m := range g.modes {
+		if a, ok := after.modes[k]; ok && a != m && !seen[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func readLinkOrFile(p string, d fs.DirEntry) ([]byte, error) {
@@ -151,7 +179,7 @@ func (e *MovedError) Error() string { return e.Key + ": " + e.Reason }
 // compare-and-swap under git's lock, so a concurrent git is never
 // overwritten). Files that moved meanwhile are left, each reported as a
 // *MovedError.
-func (r *Repo) restoreFiles(keys []string, want, cur map[string][]byte) (moved []*MovedError, err error) {
+func (r *Repo) restoreFiles(keys []string, want, cur map[string][]byte, modes map[string]uint32) (moved []*MovedError, err error) {
 	var errs []error
 	for _, k := range keys {
 		p := r.keyPath(k)
@@ -181,7 +209,7 @@ func (r *Repo) restoreFiles(keys []string, want, cur map[string][]byte) (moved [
 			r.removeEmptyParents(p, k)
 			continue
 		}
-		err := writeFileCheck(p, b, true, unchanged)
+		err := writeFileCheck(p, b, true, unchanged, fs.FileMode(modes[k]))
 		var me *MovedError
 		switch {
 		case errors.As(err, &me):
@@ -214,11 +242,12 @@ func (r *Repo) removeEmptyParents(p, key string) {
 // component; gitLock writes through "p.lock" as git does. A symlink
 // value ("symlink:T") is restored as a symlink. An existing file keeps
 // its permission bits.
-func writeFile(p string, b []byte, gitLock bool) error { return writeFileCheck(p, b, gitLock, nil) }
+func writeFile(p string, b []byte, gitLock bool) error { return writeFileCheck(p, b, gitLock, nil, 0) }
 
 // writeFileCheck is writeFile whose rename happens only if check, called
-// under the lock, returns nil.
-func writeFileCheck(p string, b []byte, gitLock bool, check func() error) error {
+// under the lock, returns nil, with the permission bits perm (0: as the
+// file has them, or 0644).
+func writeFileCheck(p string, b []byte, gitLock bool, check func() error, perm fs.FileMode) error {
 	dir := filepath.Dir(p)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -240,9 +269,11 @@ func writeFileCheck(p string, b []byte, gitLock bool, check func() error) error 
 		}
 		return syncDir(dir)
 	}
-	perm := os.FileMode(0o644)
-	if st, err := root.Lstat(name); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-		perm = os.FileMode(st.Mode & 0o777)
+	if perm == 0 {
+		perm = 0o644
+		if st, err := root.Lstat(name); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			perm = os.FileMode(st.Mode & 0o777)
+		}
 	}
 	return root.WriteFile(name, b, perm, fsroot.Options{Sync: true, GitLock: gitLock, Check: check})
 }

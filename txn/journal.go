@@ -166,7 +166,10 @@ func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 		return nil, fmt.Errorf("%s: manifest: %w", ref, err)
 	}
 	s := &Snapshot{RunID: m.RunID, Ref: ref, Commit: id, git: &gitState{files: map[string][]byte{}},
-		guard: &guardState{files: map[string][]byte{}}, perms: m.Perms}
+		guard: &guardState{files: map[string][]byte{}, modes: m.GuardModes}, perms: m.Perms}
+	if s.guard.modes == nil {
+		s.guard.modes = map[string]uint32{}
+	}
 	for k, h := range m.Git {
 		if s.git.files[k], err = r.blobBytes(h); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", ref, k, err)

@@ -41,7 +41,7 @@ func (r *Repo) measure(s *Snapshot) (*Change, error) {
 	for _, k := range diffFiles(s.git.files, gs.files) {
 		c.Git = append(c.Git, displayKey(k))
 	}
-	for _, k := range diffFiles(s.guard.files, guard.files) {
+	for _, k := range s.guard.diff(guard) {
 		c.Guarded = append(c.Guarded, displayKey(k))
 	}
 	if !r.snapshotRefIntact(s) {
@@ -66,7 +66,12 @@ func (r *Repo) scanNow(s *Snapshot, gs *gitState) (*Tree, error) {
 			for p := range s.Pre.Linked {
 				dirty[parentDir(p)] = true
 			}
-			return r.partialScan(s, idx, dirty, fresh)
+			cur, err := r.partialScan(s, idx, dirty, fresh)
+			if err != nil || !newLinkToOld(s.Pre, cur) {
+				return cur, err
+			}
+			// The edit linked a new name to a file of the tree: a write
+			// through it made no event where the old name lives. Scan whole.
 		}
 		s.Close() // the journal missed something: from now on, scan whole
 	}
@@ -137,6 +142,31 @@ func (r *Repo) diffTree(pre, cur *Tree) ([]string, error) {
 	}
 	sort.Strings(changed)
 	return changed, nil
+}
+
+// newLinkToOld reports whether a file of cur with several links is a new
+// name (or a new inode) for a file the snapshot has under another name.
+func newLinkToOld(pre, cur *Tree) bool {
+	var inodes map[uint64]string
+	for p := range cur.Linked {
+		f := cur.Files[p]
+		if f == nil {
+			continue
+		}
+		if old := pre.Files[p]; old != nil && old.Ino == f.Ino {
+			continue
+		}
+		if inodes == nil {
+			inodes = make(map[uint64]string, len(pre.Files))
+			for q, g := range pre.Files {
+				inodes[g.Ino] = q
+			}
+		}
+		if q, ok := inodes[f.Ino]; ok && q != p {
+			return true
+		}
+	}
+	return false
 }
 
 // snapshotRefIntact reports whether the snapshot's ref still names its

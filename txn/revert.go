@@ -46,7 +46,7 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	if err != nil {
 		return res, err
 	}
-	if _, err := r.restoreFiles(diffFiles(s.guard.files, guard.files), s.guard.files, guard.files); err != nil {
+	if _, err := r.restoreFiles(s.guard.diff(guard), s.guard.files, guard.files, s.guard.modes); err != nil {
 		return res, err
 	}
 	if err := r.restoreTags(s); err != nil {
@@ -75,6 +75,18 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	if err := r.restoreTree(s, cur, paths); err != nil {
 		return res, err
 	}
+	// A submodule's work tree is its own repository's, outside the
+	// transaction: one the edit removed is reported, its directory made
+	// again (git submodule update brings its files back).
+	for d := range s.Pre.Gitlinks {
+		if cur.Gitlinks[d] {
+			continue
+		}
+		if root, err := r.FS(); err == nil {
+			root.MkdirAll(d, 0o755)
+		}
+		res.Kept = append(res.Kept, &MovedError{Key: d, Reason: "a submodule's work tree is not part of the transaction and could not be restored; git submodule update --init " + d + " brings back its commit"})
+	}
 	res.Paths = paths
 	testhook.Point("revert-midway")
 	// A branch checked out in another work tree is that tree's: if it
@@ -88,7 +100,7 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 		}
 		gitKeys = append(gitKeys, k)
 	}
-	moved, err := r.restoreFiles(gitKeys, s.git.files, gs.files)
+	moved, err := r.restoreFiles(gitKeys, s.git.files, gs.files, nil)
 	res.Kept = append(res.Kept, moved...)
 	if err != nil {
 		return res, err
@@ -235,7 +247,7 @@ func (r *Repo) prove(s *Snapshot, paths []string, kept []*MovedError) error {
 			diffs = append(diffs, displayKey(k))
 		}
 	}
-	for _, k := range diffFiles(s.guard.files, guard.files) {
+	for _, k := range s.guard.diff(guard) {
 		diffs = append(diffs, displayKey(k))
 	}
 	root, err := r.FS()

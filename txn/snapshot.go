@@ -78,6 +78,8 @@ type manifest struct {
 	Git       map[string]plumbing.Hash `json:"git"`            // HEAD, refs, index...: blob ids of their bytes
 	Guard     map[string]plumbing.Hash `json:"guard"`          // config, hooks, info
 	Tags      []plumbing.Hash          `json:"tags,omitempty"` // annotated tag objects kept under tags/
+	// GuardModes are the permission bits of the guard files (hooks).
+	GuardModes map[string]uint32 `json:"guard_modes,omitempty"`
 }
 
 type manifestFile struct {
@@ -271,7 +273,7 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 		}
 	}()
 	m := &manifest{Version: 1, RunID: runID, Start: pre.Start, Deleted: []string{}, EmptyDirs: sortedKeys(pre.Empty),
-		Git: map[string]plumbing.Hash{}, Guard: map[string]plumbing.Hash{}}
+		Git: map[string]plumbing.Hash{}, Guard: map[string]plumbing.Hash{}, GuardModes: guard.modes}
 	var stored []string
 	// Only the few files the index does not hold are sorted, not the tree.
 	for p, f := range pre.Files {
@@ -404,6 +406,7 @@ func (w *objectWriter) snapshotCommit(m *manifest, stored []string, pre *Tree, g
 	for name, b := range map[string][]byte{
 		"manifest.json": mj, "deleted": []byte(joinLines(m.Deleted)), "empty-dirs": []byte(joinLines(m.EmptyDirs)),
 		"refs": []byte(refsText(gs)), "perms": []byte(permsText(m.Perms)), "restore.sh": []byte(restoreScript(m.RunID)),
+		"guard-modes": []byte(guardModesText(m.GuardModes)),
 	} {
 		if err := add(name, b); err != nil {
 			return plumbing.ZeroHash, nil, err
@@ -459,6 +462,17 @@ func keyTree(m map[string]plumbing.Hash) map[string]treeItem {
 		out[where+"/"+rest] = treeItem{mode: filemode.Regular, id: id}
 	}
 	return out
+}
+
+// guardModesText lists git's own files (hooks) with their permission bits,
+// relative to the git directory they live in.
+func guardModesText(modes map[string]uint32) string {
+	var lines []string
+	for _, k := range sortedKeys(modes) {
+		where, rest, _ := strings.Cut(k, ":")
+		lines = append(lines, fmt.Sprintf("%04o %s %s", modes[k], where, rest))
+	}
+	return joinLines(lines)
 }
 
 func permsText(perms map[string]uint32) string {
@@ -526,7 +540,11 @@ for f in packed-refs refs/stash logs/refs/stash config.worktree; do
 done
 git archive "$ref:git/common" | tar -x -C "$common"
 git archive "$ref:guard/common" | tar -x -C "$common"
-[ -d "$common/hooks" ] && find "$common/hooks" -type f ! -name '*.sample' -exec chmod 755 {} +
+if has guard-modes; then
+  git cat-file blob "$ref:guard-modes" | while read -r mode where f; do
+    if [ "$where" = common ]; then chmod "$mode" -- "$common/$f"; else chmod "$mode" -- "$gitdir/$f"; fi
+  done
+fi
 
 # HEAD, the index and an operation in progress.
 for f in ORIG_HEAD MERGE_HEAD MERGE_MSG MERGE_MODE AUTO_MERGE CHERRY_PICK_HEAD REVERT_HEAD BISECT_LOG; do

@@ -379,6 +379,7 @@ func TestHostileEdits(t *testing.T) {
 		{"hard-link-from-outside", `ln notes.txt ` + outside + `/notes-link`,
 			`printf 'written through the other name\n' >> ` + outside + `/notes-link`, []string{"notes.txt"}},
 		{"empty-dir-created", ``, `mkdir -p lone/empty`, []string{"lone/empty/"}},
+		{"hard-link-made-by-edit", ``, `ln notes.txt pkg/api/alias.txt; printf 'through the alias\n' >> pkg/api/alias.txt`, []string{"notes.txt", "pkg/api/alias.txt"}},
 		{"file-to-dir-with-ignored", ``, `rm notes.txt; mkdir notes.txt; printf l > notes.txt/x.log`, []string{"notes.txt"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
