@@ -55,7 +55,7 @@ func (r *Run) recordLessons() error {
 				VerifyProfile: rec.Request.Profile, DryRun: rec.Request.DryRun, AutoConfirm: rec.Request.AutoConfirm},
 			Repo: lessons.RepoContext{HeadPre: rec.HeadPre, HeadPost: headPost, DirtyAfterRevert: r.dirtyBefore},
 			Plan: lessons.Plan{TouchSet: append([]string{}, rec.Plan.TouchSet...), TouchCount: rec.Plan.TouchCount},
-			Verify: lessons.Verify{Profile: rec.Request.Profile, Commands: commands, FailedStep: s.Name, FailedCommand: s.Command,
+			Verify: lessons.Verify{Profile: rec.Request.Profile, Commands: commands, FailedStep: s.Name, FailedCommand: s.Command, FailedDir: s.Dir,
 				ExitCode: s.ExitCode, Signal: s.Signal, TimedOut: s.TimedOut, OutputTail: s.OutputTail,
 				OutputBytes: s.OutputBytes, DurationMS: s.DurationMS},
 			Classification: lessons.Classification{Tags: cl.Tags, Confidence: cl.Confidence, Signals: cl.Signals, FirstError: cl.FirstError},

@@ -68,12 +68,16 @@ type Verify struct {
 	Commands      []string `json:"commands"`
 	FailedStep    string   `json:"failed_step"`
 	FailedCommand string   `json:"failed_command"`
-	ExitCode      int      `json:"exit_code"`
-	Signal        string   `json:"signal,omitempty"`
-	TimedOut      bool     `json:"timed_out,omitempty"`
-	OutputTail    string   `json:"output_tail"`
-	OutputBytes   int64    `json:"output_bytes"`
-	DurationMS    int64    `json:"duration_ms"`
+	// FailedDir is the directory the failed command ran in (its step's
+	// dir; "" for the root): the same command in another directory is
+	// another command.
+	FailedDir   string `json:"failed_dir,omitempty"`
+	ExitCode    int    `json:"exit_code"`
+	Signal      string `json:"signal,omitempty"`
+	TimedOut    bool   `json:"timed_out,omitempty"`
+	OutputTail  string `json:"output_tail"`
+	OutputBytes int64  `json:"output_bytes"`
+	DurationMS  int64  `json:"duration_ms"`
 }
 
 // Classification is what the rules said.
