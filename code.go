@@ -14,6 +14,7 @@ const (
 	EVerifyFailedKept     Code = "E_VERIFY_FAILED_KEPT"
 	EVerifyFailed         Code = "E_VERIFY_FAILED"
 	EDraftFailure         Code = "E_DRAFT_FAILURE"
+	ECommitRefused        Code = "E_COMMIT_REFUSED"
 	EUsage                Code = "E_USAGE"
 	EConfigInvalid        Code = "E_CONFIG_INVALID"
 	EGitRequired          Code = "E_GIT_REQUIRED"
@@ -39,6 +40,7 @@ var codes = map[Code]CodeInfo{
 	EVerifyFailedKept:     {EVerifyFailedKept, 1, "verification failed; the change was kept (--keep-on-fail) and a lesson recorded"},
 	EVerifyFailed:         {EVerifyFailed, 1, "verification failed on a verify-only run; a lesson was recorded"},
 	EDraftFailure:         {EDraftFailure, 1, "the edit command exited non-zero; its changes were reverted and a lesson recorded"},
+	ECommitRefused:        {ECommitRefused, 1, "verification passed and the change is kept, but git refused the commit (a hook, signing, identity)"},
 	EUsage:                {EUsage, 2, "the command line is wrong"},
 	EConfigInvalid:        {EConfigInvalid, 2, "orket.yaml is invalid"},
 	EGitRequired:          {EGitRequired, 2, "not inside a git work tree"},

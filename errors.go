@@ -270,6 +270,25 @@ func (e *UnsavedChangeError) problem() Problem {
 		Fields: map[string]any{"snapshot_ref": e.Ref}}
 }
 
+// A CommitRefusedError is a passed change whose commit git refused: the
+// change stays in the tree, uncommitted.
+type CommitRefusedError struct {
+	Output string // what git (or a hook) said
+}
+
+func (e *CommitRefusedError) Error() string {
+	first, _, _ := strings.Cut(strings.TrimSpace(e.Output), "\n")
+	if first == "" {
+		first = "git commit failed"
+	}
+	return "verification passed and the change is kept in the tree, but the commit was refused: " + first
+}
+
+func (e *CommitRefusedError) problem() Problem {
+	return Problem{Code: ECommitRefused, Msg: e.Error(),
+		Hint: "see commit_refused in --json for all git said; fix it and commit the change yourself (it is staged)"}
+}
+
 // A RevertError is a revert that failed or could not be proven; the
 // snapshot is kept for recovery.
 type RevertError struct {

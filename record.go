@@ -50,12 +50,15 @@ type Record struct {
 	Revert     *Revert              `json:"revert,omitempty"`
 	PatchFile  string               `json:"patch_file,omitempty"`
 	Commit     string               `json:"commit,omitempty"`
-	HeadPre    string               `json:"head_pre,omitempty"`
-	LessonID   *string              `json:"lesson_id"`
-	LessonIDs  []string             `json:"lesson_ids"`
-	Lessons    []LessonView         `json:"lessons,omitempty"`
-	Timings    map[string]int64     `json:"timings_ms"`
-	RecordFile string               `json:"record,omitempty"`
+	// CommitRefused is what git said when it refused the commit (a hook,
+	// signing, no identity); the change stays in the tree.
+	CommitRefused string           `json:"commit_refused,omitempty"`
+	HeadPre       string           `json:"head_pre,omitempty"`
+	LessonID      *string          `json:"lesson_id"`
+	LessonIDs     []string         `json:"lesson_ids"`
+	Lessons       []LessonView     `json:"lessons,omitempty"`
+	Timings       map[string]int64 `json:"timings_ms"`
+	RecordFile    string           `json:"record,omitempty"`
 }
 
 // RecordRequest is what the run was asked to do.
@@ -80,6 +83,9 @@ type Plan struct {
 	TouchCount int        `json:"touch_count"`
 	Measured   bool       `json:"measured"` // false: planned from a patch, or not known yet
 	Steps      []PlanStep `json:"steps"`
+	// ScopeUnmatched lists scope patterns that match nothing in the tree
+	// nor in the plan: a typo, or something the edit is to create.
+	ScopeUnmatched []string `json:"scope_unmatched,omitempty"`
 }
 
 // A PlanStep is a verify step as planned.

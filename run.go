@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/contain"
+	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/redact"
@@ -159,6 +161,7 @@ func (r *Run) plan() error {
 	}
 	r.rec.Plan.TouchCount = len(r.rec.Plan.TouchSet)
 	r.rec.Plan.Steps = planSteps(r.prof, r.skip, r.rec.Plan.TouchSet)
+	r.checkScopeMatches()
 	r.rec.HeadPre = head(r.req.Repo)
 	r.phaseTime("plan", t)
 	return nil
@@ -207,6 +210,58 @@ func (e VerifyOnly) plan(r *Run) error {
 		return r.barrierOnPlan()
 	}
 	return nil
+}
+
+// checkScopeMatches flags scope patterns that match nothing in the tree
+// nor in the plan (a typo such as midleware): the edit may still create
+// what they name, but the user is told, with the nearest name there is.
+func (r *Run) checkScopeMatches() {
+	root, err := r.req.Repo.FS()
+	if err != nil {
+		return
+	}
+	for _, p := range r.scope.Patterns() {
+		base := scope.Base(p)
+		if base == "" || base == "**" {
+			continue
+		}
+		if _, err := root.Lstat(base); err == nil {
+			continue
+		}
+		planned := false
+		for _, t := range r.rec.Plan.TouchSet {
+			if t == base || strings.HasPrefix(t, base+"/") {
+				planned = true
+			}
+		}
+		if planned {
+			continue
+		}
+		r.rec.Plan.ScopeUnmatched = append(r.rec.Plan.ScopeUnmatched, p)
+		msg := fmt.Sprintf("scope %q matches nothing in the tree (there is no %s); the edit may still create it", p, base)
+		if near := nearestName(root, base); near != "" {
+			msg += fmt.Sprintf("; did you mean %q?", near)
+		}
+		r.obs.Warn(msg)
+	}
+}
+
+// nearestName returns the existing path closest to a missing one: its
+// deepest existing parent's entry nearest by name.
+func nearestName(root *fsroot.Root, missing string) string {
+	parent, name := path.Split(missing)
+	parent = strings.TrimSuffix(parent, "/")
+	f, err := root.OpenDir(parent)
+	if err != nil {
+		return ""
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	near := config.Suggest(name, names)
+	if near == "" {
+		return ""
+	}
+	return path.Join(parent, near)
 }
 
 // barrierOnPlan checks a touch set known before anything is written.

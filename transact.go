@@ -84,7 +84,7 @@ func (r *Run) transact(ctx context.Context) (err error) {
 		if err := r.barrierAfterVerify(); err != nil {
 			return err
 		}
-		return r.keep()
+		return r.keep(ctx)
 	case r.req.KeepOnFail:
 		return r.keepFailed(failed)
 	}
@@ -200,17 +200,22 @@ func allowedWrite(globs []string, p string) bool {
 	return false
 }
 
-// keep ends a passed run: the change stays (committed with --commit). A
-// commit that fails never takes a passed change out of the tree.
-func (r *Run) keep() error {
+// keep ends a passed run: the change stays (committed with --commit, by
+// the user's git). A commit that is refused never takes a passed change
+// out of the tree.
+func (r *Run) keep(ctx context.Context) error {
 	r.obs.Phase(PhaseKeep, r.rec)
 	var commitErr error
 	if r.req.Commit != "" {
-		id, err := r.tx.Commit(r.rec.Plan.TouchSet, r.req.Commit)
-		if err != nil {
-			commitErr = &Error{Code: EInternal, Err: err, Msg: "the change passed and is kept in the tree, but the commit failed: " + err.Error(),
-				Hint: "commit it yourself (git add, git commit)"}
-		} else {
+		id, err := r.tx.Commit(ctx, r.rec.Plan.TouchSet, r.req.Commit, r.env)
+		var ce *txn.CommitError
+		switch {
+		case errors.As(err, &ce):
+			r.rec.CommitRefused = ce.Output
+			commitErr = &CommitRefusedError{Output: ce.Output}
+		case err != nil:
+			commitErr = &CommitRefusedError{Output: err.Error()}
+		default:
 			r.rec.Commit = id.String()
 		}
 	}

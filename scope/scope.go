@@ -117,3 +117,45 @@ func Reserved(p string) bool {
 	first, _, _ := strings.Cut(p, "/")
 	return first == OrketDir || first == ".git"
 }
+
+// Resolve makes a scope pattern given on the command line, relative to
+// dir (the current directory, repository-relative; "" at the root) as git
+// pathspecs are, repository-relative. ":/" starts a pattern at the root;
+// "." is dir itself; ".." may climb toward the root but not past it.
+func Resolve(dir, pattern string) (string, error) {
+	if rest, ok := strings.CutPrefix(pattern, ":/"); ok {
+		if rest == "" {
+			return ".", nil
+		}
+		return rest, nil
+	}
+	if dir == "" || strings.HasPrefix(pattern, "/") {
+		return pattern, nil // Parse reports an absolute pattern
+	}
+	joined := path.Join(dir, pattern)
+	if joined == ".." || strings.HasPrefix(joined, "../") {
+		return "", &Error{Pattern: pattern, Reason: "leaves the repository"}
+	}
+	if pattern == "." || pattern == "./" {
+		return dir, nil
+	}
+	if hasMeta(pattern) {
+		// path.Join would clean a glob's own syntax; join by hand.
+		return dir + "/" + strings.TrimPrefix(pattern, "./"), nil
+	}
+	return joined, nil
+}
+
+// Base returns the directory below which a pattern can match anything:
+// the pattern itself for a directory, the part before the first glob
+// character for a glob ("" when the glob starts at the root).
+func Base(pattern string) string {
+	if !hasMeta(pattern) {
+		return pattern
+	}
+	base, _ := doublestar.SplitPattern(pattern)
+	if base == "." {
+		return ""
+	}
+	return base
+}

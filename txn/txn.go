@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -183,14 +184,15 @@ func (t *Txn) TakeOut(paths []string, base map[string]*File) error {
 	return err
 }
 
-// Commit commits exactly the named paths as they are in the working tree,
-// on top of HEAD (see CommitPaths). The transaction goes on; End keeps the
-// result.
-func (t *Txn) Commit(paths []string, msg string) (plumbing.Hash, error) {
+// Commit commits exactly the named paths as they are in the working tree
+// with the user's git (their identity, hooks and signing; see gitCommit),
+// in env. The transaction goes on; End keeps the result. A refused commit
+// is a *CommitError.
+func (t *Txn) Commit(ctx context.Context, paths []string, msg string, env []string) (plumbing.Hash, error) {
 	if err := t.advance(PhaseCommit); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	return t.r.CommitPaths(paths, msg)
+	return t.r.gitCommit(ctx, paths, msg, env)
 }
 
 // End finishes the transaction and keeps the tree as it is now: the

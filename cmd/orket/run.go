@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/patch"
+	"github.com/orket/orket/scope"
+	"github.com/orket/orket/txn"
 )
 
 // runOptions are orket run's flags.
@@ -86,8 +89,12 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*orket.Record, err
 	if err != nil {
 		return nil, err
 	}
+	scopes, err := resolveScopes(r, ro.scopes)
+	if err != nil {
+		return nil, err
+	}
 	out := newRunPrinter(o)
-	req := orket.Request{Repo: r, Config: cfg, Edit: edit, Scope: ro.scopes, Profile: ro.profile, Skip: skips(o, ro),
+	req := orket.Request{Repo: r, Config: cfg, Edit: edit, Scope: scopes, Profile: ro.profile, Skip: skips(o, ro),
 		DryRun: ro.dryRun, AutoConfirm: ro.yes, Wait: ro.wait, KeepOnFail: ro.keepOnFail, Commit: ro.commitMsg,
 		StrictPreflight: ro.strictPreflight || o.getenv("ORKET_STRICT_PREFLIGHT") == "1",
 		Confirm:         func(rec *orket.Record) error { return confirm(o, rec) },
@@ -104,6 +111,31 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*orket.Record, err
 		fmt.Fprintln(o.stderr, okText(rec))
 	}
 	return rec, err
+}
+
+// resolveScopes makes --scope values, given relative to the current
+// directory as git pathspecs are (":/" for the root), repository-relative.
+// Outside the work tree (--repo elsewhere) they are taken from the root.
+func resolveScopes(r *txn.Repo, given []string) ([]string, error) {
+	dir := ""
+	if wd, err := os.Getwd(); err == nil {
+		if real, err := filepath.EvalSymlinks(wd); err == nil {
+			wd = real
+		}
+		if rel, err := filepath.Rel(r.Root, wd); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			dir = filepath.ToSlash(rel)
+		}
+	}
+	out := make([]string, 0, len(given))
+	for _, g := range given {
+		p, err := scope.Resolve(dir, g)
+		if err != nil {
+			return nil, &orket.Error{Code: orket.EUsage, Err: err, Msg: err.Error(),
+				Hint: "scopes are relative to the current directory, as git pathspecs are (:/ for the repository root)"}
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // editOf is the edit source the flags name: at most one.
