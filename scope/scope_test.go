@@ -7,7 +7,7 @@ import (
 func TestResolve(t *testing.T) {
 	for _, tc := range []struct {
 		dir, pattern, want string
-		err              bool
+		err                bool
 	}{
 		{"", "pkg/api", "pkg/api", false},
 		{"middleware", ".", "middleware", false},
