@@ -2,13 +2,17 @@ package orket
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"time"
 
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/redact"
+	"github.com/orket/orket/scope"
 	"github.com/orket/orket/verify"
 )
 
@@ -47,7 +51,9 @@ func (r *Run) recordLessons() error {
 		if text == "" {
 			text = s.OutputTail
 		}
-		cl := c.Classify(text)
+		// Evidence first: the lines the step's last passing run did not
+		// print are what the rules look at first.
+		cl := c.ClassifyWithBaseline(text, r.lastPassing(s))
 		l := &lessons.Lesson{
 			CreatedAt: now, Command: "run",
 			Request: lessons.Request{EditSource: rec.Request.EditSource, Argv: append([]string{}, rec.Request.Argv...),
@@ -98,6 +104,49 @@ func autoPrune(s *lessons.Store, keep config.Retention, now time.Time) error {
 	}
 	_, err = s.Prune(keep.MaxEntries, keep.MaxAge, now)
 	return err
+}
+
+// passingDir keeps the last passing output of each verify step, redacted
+// and bounded like any tail, by the step's directory and command.
+const passingDir = scope.OrketDir + "/memory/passing"
+
+func passingFile(s *verify.StepResult) string {
+	sum := sha256.Sum256([]byte(s.Dir + "\x00" + s.Command))
+	return passingDir + "/" + hex.EncodeToString(sum[:8]) + ".txt"
+}
+
+// lastPassing returns what the step printed the last time it passed, or "".
+func (r *Run) lastPassing(s *verify.StepResult) string {
+	root, err := r.req.Repo.FS()
+	if err != nil || s.Name == "edit" && s == r.rec.Edit {
+		return ""
+	}
+	b, err := root.ReadFile(passingFile(s))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// keepPassing keeps the output of the steps that passed, for the next
+// failure's evidence.
+func (r *Run) keepPassing() error {
+	root, err := r.req.Repo.FS()
+	if err != nil {
+		return err
+	}
+	for _, s := range r.rec.Steps {
+		if s.Status != verify.Passed {
+			continue
+		}
+		if err := ensureOrketDir(root); err != nil {
+			return err
+		}
+		if err := root.WriteFile(passingFile(s), []byte(s.OutputTail), 0o644, fsroot.Options{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stepEnvValues are the values of a step's own env: in orket.yaml.

@@ -373,6 +373,9 @@ func (r *Run) finish(runErr error) error {
 	if err := r.recordLessons(); err != nil {
 		r.obs.Warn("could not record the lesson: " + err.Error())
 	}
+	if err := r.keepPassing(); err != nil {
+		r.obs.Warn("could not keep the passing steps' output: " + err.Error())
+	}
 	rec.Timings["total_ms"] = r.req.Env.Now().Sub(r.start).Milliseconds()
 	rec.RecordFile = RunsDir + "/" + rec.RunID + ".json"
 	root, err := r.req.Repo.FS()

@@ -99,7 +99,6 @@ func newApp(o *options, result *any) *cli.App {
 		ErrWriter:            o.stderr,
 		HideVersion:          true,
 		EnableBashCompletion: true,
-		HideHelpCommand:      true,
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main maps errors to exit codes
 		OnUsageError:         usageError,
 		CommandNotFound:      func(*cli.Context, string) {},
@@ -114,8 +113,40 @@ func newApp(o *options, result *any) *cli.App {
 	return app
 }
 
-func usageError(_ *cli.Context, err error, _ bool) error {
-	return &orket.Error{Code: orket.EUsage, Msg: strings.TrimSpace(err.Error()), Err: err, Hint: "run orket COMMAND --help for its flags"}
+func usageError(c *cli.Context, err error, _ bool) error {
+	msg := strings.TrimSpace(err.Error())
+	hint := "run orket COMMAND --help for its flags"
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok && c != nil {
+		name = strings.TrimLeft(name, "-")
+		var known []string
+		flags := c.App.Flags
+		if c.Command != nil && c.Command.Name != "" {
+			flags = c.Command.Flags
+			hint = "run orket " + commandPath(c) + " --help for its flags"
+		}
+		for _, f := range flags {
+			known = append(known, f.Names()...)
+		}
+		if near := config.Suggest(name, known); near != "" {
+			hint = "did you mean --" + near + "? " + hint
+		}
+		msg = "unknown flag --" + name
+	}
+	return &orket.Error{Code: orket.EUsage, Msg: msg, Err: err, Hint: hint}
+}
+
+// commandPath names the command a context runs, with its parents
+// ("lessons list").
+func commandPath(c *cli.Context) string {
+	var names []string
+	for _, cc := range c.Lineage() {
+		if cc.Command != nil && cc.Command.Name != "" && cc.Command.Name != c.App.Name {
+			if len(names) == 0 || names[0] != cc.Command.Name {
+				names = append([]string{cc.Command.Name}, names...)
+			}
+		}
+	}
+	return strings.Join(names, " ")
 }
 
 // isNil reports whether a command's result is absent (a nil pointer in an
