@@ -16,8 +16,10 @@ const maxBaseline = 256 << 10
 // as Classify does. Either way each Signal says whether its line was new.
 // The conditions of a rule (Requires, Unless) are always read in the
 // whole output. With an empty lastPassing it is Classify with every
-// signal new.
+// signal new. Both outputs are read as a terminal shows them (see Plain),
+// so a coloured run compares with an uncoloured one.
 func (c *Classifier) ClassifyWithBaseline(output, lastPassing string) *Result {
+	output, lastPassing = Plain(output), Plain(lastPassing)
 	lines := strings.SplitAfter(output, "\n")
 	fresh := NewLines(output, lastPassing)
 	var ev strings.Builder
@@ -100,11 +102,11 @@ func NewLines(output, lastPassing string) []int {
 
 var digits = regexp.MustCompile(`[0-9]+`)
 
-// LineKey is a line as NewLines compares it: Normalize's form, with
-// every run of digits made one, and surrounding space trimmed; "" for a
-// blank line.
+// LineKey is a line as NewLines compares it: as a terminal shows it (see
+// Plain), in Normalize's form, with every run of digits made one, and
+// surrounding space trimmed; "" for a blank line.
 func LineKey(line string) string {
-	line = strings.TrimSpace(line)
+	line = strings.TrimSpace(Plain(line))
 	if line == "" {
 		return ""
 	}

@@ -7,6 +7,7 @@ package classify
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/orket/orket/config"
@@ -84,8 +85,11 @@ const maxMatchesPerRule = 3
 // maxMatch bounds the text a signal quotes.
 const maxMatch = 240
 
-// Classify reads a failure's output.
+// Classify reads a failure's output as a terminal shows it (see Plain):
+// colours and other escape sequences are stripped first, so the rules,
+// the signals' Match and FirstError see the text a person reads.
 func (c *Classifier) Classify(output string) *Result {
+	output = Plain(output)
 	hits, _ := c.run(output, output, false)
 	res := assemble(hits, output, nil)
 	res.FirstError = FirstError(output)
@@ -93,7 +97,9 @@ func (c *Classifier) Classify(output string) *Result {
 }
 
 // A hit is what one rule found: the submatch indexes of its matches in
-// the evidence (at most maxMatchesPerRule).
+// the evidence (at most maxMatchesPerRule distinct texts; a text found
+// again, as when a compiler error is printed by the build and again by
+// vet, is kept beside its first occurrence and becomes one signal).
 type hit struct {
 	r       *compiled
 	matches [][]int
@@ -144,11 +150,16 @@ func (c *Classifier) run(evidence, context string, wantMisses bool) ([]hit, []mi
 			continue
 		}
 		kept := all[:0:0]
+		var texts []string // the distinct texts of kept
 		for _, m := range all {
 			if r.Reject != nil && r.Reject.MatchString(evidence[m[0]:m[1]]) {
 				continue
 			}
-			if len(kept) < maxMatchesPerRule {
+			switch t := clip(evidence[m[0]:m[1]]); {
+			case slices.Contains(texts, t):
+				kept = append(kept, m)
+			case len(texts) < maxMatchesPerRule:
+				texts = append(texts, t)
 				kept = append(kept, m)
 			}
 		}
@@ -191,18 +202,25 @@ func submatches(s string, idx []int) []string {
 }
 
 // assemble builds a result from the hits on evidence; isNew, when not
-// nil, says whether the line at an offset of evidence is new.
+// nil, says whether the line at an offset of evidence is new. One rule
+// matching one text several times is one signal (new when any of its
+// occurrences is).
 func assemble(hits []hit, evidence string, isNew func(offset int) bool) *Result {
 	res := &Result{Tags: []string{}, Signals: []Signal{}, Checks: []preflight.Check{}}
 	seenTag := map[string]bool{}
 	seenCheck := map[preflight.Check]bool{}
 	for _, h := range hits {
 		r := h.r
+		first := len(res.Signals) // this rule's signals start here
 		for _, idx := range h.matches {
 			m := submatches(evidence, idx)
 			sig := Signal{Source: r.source, Rule: r.ID, Tag: r.Tag, Match: clip(m[0])}
 			if isNew != nil {
 				sig.New = isNew(idx[0])
+			}
+			if i := slices.IndexFunc(res.Signals[first:], func(s Signal) bool { return s.Match == sig.Match }); i >= 0 {
+				res.Signals[first+i].New = res.Signals[first+i].New || sig.New
+				continue
 			}
 			res.Signals = append(res.Signals, sig)
 			var checks []preflight.Check
@@ -277,8 +295,9 @@ var errorLine = regexp.MustCompile(`(?i)\b(?:error|fail(?:ed|ure)?|panic|excepti
 // FirstError returns the first line of output that looks like an error,
 // normalised: paths' line numbers, hex addresses, durations and temporary
 // directories are replaced so the same failure reads the same every time.
+// It reads output as a terminal shows it (see Plain).
 func FirstError(output string) string {
-	for _, line := range strings.Split(output, "\n") {
+	for _, line := range strings.Split(Plain(output), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || !errorLine.MatchString(line) {
 			continue

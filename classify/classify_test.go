@@ -22,9 +22,9 @@ func port(p int) preflight.Check    { return preflight.Check{Type: preflight.Por
 func addr(a string) preflight.Check { return preflight.Check{Type: preflight.TCPReachable, Address: a} }
 
 // TestRealOutputs: on every captured output, a result is well formed:
-// every signal quotes the output, an untagged output has no signal and
-// no confidence, a tagged one a confidence in (0, 1], every check is
-// valid. What the tags should be is measured by TestScores.
+// every signal quotes the output (as a terminal shows it, see Plain), an
+// untagged output has no signal and no confidence, a tagged one a
+// confidence in (0, 1], every check is valid. What the tags should be is measured by TestScores.
 func TestRealOutputs(t *testing.T) {
 	c := New(nil)
 	for _, cp := range loadCorpus(t) {
@@ -37,7 +37,7 @@ func TestRealOutputs(t *testing.T) {
 				t.Errorf("confidence %v", res.Confidence)
 			}
 			for _, s := range res.Signals {
-				if !strings.Contains(cp.output, strings.TrimSuffix(s.Match, "…")) {
+				if !strings.Contains(Plain(cp.output), strings.TrimSuffix(s.Match, "…")) {
 					t.Errorf("signal %s quotes %q, which is not in the output", s.Rule, s.Match)
 				}
 			}
@@ -136,7 +136,7 @@ var cmpEmptyChecks = cmp.Transformer("nilToEmptyChecks", func(s []preflight.Chec
 })
 
 // FuzzClassify feeds arbitrary output: the classifier never panics, every
-// check it extracts is valid, and every signal quotes the input.
+// check it extracts is valid, and Plain keeps every line where it was.
 func FuzzClassify(f *testing.F) {
 	files, _ := filepath.Glob("testdata/outputs/*.txt")
 	for _, file := range files {
@@ -153,6 +153,9 @@ func FuzzClassify(f *testing.F) {
 		}
 		if len(res.Tags) == 0 && res.Confidence != 0 {
 			t.Fatalf("confidence %v without a tag", res.Confidence)
+		}
+		if p := Plain(out); strings.Count(p, "\n") != strings.Count(out, "\n") {
+			t.Fatalf("Plain changed the number of lines: %q", p)
 		}
 	})
 }

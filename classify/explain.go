@@ -2,6 +2,7 @@ package classify
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -48,17 +49,26 @@ type NearMiss struct {
 }
 
 // Explain classifies output as Classify does and says which rule matched
-// which line and which rules nearly matched.
+// which line and which rules nearly matched. Like Classify it reads the
+// output as a terminal shows it (see Plain); line numbers are the same
+// either way. A rule matching one text on several lines is listed once,
+// at the first, as it is one signal.
 func (c *Classifier) Explain(output string) *Explanation {
+	output = Plain(output)
 	hits, misses := c.run(output, output, true)
 	res := assemble(hits, output, nil)
 	res.FirstError = FirstError(output)
 	e := &Explanation{Result: res, Matches: []LineMatch{}, NearMisses: []NearMiss{}}
 	for _, h := range hits {
+		first := len(e.Matches)
 		for _, idx := range h.matches {
+			match := clip(output[idx[0]:idx[1]])
+			if slices.ContainsFunc(e.Matches[first:], func(m LineMatch) bool { return m.Match == match }) {
+				continue
+			}
 			n, line := lineAt(output, idx[0])
 			e.Matches = append(e.Matches, LineMatch{Source: h.r.source, Rule: h.r.ID, Tag: h.r.Tag,
-				Line: n, Text: clip(line), Match: clip(output[idx[0]:idx[1]])})
+				Line: n, Text: clip(line), Match: match})
 		}
 	}
 	for _, m := range misses {

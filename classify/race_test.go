@@ -1,5 +1,0 @@
-//go:build race
-
-package classify
-
-const raceEnabled = true
