@@ -281,6 +281,726 @@ urllib.request.urlopen("http://127.0.0.1:18099/health")'
 	printf 'import pytest\n\n\ndef parse(s):\n    return int(s)\n\n\ndef test_parse_rejects():\n    with pytest.raises(ValueError):\n        parse("12")\n\n\ndef test_dict():\n    assert {"a": 1, "b": 2} == {"a": 1, "b": 3}\n' >test_more.py
 	cap pytest-raises-and-dict $TEST "" $PY -m pytest -q -p no:cacheprovider test_more.py
 	fresh
+	printf 'import os\n\n\ndef test_db():\n    url = os.environ["DATABASE_URL"]\n    assert url\n' >test_env.py
+	cap pytest-env-keyerror $ENV env_var_present:DATABASE_URL env -i PATH=/usr/bin:/bin HOME=/nonexistent $PY -m pytest -q -p no:cacheprovider test_env.py
+	fresh
+	printf 'import requests_missing\n\n\ndef test_x():\n    assert requests_missing\n' >test_imp.py
+	cap pytest-collect-import $DEP "" $PY -m pytest -q -p no:cacheprovider test_imp.py
+	fresh
+	printf 'import urllib.request\n\n\ndef test_health():\n    urllib.request.urlopen("http://127.0.0.1:18099/health", timeout=2)\n' >test_http.py
+	cap pytest-http-refused "" "" $PY -m pytest -q -p no:cacheprovider test_http.py
+	fresh
+	printf 'def test_div():\n    assert 1 / 0 == 0\n' >test_zero.py
+	cap pytest-zero-division "" "" $PY -m pytest -q -p no:cacheprovider test_zero.py
+	fresh
+	printf 'import time\n\n\ndef test_slow():\n    time.sleep(5)\n' >test_slow.py
+	cap pytest-timeout "" "" $PY -m pytest -q -p no:cacheprovider --timeout=1 test_slow.py
+	fresh
+	printf '[pytest]\naddopts = --no-such-flag\n' >pytest.ini; printf 'def test_x():\n    pass\n' >test_x.py
+	cap pytest-ini-bad-option $CONF "" $PY -m pytest -q -p no:cacheprovider
+	fresh
+	printf '[tool.pytest.ini_options\nminversion = "6.0"\n' >pyproject.toml; printf 'def test_x():\n    pass\n' >test_x.py
+	cap pytest-pyproject-invalid $CONF "" $PY -m pytest -q -p no:cacheprovider
+	fresh
+	printf '[pytest]\naddopts = --strict-markers\n' >pytest.ini; printf 'import pytest\n\n\n@pytest.mark.slow\ndef test_x():\n    pass\n' >test_x.py
+	cap pytest-unknown-marker $CONF "" $PY -m pytest -q -p no:cacheprovider
+	fresh
+	printf '[pytest]\nminversion = 99.0\n' >pytest.ini; printf 'def test_x():\n    pass\n' >test_x.py
+	cap pytest-minversion $CONF "" $PY -m pytest -q -p no:cacheprovider
+	fresh
+	printf 'def test_x(database):\n    assert database\n' >test_fx.py
+	cap pytest-fixture-missing "" "" $PY -m pytest -q -p no:cacheprovider test_fx.py
+	fresh
+	printf 'import unittest\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(2 + 2, 5)\n\n\nif __name__ == "__main__":\n    unittest.main()\n' >t.py
+	cap unittest-fail $TEST "" $PY t.py
+	fresh
+	printf 'import unittest\n\n\nclass T(unittest.TestCase):\n    def test_cfg(self):\n        cfg = {}\n        self.assertTrue(cfg["debug"])\n\n\nif __name__ == "__main__":\n    unittest.main()\n' >t.py
+	cap unittest-error "" "" $PY t.py
+
+	ver mypy --version
+	fresh
+	printf 'def twice(n: int) -> int:\n    return n * 2\n\n\ntwice("x")\n' >typed.py
+	cap mypy-arg-type $TYPE "" mypy --no-incremental --cache-dir=/dev/null typed.py
+	printf 'import requests_missing\n\n\ndef f() -> str:\n    return 1\n\n\nclass A:\n    pass\n\n\nA().missing\n' >more.py
+	cap mypy-import-and-return "$DEP, $TYPE" "" mypy --no-incremental --cache-dir=/dev/null more.py
+	printf 'def f(x: int) -> str:\n    return x\n' >ret.py
+	cap mypy-return-value $TYPE "" mypy --no-incremental --cache-dir=/dev/null ret.py
+	printf '[mypy\nstrict = True\n' >mypy.ini
+	cap mypy-config-invalid "$CONF, $TYPE" "" mypy --no-incremental --cache-dir=/dev/null ret.py
+
+	ver flake8 --version
+	fresh
+	printf 'import os\nx=1\n' >lint.py
+	cap flake8-errors $LINT "" flake8 lint.py
+	printf 'def f( a ):\n  return a==None\n' >lint2.py
+	cap flake8-more $LINT "" flake8 lint2.py
+	ver pylint --version
+	cap pylint-errors $LINT "" pylint --persistent=n lint2.py
+	ver black --version
+	cap black-check $LINT "" black --check --diff lint2.py
+	cap black-check-quiet $LINT "" black --check lint2.py
+
+	ver $PY -m pip --version
+	fresh
+	printf '[project\nname = "x"\n' >pyproject.toml
+	cap pip-pyproject-invalid $CONF "" $PY -m pip install --no-build-isolation --no-index --break-system-packages --dry-run .
+	fresh
+	cap pip-index-unreachable $DEP "" $PY -m pip install --index-url http://127.0.0.1:9/simple --retries 0 --timeout 2 --break-system-packages requests-toolbelt-missing
+}
+
+sec_node() {
+	need node nodejs
+	needjs
+	export NODE_PATH=$JSTOOLS/node_modules
+	ver node --version
+	fresh
+	printf 'require("left-pad-missing")\n' >a.js
+	cap node-cannot-find-module $DEP "" node a.js
+	printf 'import pad from "left-pad-missing";\nconsole.log(pad);\n' >a.mjs
+	cap node-esm-package-missing $DEP "" node a.mjs
+	printf 'const net = require("net");\nconst a = net.createServer().listen(18082, () => { net.createServer().listen(18082); });\n' >b.js
+	cap node-eaddrinuse $PORT port_free:18082 timeout 5 node b.js
+	printf 'const net = require("net");\nnet.connect(5432, "127.0.0.1");\n' >c.js
+	cap node-econnrefused $DB tcp_reachable:127.0.0.1:5432 node c.js
+	printf 'const assert = require("assert");\nassert.strictEqual(1 + 1, 3);\n' >d.js
+	cap node-assert $TEST "" node d.js
+	printf 'if (!process.env.API_TOKEN) { throw new Error("Missing required environment variable: API_TOKEN"); }\n' >e.js
+	cap node-env-missing $ENV env_var_present:API_TOKEN node e.js
+	printf 'require("fs").readFileSync("config/app.json");\n' >r.js
+	cap node-enoent $CONF file_exists:config/app.json node r.js
+	printf 'if (!process.env.REDIS_URL) { console.error("error: environment variable REDIS_URL is not set"); process.exit(1); }\n' >e2.js
+	cap node-env-var-not-set $ENV env_var_present:REDIS_URL node e2.js
+	printf 'const url = process.env.DATABASE_URL;\nconsole.log(url.split(":")[0]);\n' >e3.js
+	cap node-env-undefined-split "" "" node e3.js
+	printf 'require("child_process").execFileSync("protoc-missing", ["--version"]);\n' >s.js
+	cap node-spawn-enoent $DEP command_exists:protoc-missing node s.js
+	printf 'fetch("http://127.0.0.1:18099/health").then(r => r.text()).then(console.log);\n' >f.js
+	cap node-fetch-refused "" "" node f.js
+	printf 'const o = {};\nconsole.log(o.user.name);\n' >u.js
+	cap node-undefined-property "" "" node u.js
+	printf 'function f() { return f(); }\nf();\n' >so.js
+	cap node-stack-overflow "" "" node so.js
+	printf 'const a = [];\nwhile (true) a.push(new Array(1e6).fill(1));\n' >oom.js
+	cap node-heap-oom "" "" node --max-old-space-size=32 oom.js
+	printf 'JSON.parse("{not json");\n' >j.js
+	cap node-json-parse "" "" node j.js
+	printf 'const test = require("node:test");\nconst assert = require("node:assert");\ntest("adds", () => { assert.strictEqual(2 + 2, 5); });\n' >t.test.js
+	cap node-test-runner-fail $TEST "" node --test t.test.js
+
+	# npm
+	ver npm --version
+	fresh
+	printf '{"name":"x","version":"1.0.0","scripts":{"test":"true"}}\n' >package.json
+	cap npm-missing-script $CONF "" npm run lint
+	printf '{"name":"x","version":"1.0.0","scripts":{"build":"webpack-missing --mode production"}}\n' >package.json
+	cap npm-script-command-missing $DEP command_exists:webpack-missing npm run build
+	printf '{"name":"x","version":"1.0.0",\n"scripts": {"test": "true",}\n}\n' >package.json
+	cap npm-package-json-invalid $CONF "" npm install --offline --no-audit --no-fund
+	fresh
+	printf '{"name":"x","version":"1.0.0"}\n' >package.json
+	cap npm-registry-unreachable $DEP "" npm install --no-audit --no-fund --registry http://127.0.0.1:9/ --fetch-retries=0 left-pad
+	cap npm-offline-missing $DEP "" npm install --no-audit --no-fund --offline --cache "$W/npmcache" left-pad-missing-pkg
+	fresh
+	cap npm-no-package-json $CONF "file_exists:$W/case/package.json" npm run build
+
+	# TypeScript
+	ver "$J/tsc" --version
+	fresh
+	printf 'let n: number = "three";\nexport {};\n' >a.ts
+	cap tsc-type-error $TYPE "" "$J/tsc" --noEmit a.ts
+	printf 'import pad from "left-pad-missing";\nconsole.log(pad("x", 3));\n' >m.ts
+	cap tsc-cannot-find-module $DEP "" "$J/tsc" --noEmit m.ts
+	printf 'interface User { name: string }\nconst u: User = { name: "a" };\nconsole.log(u.email);\nfunction f(x: number) { return x; }\nf("1");\nexport {};\n' >p.ts
+	cap tsc-property-and-arg $TYPE "" "$J/tsc" --noEmit p.ts
+	printf '{"compilerOptions": {"strict": true, "noSuchOption": true}, "include": ["p.ts"]}\n' >tsconfig.json
+	cap tsc-unknown-option "$CONF, $TYPE" "" "$J/tsc" --noEmit -p .
+	printf '{"compilerOptions": {"strict": true}, "include": ["src/**/*.ts"]}\n' >tsconfig.json
+	cap tsc-no-inputs $CONF "" "$J/tsc" --noEmit -p .
+	printf '{"compilerOptions": {"target": "es2099"}, "include": ["p.ts"]}\n' >tsconfig.json
+	cap tsc-bad-target "$CONF, $TYPE" "" "$J/tsc" --noEmit -p .
+	rm -f tsconfig.json
+	cap tsc-missing-project $CONF "" "$J/tsc" --noEmit -p tsconfig.build.json
+
+	# eslint, prettier
+	ver "$J/eslint" --version
+	fresh
+	printf 'export default [{ rules: { "no-unused-vars": "error", "no-undef": "error" } }];\n' >eslint.config.js
+	printf 'const unused = 1;\nconsole.log(missing);\n' >b.js
+	cap eslint-errors $LINT "" "$J/eslint" b.js
+	cap eslint-formatter-missing $DEP "" "$J/eslint" --format unix b.js
+	printf 'export default [{ rules: { "no-unused-vars": "sometimes" } }];\n' >eslint.config.js
+	cap eslint-bad-rule-config $CONF "" "$J/eslint" b.js
+	rm eslint.config.js
+	cap eslint-no-config $CONF "" "$J/eslint" b.js
+	ver "$J/prettier" --version
+	printf 'const a = {b:1,\n  c:2}\n' >c.js
+	cap prettier-check $LINT "" "$J/prettier" --check c.js
+
+	# jest, vitest
+	ver "$J/jest" --version
+	fresh
+	printf '{"name":"x","version":"1.0.0"}\n' >package.json
+	printf 'function add(a, b) { return a - b; }\ntest("adds", () => { expect(add(2, 3)).toBe(5); });\n' >add.test.js
+	cap jest-fail $TEST "" "$J/jest" --ci --no-cache add.test.js
+	printf 'test("deep", () => { expect({a: 1, b: [1, 2]}).toEqual({a: 1, b: [1, 3]}); });\n' >deep.test.js
+	cap jest-toequal $TEST "" "$J/jest" --ci --no-cache deep.test.js
+	printf 'test("slow", async () => { await new Promise(r => setTimeout(r, 2000)); }, 100);\n' >slow.test.js
+	cap jest-timeout "" "" "$J/jest" --ci --no-cache slow.test.js
+	printf 'test("user", () => { const o = {}; expect(o.user.name).toBe("a"); });\n' >npe.test.js
+	cap jest-typeerror-thrown "" "" "$J/jest" --ci --no-cache npe.test.js
+	printf 'const { Client } = require("pg");\ntest("db", async () => { const c = new Client("postgresql://app:secret@127.0.0.1:5432/app"); await c.connect(); await c.end(); });\n' >db.test.js
+	cap jest-pg-refused $DB tcp_reachable:127.0.0.1:5432 "$J/jest" --ci --no-cache db.test.js
+	printf 'module.exports = { testEnvironment: "jsdom-missing" };\n' >jest.config.js
+	cap jest-env-missing $DEP "" "$J/jest" --ci --no-cache add.test.js
+	ver "$J/vitest" --version
+	fresh
+	mkdir v; printf 'import { test, expect } from "vitest";\nfunction add(a, b) { return a - b; }\ntest("adds", () => { expect(add(2, 3)).toBe(5); });\n' >v/add.test.mjs
+	cap vitest-fail $TEST "" sh -c 'cd v && NO_COLOR=1 "$0" run --no-color' "$J/vitest"
+	mkdir w; printf 'import { test } from "vitest";\ntest("slow", async () => { await new Promise(r => setTimeout(r, 2000)); }, 100);\n' >w/slow.test.mjs
+	cap vitest-timeout "" "" sh -c 'cd w && NO_COLOR=1 "$0" run --no-color' "$J/vitest"
+}
+
+sec_rust() {
+	ver cargo --version
+	fresh; printf '[package\nname = "x"\n' >Cargo.toml
+	cap cargo-bad-manifest $CONF "" cargo build --offline -q
+	fresh; cargo new -q --vcs none cl >/dev/null 2>&1
+	printf 'fn main() {\n    let v = vec![1, 2, 3];\n    if v.len() == 0 { println!("empty"); }\n}\n' >cl/src/main.rs
+	cap clippy-len-zero $LINT "" sh -c 'cd cl && cargo clippy --offline -q -- -D warnings'
+	printf 'fn main() {\n    let x = 5;\n    let s = String::from("a");\n    let _t = s.clone().to_string();\n}\n' >cl/src/main.rs
+	cap rust-unused-deny-warnings $LINT "" sh -c 'cd cl && RUSTFLAGS="-D warnings" cargo build --offline -q'
+	printf 'fn main() {\n    let v: Vec<i32> = Vec::new();\n    let _n = v.iter().map(|x| x * 2).collect::<Vec<_>>().len();\n    let s = String::from("a");\n    println!("{}", s.to_string());\n}\n' >cl/src/main.rs
+	cap clippy-warnings $LINT "" sh -c 'cd cl && cargo clippy --offline -q -- -D warnings'
+	printf 'fn main(){let x=1;\nprintln!("{}",x);}\n' >cl/src/main.rs
+	cap rustfmt-check $LINT "" sh -c 'cd cl && cargo fmt --check'
+	fresh; cargo new -q --vcs none app >/dev/null 2>&1
+	printf 'fn main() {\n    let n: i32 = "three";\n    println!("{}", n);\n}\n' >app/src/main.rs
+	cap rust-mismatched-types $TYPE "" sh -c 'cd app && cargo build --offline -q'
+	printf 'fn add(a: i32, b: i32) -> i32 { a - b }\nfn main() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(super::add(2, 3), 5); }\n}\n' >app/src/main.rs
+	cap rust-test-fail $TEST "" sh -c 'cd app && cargo test --offline -q'
+	printf 'fn first(v: &[i32]) -> Option<i32> { v.first().copied() }\nfn main() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn firsts() { assert!(super::first(&[]).unwrap() > 0); }\n    #[test]\n    fn ok() { assert!(super::first(&[1]).is_some(), "first of [1] should be Some"); }\n}\n' >app/src/main.rs
+	cap rust-test-unwrap-panic "" "" sh -c 'cd app && cargo test --offline -q'
+	printf 'fn main() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn sorted() { let v = vec![3, 1]; assert!(v.windows(2).all(|w| w[0] <= w[1])); }\n}\n' >app/src/main.rs
+	cap rust-test-assert $TEST "" sh -c 'cd app && cargo test --offline -q'
+	printf 'use serde_missing::Serialize;\nfn main() {}\n' >app/src/main.rs
+	cap rust-unresolved-crate $DEP "" sh -c 'cd app && cargo build --offline -q'
+	printf 'fn main() {\n    let v = vec![1, 2, 3];\n    let i = v.len() + 2;\n    println!("{}", v[i]);\n}\n' >app/src/main.rs
+	cap rust-panic-index "" "" sh -c 'cd app && cargo run --offline -q'
+	printf 'fn main() {\n    let url = std::env::var("DATABASE_URL").expect("DATABASE_URL must be set");\n    println!("{}", url);\n}\n' >app/src/main.rs
+	cap rust-env-expect $ENV env_var_present:DATABASE_URL sh -c 'cd app && cargo run --offline -q'
+	printf 'fn main() {\n    let s = include_str!("../data/seed.json");\n    println!("{}", s);\n}\n' >app/src/main.rs
+	cap rust-include-missing $CONF file_exists:src/../data/seed.json sh -c 'cd app && cargo build --offline -q'
+	printf 'struct P { x: i32 }\nfn main() {\n    let p = P { x: 1 };\n    println!("{}", p.y);\n    let n: u8 = 300u32;\n}\n' >app/src/main.rs
+	cap rust-no-field $TYPE "" sh -c 'cd app && cargo build --offline -q'
+	printf 'fn main() {}\n' >app/src/main.rs
+	printf 'serde = "1"\n' >>app/Cargo.toml
+	cap cargo-offline-missing-dep $DEP "" sh -c 'cd app && cargo build --offline -q'
+	mkdir -p app/.cargo; printf '[source.crates-io]\nreplace-with = "mirror"\n\n[source.mirror]\nregistry = "sparse+http://127.0.0.1:9/index/"\n\n[net]\nretry = 0\n' >app/.cargo/config.toml
+	cap cargo-registry-unreachable $DEP "" sh -c 'cd app && CARGO_HOME="$0" cargo build -q' "$W/cargohome"
+	fresh; cargo new -q --vcs none rv >/dev/null 2>&1
+	sed -i 's/^edition = .*/&\nrust-version = "1.99"/' rv/Cargo.toml
+	cap cargo-rust-version-too-new $CONF "" sh -c 'cd rv && cargo build --offline -q'
+	fresh; cargo new -q --vcs none ed >/dev/null 2>&1
+	sed -i 's/^edition = .*/edition = "2099"/' ed/Cargo.toml
+	cap cargo-unknown-edition $CONF "" sh -c 'cd ed && cargo build --offline -q'
+	fresh; mkdir empty
+	cap cargo-no-manifest $CONF "" sh -c 'cd empty && cargo build --offline -q'
+}
+
+sec_java() {
+	need javac default-jdk-headless
+	need mvn maven
+	need /usr/share/java/junit4.jar junit4
+	need /usr/share/java/junit-platform-console-standalone.jar junit5
+	ver javac -version
+	fresh
+	printf 'public class A {\n  public static void main(String[] a) {\n    int n = "three";\n  }\n}\n' >A.java
+	cap javac-incompatible-types $TYPE "" javac A.java
+	printf 'import com.google.gson.Gson;\npublic class B {\n  public static void main(String[] a) { new Gson(); }\n}\n' >B.java
+	cap javac-package-missing "$DEP, $TYPE" "" javac B.java
+	printf 'public class C {\n  public static void main(String[] a) {\n    String s = null;\n    s.length();\n  }\n}\n' >C.java
+	ver java -version
+	javac C.java 2>/dev/null
+	cap java-npe "" "" java C
+	printf 'import java.util.*;\npublic class O {\n  public static void main(String[] a) {\n    List<long[]> l = new ArrayList<>();\n    while (true) l.add(new long[1 << 20]);\n  }\n}\n' >O.java
+	javac O.java 2>/dev/null
+	cap java-oom "" "" java -Xmx32m O
+	printf 'public class S {\n  static int f(int n) { return f(n + 1); }\n  public static void main(String[] a) { f(0); }\n}\n' >S.java
+	javac S.java 2>/dev/null
+	cap java-stack-overflow "" "" java -Xss256k S
+	printf 'public class E {\n  public static void main(String[] a) {\n    String t = System.getenv("API_TOKEN");\n    if (t == null) throw new IllegalStateException("Environment variable API_TOKEN is not set");\n  }\n}\n' >E.java
+	javac E.java 2>/dev/null
+	cap java-env-not-set $ENV env_var_present:API_TOKEN java E
+	printf 'public class P {\n  public static void main(String[] a) throws Exception {\n    new ProcessBuilder("protoc-missing", "--version").start();\n  }\n}\n' >P.java
+	javac P.java 2>/dev/null
+	cap java-process-missing $DEP command_exists:protoc-missing java P
+	printf 'import java.nio.file.*;\npublic class F {\n  public static void main(String[] a) throws Exception {\n    Files.readString(Path.of("config/app.properties"));\n  }\n}\n' >F.java
+	javac F.java 2>/dev/null
+	cap java-file-missing $CONF file_exists:config/app.properties java F
+	mkdir -p dep/lib; printf 'package lib;\npublic class Util { public static String hi() { return "hi"; } }\n' >dep/lib/Util.java
+	printf 'public class U {\n  public static void main(String[] a) { System.out.println(lib.Util.hi()); }\n}\n' >U.java
+	javac -d dep dep/lib/Util.java && javac -cp dep U.java
+	cap java-noclassdef $DEP "" java -cp . U
+	printf 'import java.net.*;\npublic class H {\n  public static void main(String[] a) throws Exception {\n    new URL("http://127.0.0.1:18099/health").openStream();\n  }\n}\n' >H.java
+	javac H.java 2>/dev/null
+	cap java-http-refused "" "" java H
+
+	# JUnit 4 and 5, run by their own runners
+	J4=/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar
+	fresh
+	printf 'import org.junit.Test;\nimport static org.junit.Assert.*;\npublic class CalcTest {\n  static int add(int a, int b) { return a - b; }\n  @Test public void adds() { assertEquals(5, add(2, 3)); }\n}\n' >CalcTest.java
+	javac -cp $J4 CalcTest.java
+	ver sh -c 'ls /usr/share/java/junit4-*.jar | sed "s|.*/||"'
+	cap junit4-fail $TEST "" java -cp .:$J4 org.junit.runner.JUnitCore CalcTest
+	printf 'import org.junit.Test;\npublic class NpeTest {\n  @Test public void user() { Object o = null; o.toString(); }\n}\n' >NpeTest.java
+	javac -cp $J4 NpeTest.java
+	cap junit4-error "" "" java -cp .:$J4 org.junit.runner.JUnitCore NpeTest
+	printf 'import org.junit.jupiter.api.Test;\nimport static org.junit.jupiter.api.Assertions.*;\nclass Calc5Test {\n  static int add(int a, int b) { return a - b; }\n  @Test void adds() { assertEquals(5, add(2, 3)); }\n  @Test void truthy() { assertTrue(add(1, 1) > 1, "sum should be positive"); }\n}\n' >Calc5Test.java
+	J5=/usr/share/java/junit-platform-console-standalone.jar
+	javac -cp $J5 Calc5Test.java
+	ver sh -c 'ls /usr/share/java/junit-jupiter-api-*.jar | sed "s|.*/||"'
+	cap junit5-fail $TEST "" java -jar $J5 --disable-banner --disable-ansi-colors -cp . --select-class Calc5Test
+	printf 'import org.junit.jupiter.api.Test;\nimport java.net.*;\nclass Db5Test {\n  @Test void connects() throws Exception { new Socket("127.0.0.1", 18099).close(); }\n}\n' >Db5Test.java
+	javac -cp $J5 Db5Test.java
+	cap junit5-socket-refused "" "" java -jar $J5 --disable-banner --disable-ansi-colors -cp . --select-class Db5Test
+
+	# Maven, offline
+	ver mvn -v
+	fresh
+	cat >pom.xml <<-'EOF'
+	<project xmlns="http://maven.apache.org/POM/4.0.0">
+	  <modelVersion>4.0.0</modelVersion>
+	  <groupId>x</groupId><artifactId>app</artifactId><version>1.0</version>
+	  <dependencies>
+	    <dependency><groupId>com.google.code.gson</groupId><artifactId>gson</artifactId><version>2.10.1</version></dependency>
+	  </dependencies>
+	</project>
+	EOF
+	cap mvn-offline-dependency $DEP "" mvn -B -o -Dmaven.repo.local="$W/m2" dependency:resolve
+	cap mvn-offline-compile $DEP "" mvn -B -o -q -Dmaven.repo.local="$W/m2" compile
+	printf '<project>\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>x</groupId>\n  <artifactId>app\n</project>\n' >pom.xml
+	cap mvn-pom-unparseable $CONF "" mvn -B -o -Dmaven.repo.local="$W/m2" compile
+	printf '<project>\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>x</groupId>\n  <artifactId>app</artifactId>\n</project>\n' >pom.xml
+	cap mvn-pom-no-version $CONF "" mvn -B -o -Dmaven.repo.local="$W/m2" compile
+	rm pom.xml
+	cap mvn-no-pom $CONF "" mvn -B -o -Dmaven.repo.local="$W/m2" compile
+	cap mvn-registry-unreachable $DEP "" sh -c 'printf "<settings><mirrors><mirror><id>m</id><mirrorOf>*</mirrorOf><url>http://127.0.0.1:9/maven2</url></mirror></mirrors></settings>" >"$0/settings.xml" && mvn -B -s "$0/settings.xml" -Dmaven.repo.local="$0/m2b" -Dmaven.wagon.http.retryHandler.count=0 dependency:resolve' "$W"
+}
+
+sec_shell() {
+	need shellcheck shellcheck
+	ver bash --version
+	fresh
+	cap sh-command-not-found $DEP command_exists:terraform-missing-cli sh -c 'terraform-missing-cli plan'
+	cap bash-command-not-found $DEP command_exists:kubectl-missing bash -c 'kubectl-missing apply -f x.yaml'
+	cap bash-unbound-variable $ENV env_var_present:DEPLOY_TARGET bash -c 'set -u; echo "$DEPLOY_TARGET"'
+	cap bash-param-required $ENV env_var_present:DEPLOY_KEY bash -c ': "${DEPLOY_KEY:?must be set}"'
+	cap sh-param-not-set $ENV env_var_present:AWS_REGION sh -c ': "${AWS_REGION?}"'
+	cap bash-syntax-error "" "" bash -c 'if true; then echo x; fi fi'
+	printf '#!/bin/sh\necho hi\n' >run.sh
+	cap sh-permission-denied "" "" sh -c './run.sh'
+	cap bash-segfault "" "" bash -c 'printf "int main(void){int *p=0; return *p;}\n" > s.c && cc -o s s.c && ./s; exit $?'
+	if oomcg; then
+		cap bash-oom-killed "" "" bash -c 'echo $$ >"$1/cgroup.procs"; /usr/bin/python3 -c "x = bytearray(512 << 20)"; exit $?' bash "$CG"
+		rmdir "$CG" 2>/dev/null
+	fi
+	cap timeout-kill "" "" timeout 1 sh -c 'echo "waiting for server..."; sleep 5'
+	cap curl-refused "" "" curl -sS --max-time 5 http://127.0.0.1:9/
+	cap curl-refused-8080 "" "" curl -sS --fail --max-time 5 http://127.0.0.1:18099/health
+	cap plain-fail "" "" sh -c 'echo "step 3 of 5: something went wrong"; echo "FAIL: HTTP JSON response was not OK"; exit 1'
+	cap cat-missing-config $CONF file_exists:config/app.env cat config/app.env
+
+	ver make --version
+	fresh
+	printf 'all:\n\ttrue\n' >Makefile
+	cap make-no-rule $CONF "" make lint
+	printf 'app: main.o util.o\n\tcc -o app main.o util.o\n' >Makefile
+	cap make-no-rule-needed-by $CONF "" make
+	rm Makefile
+	cap make-no-makefile $CONF "" make
+	printf 'all:\n    echo spaces\n' >Makefile
+	cap make-missing-separator $CONF "" make
+	printf 'test:\n\tfalse\n' >Makefile
+	cap make-recipe-failed "" "" make test
+	printf 'gen:\n\tprotoc-missing --go_out=. api.proto\n' >Makefile
+	cap make-command-missing $DEP command_exists:protoc-missing make gen
+	printf 'ifndef DEPLOY_ENV\n$(error DEPLOY_ENV is not set)\nendif\nall:\n\ttrue\n' >Makefile
+	cap make-error-env $ENV env_var_present:DEPLOY_ENV make
+	printf 'include config.mk\nall:\n\ttrue\n' >Makefile
+	cap make-include-missing $CONF "" make
+
+	ver shellcheck --version
+	fresh
+	printf '#!/bin/sh\nfiles=$(ls *.txt)\nfor f in $files; do\n  cat $f\ndone\ncd /tmp\necho $UNSET_THING\n' >check.sh
+	cap shellcheck-tty $LINT "" shellcheck check.sh
+	cap shellcheck-gcc $LINT "" shellcheck -f gcc check.sh
+	printf '#!/bin/bash\nif [ $# == 1 ]\nthen echo "one"\nfi\nread name\necho "hello "$name\n' >two.sh
+	cap shellcheck-bash $LINT "" shellcheck two.sh
+}
+
+# start_db: PostgreSQL on 127.0.0.1:15432, MariaDB on 127.0.0.1:13306,
+# Redis on 127.0.0.1:16379, each with a user app, password secret.
+start_db() {
+	need /usr/lib/postgresql/15/bin/initdb postgresql
+	need psql postgresql-client
+	need mariadbd mariadb-server
+	need mariadb mariadb-client
+	need redis-server redis-server
+	need redis-cli redis-tools
+	$PY -c 'import psycopg2' 2>/dev/null || need /usr/lib/python3/dist-packages/psycopg2 python3-psycopg2
+	$PY -c 'import redis' 2>/dev/null || need /usr/lib/python3/dist-packages/redis python3-redis
+	$PY -c 'import pymysql' 2>/dev/null || need /usr/lib/python3/dist-packages/pymysql python3-pymysql
+	PGD=$W/pg
+	mkdir -p "$PGD" "$W/pgsock" && chown postgres "$PGD" "$W/pgsock"
+	printf 'secret\n' >"$W/pgpw" && chmod 644 "$W/pgpw"
+	runuser -u postgres -- /usr/lib/postgresql/15/bin/initdb -D "$PGD" -U postgres --pwfile="$W/pgpw" -A scram-sha-256 >/dev/null
+	printf 'local all all trust\nhost all app 127.0.0.1/32 scram-sha-256\nhost all postgres 127.0.0.1/32 scram-sha-256\nhost all all 127.0.0.1/32 reject\n' >"$PGD/pg_hba.conf"
+	runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D "$PGD" -w -l "$W/pgsock/pg.log" \
+		-o "-p 15432 -k $W/pgsock -c listen_addresses=127.0.0.1" start >/dev/null
+	psql -h "$W/pgsock" -p 15432 -U postgres -q -c "create role app login password 'secret'" -c "create database app owner app" >/dev/null
+
+	mkdir -p "$W/my"
+	mariadb-install-db --user=root --datadir="$W/my" --auth-root-authentication-method=socket >/dev/null 2>&1
+	mariadbd --user=root --datadir="$W/my" --port=13306 --bind-address=127.0.0.1 --socket="$W/my.sock" \
+		--pid-file="$W/my.pid" --skip-name-resolve --log-error="$W/my.err" &
+	PIDS="$PIDS $!"
+	for _ in $(seq 50); do [ -S "$W/my.sock" ] && break; sleep 0.2; done
+	mariadb -S "$W/my.sock" -uroot -e "create user app@'%' identified by 'secret'; create database app; grant all on app.* to app@'%';"
+
+	redis-server --port 16379 --bind 127.0.0.1 --requirepass secret --save '' --appendonly no \
+		--dir "$W" --unixsocket "$W/redis.sock" >"$W/redis.log" 2>&1 &
+	PIDS="$PIDS $!"
+	sleep 0.5
+
+	# The Go drivers, in a throwaway module through the Go module proxy.
+	mkdir -p "$W/drv" && cp "$HERE/drivers.go.txt" "$W/drv/main.go" && printf 'module example.com/drv\n\ngo 1.22\n' >"$W/drv/go.mod"
+	(cd "$W/drv" && go get github.com/jackc/pgx/v5 github.com/redis/go-redis/v9 github.com/go-sql-driver/mysql >/dev/null 2>&1 && go build -o drv .) ||
+		echo "capture.sh: could not build the Go drivers" >&2
+}
+
+sec_db() {
+	start_db
+	export PGCONNECT_TIMEOUT=3
+	silent 15499
+	blackhole 15498
+	fresh
+	ver psql --version
+	cap psql-refused $DB tcp_reachable:127.0.0.1:5432 psql -h 127.0.0.1 -p 5432 -U app -c 'select 1'
+	cap psql-refused-port $DB tcp_reachable:127.0.0.1:15433 psql "postgresql://app:secret@127.0.0.1:15433/app" -c 'select 1'
+	cap psql-auth-failed $DB "" psql "postgresql://app:wrong@127.0.0.1:15432/app" -c 'select 1'
+	cap psql-unknown-db $DB "" psql "postgresql://app:secret@127.0.0.1:15432/nosuchdb" -c 'select 1'
+	cap psql-hba-reject $DB "" psql "postgresql://nobody:x@127.0.0.1:15432/app" -c 'select 1'
+	cap psql-unknown-role-socket $DB "" psql -h "$W/pgsock" -p 15432 -U nosuchrole app -c 'select 1'
+	cap psql-missing-socket $DB file_exists:/tmp/nosuchdir/.s.PGSQL.5432 psql -h /tmp/nosuchdir -p 5432 -U app -c 'select 1'
+	cap psql-timeout $DB tcp_reachable:127.0.0.1:15499 psql "host=127.0.0.1 port=15499 user=app dbname=app connect_timeout=2" -c 'select 1'
+	cap psql-connect-timeout $DB tcp_reachable:127.0.0.1:15498 psql "host=127.0.0.1 port=15498 user=app dbname=app connect_timeout=2" -c 'select 1'
+	cap psql-relation-missing "" "" psql "postgresql://app:secret@127.0.0.1:15432/app" -v ON_ERROR_STOP=1 -c 'select * from users'
+	cap psql-syntax-error "" "" psql "postgresql://app:secret@127.0.0.1:15432/app" -v ON_ERROR_STOP=1 -c 'selec 1'
+	cap psql-unique-violation "" "" psql "postgresql://app:secret@127.0.0.1:15432/app" -v ON_ERROR_STOP=1 -c 'create temp table t(id int primary key); insert into t values (1), (1)'
+	ver pg_isready --version
+	cap pg-isready-refused $DB tcp_reachable:127.0.0.1:5432 pg_isready -h 127.0.0.1 -p 5432
+	cap pg-isready-timeout $DB tcp_reachable:127.0.0.1:15498 pg_isready -h 127.0.0.1 -p 15498 -t 2
+
+	ver mariadb --version
+	cap mysql-access-denied $DB "" mariadb -h 127.0.0.1 -P 13306 -u app -pwrong app -e 'select 1'
+	cap mysql-unknown-db $DB "" mariadb -h 127.0.0.1 -P 13306 -u app -psecret nosuchdb -e 'select 1'
+	cap mysql-refused $DB "" mariadb -h 127.0.0.1 -P 3306 -u app -psecret app -e 'select 1'
+	cap mysql-missing-socket $DB file_exists:/tmp/nosuchdir/mysqld.sock mariadb -S /tmp/nosuchdir/mysqld.sock -u app -psecret app -e 'select 1'
+	cap mysql-timeout $DB "" mariadb -h 127.0.0.1 -P 15499 --connect-timeout=2 -u app -psecret app -e 'select 1'
+	cap mysql-table-missing "" "" mariadb -h 127.0.0.1 -P 13306 -u app -psecret app -e 'select * from users'
+	cap mysql-syntax-error "" "" mariadb -h 127.0.0.1 -P 13306 -u app -psecret app -e 'selec 1'
+	cap mysqladmin-refused $DB "" mariadb-admin -h 127.0.0.1 -P 3306 -u app -psecret ping
+
+	ver redis-cli --version
+	cap redis-cli-refused $DB tcp_reachable:127.0.0.1:6379 redis-cli -h 127.0.0.1 -p 6379 ping
+	cap redis-cli-noauth $DB "" redis-cli -h 127.0.0.1 -p 16379 ping
+	cap redis-cli-wrongpass $DB "" redis-cli -h 127.0.0.1 -p 16379 --no-auth-warning -a wrong ping
+	cap redis-cli-missing-socket $DB file_exists:/tmp/nosuchdir/redis.sock redis-cli -s /tmp/nosuchdir/redis.sock ping
+	cap redis-cli-wrongtype "" "" redis-cli -h 127.0.0.1 -p 16379 --no-auth-warning -a secret eval "redis.call('set','k','v'); return redis.call('lpush','k','x')" 0
+
+	ver sh -c 'cd "$0" && go list -m github.com/jackc/pgx/v5' "$W/drv"
+	cap go-pgx-refused $DB tcp_reachable:127.0.0.1:5432 "$W/drv/drv" pgx "postgres://app:secret@127.0.0.1:5432/app"
+	cap go-pgx-auth $DB "" "$W/drv/drv" pgx "postgres://app:wrong@127.0.0.1:15432/app"
+	cap go-pgx-unknown-db $DB "" "$W/drv/drv" pgx "postgres://app:secret@127.0.0.1:15432/nosuchdb"
+	cap go-pgx-timeout $DB tcp_reachable:127.0.0.1:15498 "$W/drv/drv" pgx "postgres://app:secret@127.0.0.1:15498/app?connect_timeout=2"
+	cap go-pgx-refused-port $DB tcp_reachable:127.0.0.1:15433 "$W/drv/drv" pgx "postgres://app:secret@127.0.0.1:15433/app"
+	ver sh -c 'cd "$0" && go list -m github.com/go-sql-driver/mysql' "$W/drv"
+	cap go-mysql-refused $DB tcp_reachable:127.0.0.1:3306 "$W/drv/drv" mysql "app:secret@tcp(127.0.0.1:3306)/app"
+	cap go-mysql-access-denied $DB "" "$W/drv/drv" mysql "app:wrong@tcp(127.0.0.1:13306)/app"
+	cap go-mysql-unknown-db $DB "" "$W/drv/drv" mysql "app:secret@tcp(127.0.0.1:13306)/nosuchdb"
+	ver sh -c 'cd "$0" && go list -m github.com/redis/go-redis/v9' "$W/drv"
+	cap go-redis-refused $DB tcp_reachable:127.0.0.1:6379 "$W/drv/drv" redis "redis://127.0.0.1:6379/0"
+	cap go-redis-noauth $DB "" "$W/drv/drv" redis "redis://127.0.0.1:16379/0"
+	cap go-redis-wrongpass $DB "" "$W/drv/drv" redis "redis://:wrong@127.0.0.1:16379/0"
+	cap go-redis-timeout "" "" "$W/drv/drv" redis "redis://127.0.0.1:15499/0"
+
+	ver $PY -c 'import psycopg2; print("psycopg2", psycopg2.__version__)'
+	cap python-psycopg2-refused $DB tcp_reachable:127.0.0.1:5432 $PY -c 'import psycopg2
+psycopg2.connect("host=127.0.0.1 port=5432 user=app password=secret dbname=app")'
+	cap python-psycopg2-auth $DB "" $PY -c 'import psycopg2
+psycopg2.connect("host=127.0.0.1 port=15432 user=app password=wrong dbname=app")'
+	cap python-psycopg2-unknown-db $DB "" $PY -c 'import psycopg2
+psycopg2.connect("host=127.0.0.1 port=15432 user=app password=secret dbname=nosuchdb")'
+	cap python-psycopg2-missing-socket $DB file_exists:/tmp/nosuchdir/.s.PGSQL.5432 $PY -c 'import psycopg2
+psycopg2.connect(host="/tmp/nosuchdir", dbname="app", user="app")'
+	cap python-psycopg2-undefined-table "" "" $PY -c 'import psycopg2
+c = psycopg2.connect("host=127.0.0.1 port=15432 user=app password=secret dbname=app")
+c.cursor().execute("select * from users")'
+	fresh
+	printf 'import psycopg2\n\n\ndef test_db():\n    psycopg2.connect("host=127.0.0.1 port=5432 user=app password=secret dbname=app")\n' >test_db.py
+	cap pytest-psycopg2-refused $DB tcp_reachable:127.0.0.1:5432 $PY -m pytest -q -p no:cacheprovider test_db.py
+	ver $PY -c 'import redis; print("redis-py", redis.__version__)'
+	cap python-redis-refused $DB tcp_reachable:127.0.0.1:6379 $PY -c 'import redis
+redis.Redis(host="127.0.0.1", port=6379).ping()'
+	cap python-redis-auth $DB "" $PY -c 'import redis
+redis.Redis(host="127.0.0.1", port=16379, password="wrong").ping()'
+	cap python-redis-noauth $DB "" $PY -c 'import redis
+redis.Redis(host="127.0.0.1", port=16379).ping()'
+	ver $PY -c 'import pymysql; print("PyMySQL", pymysql.__version__)'
+	cap python-pymysql-refused $DB "" $PY -c 'import pymysql
+pymysql.connect(host="127.0.0.1", port=3306, user="app", password="secret", database="app")'
+	cap python-pymysql-access-denied $DB "" $PY -c 'import pymysql
+pymysql.connect(host="127.0.0.1", port=13306, user="app", password="wrong", database="app")'
+
+	needjs
+	export NODE_PATH=$JSTOOLS/node_modules
+	ver node -e 'console.log("pg " + require("pg/package.json").version)'
+	fresh
+	printf 'const { Client } = require("pg");\n(async () => { const c = new Client(process.argv[2]); await c.connect(); await c.query("select 1"); await c.end(); })();\n' >pg.js
+	cap node-pg-refused $DB tcp_reachable:127.0.0.1:5432 node pg.js "postgresql://app:secret@127.0.0.1:5432/app"
+	cap node-pg-auth $DB "" node pg.js "postgresql://app:wrong@127.0.0.1:15432/app"
+	cap node-pg-unknown-db $DB "" node pg.js "postgresql://app:secret@127.0.0.1:15432/nosuchdb"
+	ver node -e 'console.log("ioredis " + require("ioredis/package.json").version)'
+	printf 'const Redis = require("ioredis");\nconst r = new Redis(process.argv[2], { maxRetriesPerRequest: 0, retryStrategy: () => null });\nr.ping().then(() => r.quit());\n' >redis.js
+	cap node-ioredis-refused $DB tcp_reachable:127.0.0.1:6379 node redis.js "redis://127.0.0.1:6379"
+	cap node-ioredis-noauth $DB "" node redis.js "redis://127.0.0.1:16379"
+	ver node -e 'console.log("mysql2 " + require("mysql2/package.json").version)'
+	printf 'const mysql = require("mysql2/promise");\n(async () => { const c = await mysql.createConnection(process.argv[2]); await c.end(); })();\n' >my.js
+	cap node-mysql2-refused $DB tcp_reachable:127.0.0.1:3306 node my.js "mysql://app:secret@127.0.0.1:3306/app"
+	cap node-mysql2-access-denied $DB "" node my.js "mysql://app:wrong@127.0.0.1:13306/app"
+
+	# Servers that cannot start: their port is taken.
+	ver /usr/lib/postgresql/15/bin/postgres --version
+	mkdir -p "$W/pg2" && chown postgres "$W/pg2"
+	runuser -u postgres -- /usr/lib/postgresql/15/bin/initdb -D "$W/pg2" -U postgres -A trust >/dev/null
+	cap postgres-port-in-use $PORT port_free:15432 timeout 10 runuser -u postgres -- /usr/lib/postgresql/15/bin/postgres -D "$W/pg2" -p 15432 -k "$W/pg2" -c listen_addresses=127.0.0.1
+	ver redis-server --version
+	cap redis-server-port-in-use $PORT port_free:16379 timeout 5 redis-server --port 16379 --bind 127.0.0.1 --save '' --dir "$W"
+	ver mariadbd --version
+	mkdir -p "$W/my2" && mariadb-install-db --user=root --datadir="$W/my2" >/dev/null 2>&1
+	cap mariadb-port-in-use $PORT port_free:13306 timeout 20 mariadbd --user=root --datadir="$W/my2" --port=13306 --bind-address=127.0.0.1 --socket="$W/my2.sock" --pid-file="$W/my2.pid" --skip-grant-tables
+}
+
+sec_ports() {
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\t"net"\n\t"net/http"\n)\n\nfunc main() {\n\tl, _ := net.Listen("tcp", ":18083")\n\tdefer l.Close()\n\tlog.Fatal(http.ListenAndServe(":18083", nil))\n}\n' >main.go
+	cap go-http-port-in-use $PORT port_free:18083 go run .
+	ver $PY --version
+	cap python-http-server-in-use $PORT "" sh -c '"$0" -m http.server 18084 --bind 127.0.0.1 >/dev/null 2>&1 & p=$!; sleep 1; "$0" -m http.server 18084 --bind 127.0.0.1; rc=$?; kill $p; exit $rc' $PY
+	ver node --version
+	printf 'const http = require("http");\nconst a = http.createServer().listen(18085, "127.0.0.1", () => {\n  http.createServer().listen(18085, "127.0.0.1");\n});\n' >srv.js
+	cap node-http-eaddrinuse $PORT port_free:18085 timeout 5 node srv.js
+}
+
+sec_neg() {
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nfunc main() {\n\tvar m map[string]int\n\tm["a"] = 1\n}\n' >main.go
+	cap go-panic-nil-map "" "" go run .
+	printf 'package main\n\ntype T struct{ n int }\n\nfunc main() {\n\tvar t *T\n\tprintln(t.n)\n}\n' >main.go
+	cap go-nil-deref "" "" go run .
+	fresh; gomod
+	printf 'package m\n\nimport "testing"\n\nfunc TestIndex(t *testing.T) {\n\ts := []int{1}\n\ti := 3\n\t_ = s[i]\n}\n' >m_test.go
+	cap go-test-panic "" "" go test ./...
+	fresh; gomod
+	printf 'package m\n\nimport (\n\t"sync"\n\t"testing"\n)\n\nfunc TestRace(t *testing.T) {\n\tn := 0\n\tvar wg sync.WaitGroup\n\tfor i := 0; i < 2; i++ {\n\t\twg.Add(1)\n\t\tgo func() { defer wg.Done(); n++ }()\n\t}\n\twg.Wait()\n\t_ = n\n}\n' >m_test.go
+	cap go-test-race "" "" go test -race -count=1 ./...
+	fresh; gomod
+	printf 'package m\n\nimport (\n\t"testing"\n\t"time"\n)\n\nfunc TestSlow(t *testing.T) { time.Sleep(10 * time.Second) }\n' >m_test.go
+	cap go-test-timeout "" "" go test -count=1 -timeout 2s ./...
+	fresh; gomod
+	if oomcg; then
+		printf 'package m\n\nimport "testing"\n\nfunc TestBig(t *testing.T) {\n\tvar b [][]byte\n\tfor i := 0; i < 64; i++ {\n\t\tb = append(b, make([]byte, 16<<20))\n\t\tfor j := range b[i] {\n\t\t\tb[i][j] = 1\n\t\t}\n\t}\n}\n' >m_test.go
+		printf '#!/bin/sh\necho $$ >"%s/cgroup.procs"\nexec "$@"\n' "$CG" >"$W/incg" && chmod +x "$W/incg"
+		cap go-test-oom-killed "" "" go test -count=1 -exec "$W/incg" ./...
+		rmdir "$CG" 2>/dev/null
+	fi
+	fresh; gomod
+	printf 'package main\n\nfunc main() {\n\tch := make(chan int)\n\t<-ch\n}\n' >main.go
+	cap go-deadlock "" "" go run .
+	printf 'package main\n\nimport (\n\t"log"\n\t"net/http"\n)\n\nfunc main() {\n\tif _, err := http.Get("http://127.0.0.1:18099/health"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	cap go-http-refused "" "" go run .
+	printf 'package main\n\nimport (\n\t"log"\n\t"net/http"\n\t"time"\n)\n\nfunc main() {\n\tc := http.Client{Timeout: 2 * time.Second}\n\tif _, err := c.Get("http://127.0.0.1:15497/health"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	silent 15497
+	cap go-http-timeout "" "" go run .
+	printf 'package main\n\nimport "flag"\n\nfunc main() { flag.Parse() }\n' >main.go
+	cap go-flag-undefined "" "" go run . -nosuchflag
+	printf 'package main\n\nfunc main() {\n\tvar b [][]byte\n\tfor {\n\t\tb = append(b, make([]byte, 64<<20))\n\t}\n}\n' >main.go
+	go build -o oom . 2>/dev/null
+	cap go-out-of-memory "" "" sh -c 'ulimit -v 1000000; ./oom'
+	ver curl --version
+	cap curl-timeout "" "" curl -sS --max-time 2 http://127.0.0.1:15497/
+	ver bash --version
+	cap bash-exit-status "" "" bash -c 'echo "running migrations"; echo "migration 0042 failed: duplicate column name"; exit 3'
+}
+
+# sec_fresh: captured after the rules were written, to measure them on
+# output no one had looked at (see the report of issue 18).
+sec_fresh() {
+	need /usr/bin/python3 python3
+	needjs
+	export NODE_PATH=$JSTOOLS/node_modules
+	ver go version
+	fresh; gomod
+	printf 'package m\n\nimport "testing"\n\nfunc TestJoin(t *testing.T) {\n\tgot, want := "a-b", "a,b"\n\tif got != want {\n\t\tt.Errorf("Join:\\n got: %%q\\nwant: %%q", got, want)\n\t}\n}\n' >m_test.go
+	cap fresh-go-test-multiline $TEST "" go test ./...
+	fresh; gomod
+	printf 'package main\n\nimport "strings"\n\nfunc main() { _ = strings.Reverse("x") }\n' >main.go
+	cap fresh-go-undefined-func $TYPE "" go build ./...
+	fresh; gomod
+	printf 'package main\n\nimport "sync"\n\ntype C struct {\n\tmu sync.Mutex\n\tn  int\n}\n\nfunc show(c C) int { return c.n }\n\nfunc main() { show(C{}) }\n' >main.go
+	cap fresh-go-vet-copylocks $LINT "" go vet ./...
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\t"os"\n)\n\nfunc main() {\n\tif _, ok := os.LookupEnv("S3_BUCKET"); !ok {\n\t\tlog.Fatalf("required environment variable %%s is not set", "S3_BUCKET")\n\t}\n}\n' >main.go
+	cap fresh-go-lookupenv $ENV env_var_present:S3_BUCKET go run .
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"database/sql"\n\t"log"\n)\n\nfunc main() {\n\tif _, err := sql.Open("postgres", "postgres://localhost/app"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	cap fresh-go-sql-unknown-driver $DEP "" go run .
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\t"net"\n)\n\nfunc main() {\n\tif _, err := net.Dial("tcp", "127.0.0.1:27017"); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	cap fresh-go-dial-mongo $DB tcp_reachable:127.0.0.1:27017 go run .
+
+	ver $PY --version
+	fresh
+	printf 'def test_sum():\n    assert 0.1 + 0.2 == 0.4\n' >test_f.py
+	cap fresh-pytest-float $TEST "" $PY -m pytest -q -p no:cacheprovider test_f.py
+	cap fresh-python-import-yaml-missing $DEP "" $PY -c 'import yaml_missing_pkg'
+	cap fresh-python-env-systemexit $ENV env_var_present:SENTRY_DSN $PY -c 'import os, sys
+if "SENTRY_DSN" not in os.environ:
+    sys.exit("error: the SENTRY_DSN environment variable is not set")'
+	cap fresh-python-json-decode "" "" $PY -c 'import json
+json.loads("{oops")'
+	cap fresh-python-import-name "" "" $PY -c 'from os.path import joinx'
+	cap fresh-python-sys-exit "" "" $PY -c 'import sys
+sys.exit("deployment aborted: 3 checks failed")'
+	printf 'class A:\n    x: int = 0\n\n\nA().y = 1\n' >attr.py
+	ver mypy --version
+	cap fresh-mypy-attr $TYPE "" mypy --no-incremental --cache-dir=/dev/null attr.py
+
+	ver node --version
+	fresh
+	printf 'const assert = require("assert");\nassert.deepStrictEqual({a: [1, 2]}, {a: [1, 3]});\n' >d.js
+	cap fresh-node-deep-equal $TEST "" node d.js
+	printf 'require("@acme/sdk-missing");\n' >s.js
+	cap fresh-node-scoped-missing $DEP "" node s.js
+	printf 'require("http").get("http://127.0.0.1:18098/", r => r.resume());\n' >h.js
+	cap fresh-node-http-refused "" "" node h.js
+	printf 'if (!process.env.DATABASE_URL) { console.error("DATABASE_URL is not defined"); process.exit(1); }\n' >e.js
+	cap fresh-node-env-not-defined $ENV env_var_present:DATABASE_URL node e.js
+	printf 'Promise.reject(new Error("boom: upstream returned 502"));\n' >p.js
+	cap fresh-node-unhandled-rejection "" "" node p.js
+	ver "$J/jest" --version
+	printf '{"name":"x","version":"1.0.0"}\n' >package.json
+	printf 'function parse(s) { return Number(s); }\ntest("rejects", () => { expect(() => parse("x")).toThrow(); });\n' >t.test.js
+	cap fresh-jest-tothrow $TEST "" "$J/jest" --ci --no-cache t.test.js
+	ver "$J/tsc" --version
+	printf 'const n: number = 1;\nconst s: string = n;\nexport {};\n' >a.ts
+	cap fresh-tsc-assign $TYPE "" "$J/tsc" --noEmit --strict a.ts
+
+	ver cargo --version
+	fresh; cargo new -q --vcs none app >/dev/null 2>&1
+	printf 'fn main() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn differs() { assert_ne!(1 + 1, 2); }\n}\n' >app/src/main.rs
+	cap fresh-rust-assert-ne $TEST "" sh -c 'cd app && cargo test --offline -q'
+	printf '#[tokio::main]\nasync fn main() {}\n' >app/src/main.rs
+	cap fresh-rust-undeclared-crate $DEP "" sh -c 'cd app && cargo build --offline -q'
+
+	ver javac -version
+	fresh
+	printf 'public class M {\n  public static void main(String[] a) {\n    String s = "x";\n    s.reverse();\n  }\n}\n' >M.java
+	cap fresh-javac-no-method $TYPE "" javac M.java
+	printf 'public class I {\n  public static void main(String[] a) {\n    int[] x = new int[2];\n    System.out.println(x[3]);\n  }\n}\n' >I.java
+	javac I.java 2>/dev/null
+	cap fresh-java-index "" "" java I
+	J4=/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar
+	printf 'import org.junit.Test;\nimport static org.junit.Assert.*;\npublic class TTest {\n  @Test public void positive() { assertTrue("should be positive", -1 > 0); }\n}\n' >TTest.java
+	javac -cp $J4 TTest.java
+	ver sh -c 'ls /usr/share/java/junit4-*.jar | sed "s|.*/||"'
+	cap fresh-junit4-asserttrue $TEST "" java -cp .:$J4 org.junit.runner.JUnitCore TTest
+
+	ver bash --version
+	fresh
+	printf '#!/bin/bash\nset -e\necho "deploying"\ndocker-compose-missing up -d\n' >deploy.sh; chmod +x deploy.sh
+	cap fresh-bash-script-command-missing $DEP command_exists:docker-compose-missing ./deploy.sh
+	ver make --version
+	mkdir sub; printf 'all:\n\t$(MAKE) -C sub build\n' >Makefile; printf 'test:\n\ttrue\n' >sub/Makefile
+	cap fresh-make-submake-no-rule $CONF "" make
+	ver shellcheck --version
+	printf 'echo "no shebang"\nrm -rf $DIR/*\n' >x.sh
+	cap fresh-shellcheck-no-shebang $LINT "" shellcheck -f gcc x.sh
+	ver curl --version
+	cap fresh-curl-404 "" "" sh -c '"$0" -m http.server 18097 --bind 127.0.0.1 >/dev/null 2>&1 & p=$!; sleep 1; curl -sS --fail http://127.0.0.1:18097/missing; rc=$?; kill $p; exit $rc' $PY
+
+	ver psql --version
+	cap fresh-psycopg2-refused-port $DB tcp_reachable:127.0.0.1:15433 $PY -c 'import psycopg2
+psycopg2.connect("host=127.0.0.1 port=15433 user=app dbname=app connect_timeout=3")'
+	ver redis-cli --version
+	cap fresh-redis-cli-refused-port $DB tcp_reachable:127.0.0.1:16390 redis-cli -p 16390 ping
+	ver mariadb --version
+	cap fresh-mysql-default-socket $DB file_exists:/run/mysqld/mysqld.sock mariadb -u app app -e 'select 1'
+	ver pg_isready --version
+	cap fresh-pg-isready-port $DB tcp_reachable:127.0.0.1:15433 pg_isready -h 127.0.0.1 -p 15433
+}
+
+# sec_baseline: pairs of one step's output, passing then failing, for the
+# evidence-first classification (baselines/NAME.pass.txt, NAME.fail.txt).
+sec_baseline() {
+	B=$HERE/baselines
+	mkdir -p "$B"
+	fresh; gomod
+	printf 'package m\n\nimport (\n\t"os"\n\t"testing"\n)\n\nfunc Add(a, b int) int {\n\tif os.Getenv("BREAK") != "" {\n\t\treturn a - b\n\t}\n\treturn a + b\n}\n\nfunc TestCache(t *testing.T) {\n\tif os.Getenv("CACHE_URL") == "" {\n\t\tt.Log("CACHE_URL is not set, caching disabled")\n\t}\n}\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(2, 3); got != 5 {\n\t\tt.Errorf("Add(2, 3) = %%d, want 5", got)\n\t}\n}\n' >m_test.go
+	go test -v -count=1 ./... >"$B/go-test-env-warning.pass.txt" 2>&1
+	env BREAK=1 go test -v -count=1 ./... >"$B/go-test-env-warning.fail.txt" 2>&1
+	echo "go-test-env-warning: captured"
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nfunc main() {\n\tif os.Getenv("CACHE_URL") == "" {\n\t\tfmt.Println("warning: CACHE_URL is not set")\n\t}\n\tif os.Getenv("BREAK") != "" {\n\t\tfmt.Println("migration 7 did not apply")\n\t\tos.Exit(1)\n\t}\n}\n' >main.go
+	go run . >"$B/go-run-no-new-evidence.pass.txt" 2>&1
+	env BREAK=1 go run . >"$B/go-run-no-new-evidence.fail.txt" 2>&1
+	echo "go-run-no-new-evidence: captured"
+}
+
+# Coloured output, as tools print it on a terminal or with FORCE_COLOR in
+# CI: the header's NO_COLOR=1 FORCE_COLOR=0 TERM=dumb is undone for each
+# command (env -u NO_COLOR FORCE_COLOR=1 TERM=xterm-256color, or the tool's
+# own --color=always). "pty" captures run the tool on a pseudo-terminal
+# with script(1), which also turns every "\n" into "\r\n" as a terminal
+# does; they are kept as script wrote them.
+COLOR="env -u NO_COLOR FORCE_COLOR=1 TERM=xterm-256color"
+pty() { script -qec "$(printf '%q ' "$@")" /dev/null; }
+sec_color() {
+	need script bsdutils
+	needjs
+	export NODE_PATH=$JSTOOLS/node_modules
+	ver "$J/jest" --version
+	fresh
+	printf '{"name":"x","version":"1.0.0"}\n' >package.json
+	printf 'function add(a, b) { return a - b; }\ntest("adds", () => { expect(add(2, 3)).toBe(5); });\n' >add.test.js
+	cap color-jest-fail $TEST "" $COLOR "$J/jest" --ci --no-cache add.test.js
+	printf 'test("slow", async () => { await new Promise(r => setTimeout(r, 2000)); }, 100);\n' >slow.test.js
+	cap color-jest-timeout "" "" $COLOR "$J/jest" --ci --no-cache slow.test.js
+	cap color-pty-jest-fail $TEST "" pty env -u NO_COLOR TERM=xterm-256color "$J/jest" --ci --no-cache add.test.js
+	ver "$J/vitest" --version
+	fresh
+	mkdir v; printf 'import { test, expect } from "vitest";\nfunction add(a, b) { return a - b; }\ntest("adds", () => { expect(add(2, 3)).toBe(5); });\n' >v/add.test.mjs
+	cap color-vitest-fail $TEST "" sh -c 'cd v && exec "$@" run' sh $COLOR "$J/vitest"
+	ver "$J/tsc" --version
+	fresh
+	printf 'const n: number = 1;\nconst s: string = n;\nexport {};\n' >a.ts
+	cap color-tsc-pretty $TYPE "" $COLOR "$J/tsc" --noEmit --strict --pretty a.ts
+	ver $PY -m pytest --version
+	fresh
+	printf 'def add(a, b):\n    return a - b\n\n\ndef test_add():\n    assert add(2, 3) == 5\n' >test_add.py
+	cap color-pytest-fail $TEST "" $COLOR $PY -m pytest -q -p no:cacheprovider --color=yes test_add.py
 	ver cargo --version
 	fresh; cargo new -q --vcs none app >/dev/null 2>&1
 	printf 'fn main() {\n    let n: i32 = "three";\n    println!("{}", n);\n}\n' >app/src/main.rs
