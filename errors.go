@@ -339,7 +339,11 @@ type VerifyFailedError struct {
 func (e *VerifyFailedError) Error() string {
 	var parts []string
 	for _, s := range e.Failed {
-		parts = append(parts, fmt.Sprintf("step %s failed (%s)", s.Name, ExitText(s)))
+		part := fmt.Sprintf("step %s failed (%s)", s.Name, ExitText(s))
+		if s.Baseline == verify.FailsToo {
+			part += " and fails without your change too"
+		}
+		parts = append(parts, part)
 	}
 	msg := strings.Join(parts, ", ")
 	switch e.Disposition {

@@ -43,6 +43,9 @@ type Run struct {
 	edited       bool           // the edit wrote (or may have written) into the tree
 	group        *contain.Group // every process the run starts, and their descendants
 	red          *redact.Redactor
+	ctx          context.Context
+	baselineOff  bool          // verify.baseline: off
+	baselineMax  time.Duration // verify.baseline_max
 }
 
 // Execute runs a request in the order of SPEC section 3.2 and returns its
@@ -54,7 +57,7 @@ func Execute(ctx context.Context, req Request, obs Observer) (*Record, error) {
 	if obs == nil {
 		obs = NopObserver{}
 	}
-	r := &Run{req: req, obs: obs, rec: newRecord()}
+	r := &Run{req: req, obs: obs, rec: newRecord(), ctx: ctx, baselineMax: BaselineMax}
 	r.red = redact.New(redact.Options{Environ: req.Env.Environ})
 	return r.execute(ctx)
 }
@@ -352,15 +355,21 @@ func (r *Run) runSteps(ctx context.Context) []*verify.StepResult {
 		r.obs.Warn("cannot write the ORKET_TOUCH_SET file: " + err.Error())
 	}
 	defer os.Remove(touchFile)
-	steps := verify.Run(ctx, r.prof, verify.Options{
-		Root: repo.Root, Env: append(append([]string{}, r.env...), "ORKET_TOUCH_SET="+touchFile),
-		TouchSet: r.rec.Plan.TouchSet, Skip: r.skip, Tail: r.req.Config.Lessons.Tail,
-		Output: r.obs.StepOutput, Start: r.obs.StepStarted, Done: r.obs.StepDone, Group: r.group, Redactor: r.red,
-	})
+	o := r.verifyOptions()
+	o.Env = append(o.Env, "ORKET_TOUCH_SET="+touchFile)
+	o.Output, o.Start, o.Done = r.obs.StepOutput, r.obs.StepStarted, r.obs.StepDone
+	steps := verify.Run(ctx, r.prof, o)
 	if steps == nil {
 		steps = []*verify.StepResult{}
 	}
 	return steps
+}
+
+// verifyOptions are how the run's steps run: at the root, in the run's
+// environment and process group, redacted, with the output caps.
+func (r *Run) verifyOptions() verify.Options {
+	return verify.Options{Root: r.req.Repo.Root, Env: append([]string{}, r.env...), TouchSet: r.rec.Plan.TouchSet,
+		Skip: r.skip, Tail: r.req.Config.Lessons.Tail, Group: r.group, Redactor: r.red}
 }
 
 // finish is the last step of a run that took the lock: lessons, the run

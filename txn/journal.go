@@ -27,6 +27,7 @@ const (
 	PhaseCommit   = "commit"   // keeping the change (--commit)
 	PhaseRevert   = "revert"   // putting the tree back
 	PhaseTakeOut  = "takeout"  // taking a failed --worktree candidate out
+	PhaseBaseline = "baseline" // failed steps run again on the reverted tree
 )
 
 // A Journal says that a transaction is under way in a work tree, and where

@@ -172,6 +172,11 @@ func (t *Txn) Revert() (*Reverted, error) {
 	return t.r.revert(t.snap)
 }
 
+// Baseline records that failed steps are about to run again on the
+// reverted tree (to learn whether they fail without the change); Revert
+// afterwards undoes whatever they wrote.
+func (t *Txn) Baseline() error { return t.advance(PhaseBaseline) }
+
 // TakeOut puts the named paths back as base has them (a commit's files,
 // from TreeOf), in the working tree and the index: how a failed --worktree
 // candidate leaves the tree. Save the candidate first.

@@ -55,7 +55,17 @@ type StepResult struct {
 	// RawTail is the same tail as the step printed it, secrets included:
 	// for classifying in memory, never stored.
 	RawTail string `json:"-"`
+	// Baseline says how the step did when run again on the tree without
+	// the change, after it failed with it: "fails_too" (the failure is
+	// not the change's), "passes", or why it was not run again.
+	Baseline string `json:"baseline,omitempty"`
 }
+
+// Baseline outcomes.
+const (
+	FailsToo = "fails_too"
+	Passes   = "passes"
+)
 
 // FailedRequired reports whether a step failed and its failure fails the run.
 func (r *StepResult) FailedRequired() bool { return r.Status == Failed && r.Required }
