@@ -7,7 +7,10 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/orket/orket/preflight"
@@ -180,4 +183,45 @@ func (c *Config) Profile(name string) (*Resolved, error) {
 		r.Steps = append(r.Steps, chain[i].Steps...)
 	}
 	return r, nil
+}
+
+// FormatDuration writes a duration as orket.yaml spells it, so that output
+// shows what the user wrote rather than Go's 2160h0m0s: whole days as days
+// (90d, 14d), other whole hours as hours (36h), durations under two
+// minutes in seconds (90s, 1.5s, 500ms), and anything else in hours,
+// minutes and seconds with the zero parts left out (5m, 1h30m, 2m30s).
+// ParseDuration reads every result back to d.
+func FormatDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d == math.MinInt64:
+		return d.String() // -d would overflow
+	case d < 0:
+		return "-" + FormatDuration(-d)
+	case d == 0:
+		return "0s"
+	case d%day == 0:
+		return fmt.Sprintf("%dd", d/day)
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d < time.Second:
+		return d.String() // 500ms, 250µs
+	case d < 2*time.Minute:
+		s := strconv.FormatInt(int64(d/time.Second), 10)
+		if frac := d % time.Second; frac > 0 {
+			s += strings.TrimRight(fmt.Sprintf(".%09d", frac), "0")
+		}
+		return s + "s"
+	}
+	var s string
+	if h := d / time.Hour; h > 0 {
+		s = fmt.Sprintf("%dh", h)
+	}
+	if m := d % time.Hour / time.Minute; m > 0 {
+		s += fmt.Sprintf("%dm", m)
+	}
+	if rest := d % time.Minute; rest > 0 {
+		s += rest.String()
+	}
+	return s
 }

@@ -8,15 +8,30 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // A Detection is what orket found in a repository's manifests: the verify
-// steps it would run, and which files told it so.
+// steps it would run, which files told it so, what it found and left out,
+// and the paths it proposes to protect from an edit.
 type Detection struct {
-	Found []string // manifest paths, repository-relative ("go.mod", "web/package.json")
-	Steps []Step
+	Found   []string // manifest paths, repository-relative ("go.mod", "web/package.json")
+	Steps   []Step
+	Skipped []Skip
+	// Protect lists doublestar globs of the checks an edit could weaken
+	// (tests, lint configs, CI workflows) for the toolchains found, for
+	// the protect: proposal orket init writes as a comment.
+	Protect []string
+}
+
+// A Skip is a manifest or Makefile test target that detection found and
+// left out, and why.
+type Skip struct {
+	Path   string `json:"path"`   // repository-relative ("Makefile", "examples/hello/go.mod")
+	Reason string `json:"reason"` // "an example module"
 }
 
 // detectDepth is how deep below the root manifests are looked for: the root
@@ -29,10 +44,32 @@ var skipDirs = map[string]bool{
 	"build": true, "testdata": true, "__pycache__": true, "venv": true,
 }
 
+// exampleDirs hold examples, samples and demos: their manifests are found
+// and reported as skipped, never run, since their steps would verify the
+// examples rather than the project.
+var exampleDirs = map[string]bool{
+	"example": true, "examples": true, "_example": true, "_examples": true,
+	"sample": true, "samples": true, "demo": true, "demos": true,
+}
+
+// isExample reports whether a repository-relative directory is an example
+// directory or lies below one.
+func isExample(dir string) bool {
+	for _, e := range strings.Split(dir, "/") {
+		if exampleDirs[e] {
+			return true
+		}
+	}
+	return false
+}
+
 // Detect looks for go.mod, package.json, Cargo.toml, Python test
 // configuration and a Makefile test target at the root of a repository and
 // below it, and returns the verify steps they imply. Steps of a
 // subdirectory run there (dir) and are named after it ("web:npm-test").
+// An ecosystem's own test command wins over a Makefile test target in the
+// same directory, and manifests in example directories are left out; both
+// are listed in Skipped with the reason.
 func Detect(root string) (*Detection, error) {
 	det := &Detection{}
 	var dirs []string
@@ -49,7 +86,10 @@ func Detect(root string) (*Detection, error) {
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
 		if rel != "." {
-			if strings.HasPrefix(e.Name(), ".") || skipDirs[e.Name()] {
+			if strings.HasPrefix(e.Name(), ".") || skipDirs[e.Name()] || hasControl(e.Name()) {
+				// A name with a line break in it would break the
+				// comments and steps orket init writes; no project
+				// keeps its manifests there.
 				return filepath.SkipDir
 			}
 			if strings.Count(rel, "/")+1 > detectDepth {
@@ -72,10 +112,38 @@ func Detect(root string) (*Detection, error) {
 	for _, dir := range dirs {
 		detectDir(root, dir, det, covered)
 	}
+	if len(det.Found) > 0 {
+		det.protect(".", ciGlobs(root)...)
+	}
 	return det, nil
 }
 
+// hasControl reports whether s holds a control character.
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, unicode.IsControl) >= 0
+}
+
 var makeTestTarget = regexp.MustCompile(`(?m)^test[ \t]*:([^=]|$)`)
+
+// A testCommand is an ecosystem's own test step and the manifest it comes
+// from, which a Makefile test target in the same directory gives way to.
+type testCommand struct{ manifest, command string }
+
+// nodeTools maps a Node dev tool to the globs of its configuration files,
+// the usual name first.
+var nodeTools = []struct {
+	pkg   string
+	globs []string
+}{
+	{"eslint", []string{"eslint.config.*", ".eslintrc*"}},
+	{"prettier", []string{".prettierrc*", "prettier.config.*"}},
+	{"typescript", []string{"tsconfig*.json"}},
+	{"jest", []string{"jest.config.*"}},
+	{"vitest", []string{"vitest.config.*"}},
+	{"mocha", []string{".mocharc*"}},
+	{"@biomejs/biome", []string{"biome.json*"}},
+	{"stylelint", []string{".stylelintrc*", "stylelint.config.*"}},
+}
 
 func detectDir(root, dir string, det *Detection, covered map[string][]string) {
 	abs := filepath.Join(root, filepath.FromSlash(dir))
@@ -93,6 +161,58 @@ func detectDir(root, dir string, det *Detection, covered map[string][]string) {
 		}
 		return dir + "/" + name
 	}
+	// present returns the globs that match a file in dir (matched against
+	// the names, so that a directory name is never read as a pattern).
+	var names []string
+	if entries, err := os.ReadDir(abs); err == nil {
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+	}
+	present := func(globs ...string) []string {
+		var out []string
+		for _, g := range globs {
+			if slices.ContainsFunc(names, func(n string) bool { ok, _ := path.Match(g, n); return ok }) {
+				out = append(out, g)
+			}
+		}
+		return out
+	}
+	// config returns the configuration files of a tool that dir has, or
+	// the tool's usual one unless the root already has one of them (tools
+	// such as golangci-lint read a parent directory's).
+	config := func(globs ...string) []string {
+		if p := present(globs...); len(p) > 0 {
+			return p
+		}
+		for _, g := range globs {
+			if dir != "." && slices.Contains(det.Protect, g) {
+				return nil
+			}
+		}
+		return globs[:1]
+	}
+	hasMakeTest := has("Makefile") && makeTestTarget.MatchString(read("Makefile"))
+
+	if isExample(dir) {
+		for _, m := range []struct{ file, reason string }{
+			{"go.mod", "an example module"},
+			{"package.json", "an example package"},
+			{"Cargo.toml", "an example crate"},
+			{"pyproject.toml", "an example project"},
+			{"pytest.ini", "an example project"},
+			{"setup.cfg", "an example project"},
+		} {
+			if has(m.file) {
+				det.Skipped = append(det.Skipped, Skip{Path: rel(m.file), Reason: m.reason})
+			}
+		}
+		if hasMakeTest {
+			det.Skipped = append(det.Skipped, Skip{Path: rel("Makefile"), Reason: "test target of an example"})
+		}
+		return
+	}
+
 	// Nested manifests of workspace-style ecosystems belong to the outer one.
 	inside := func(eco string) bool {
 		for _, d := range covered[eco] {
@@ -104,20 +224,25 @@ func detectDir(root, dir string, det *Detection, covered map[string][]string) {
 	}
 	var steps []Step
 	add := func(name, cmd string) { steps = append(steps, Step{Name: name, Shell: cmd, Required: true}) }
-	var tests []int // indexes of test steps, which a Makefile test target replaces
+	var tests []testCommand
+	var protect []string
 
 	if has("go.mod") {
 		det.Found = append(det.Found, rel("go.mod"))
 		add("go-vet", "go vet ./...")
 		steps[len(steps)-1].When = []string{prefixGlob(dir, "**/*.go"), rel("go.mod"), rel("go.sum")}
-		tests = append(tests, len(steps))
 		add("go-test", "go test ./...")
+		tests = append(tests, testCommand{rel("go.mod"), "go test ./..."})
+		protect = append(protect, "**/*_test.go", "**/testdata/**")
+		protect = append(protect, config(".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json")...)
 	}
 	if has("package.json") && !inside("node") {
 		covered["node"] = append(covered["node"], dir)
 		det.Found = append(det.Found, rel("package.json"))
 		var pkg struct {
-			Scripts map[string]string `json:"scripts"`
+			Scripts         map[string]string `json:"scripts"`
+			Dependencies    map[string]any    `json:"dependencies"`
+			DevDependencies map[string]any    `json:"devDependencies"`
 		}
 		_ = json.Unmarshal([]byte(read("package.json")), &pkg) // a broken package.json just has no scripts
 		pm := "npm"
@@ -134,23 +259,38 @@ func detectDir(root, dir string, det *Detection, covered map[string][]string) {
 			if !ok || strings.Contains(body, "no test specified") {
 				continue
 			}
-			if s == "test" {
-				tests = append(tests, len(steps))
-			}
 			add(pm+"-"+s, pm+" run "+s)
+			if s == "test" {
+				tests = append(tests, testCommand{rel("package.json"), pm + " run test"})
+			}
+		}
+		protect = append(protect, "**/*.test.*", "**/*.spec.*", "**/__tests__/**")
+		for _, t := range nodeTools {
+			_, dev := pkg.DevDependencies[t.pkg]
+			_, dep := pkg.Dependencies[t.pkg]
+			if dev || dep {
+				protect = append(protect, config(t.globs...)...)
+			}
 		}
 	}
 	if has("Cargo.toml") && !inside("rust") {
 		covered["rust"] = append(covered["rust"], dir)
 		det.Found = append(det.Found, rel("Cargo.toml"))
-		tests = append(tests, len(steps))
 		add("cargo-test", "cargo test")
+		tests = append(tests, testCommand{rel("Cargo.toml"), "cargo test"})
+		protect = append(protect, "tests/**")
+		protect = append(protect, config("clippy.toml", ".clippy.toml")...)
+		protect = append(protect, present("rustfmt.toml", ".rustfmt.toml")...)
 	}
 	pyproject := read("pyproject.toml")
 	if has("pytest.ini") || has("pyproject.toml") || has("setup.cfg") {
+		var manifest string
 		for _, f := range []string{"pyproject.toml", "pytest.ini", "setup.cfg"} {
 			if has(f) {
 				det.Found = append(det.Found, rel(f))
+				if manifest == "" {
+					manifest = rel(f)
+				}
 			}
 		}
 		if strings.Contains(pyproject, "[tool.ruff") {
@@ -159,17 +299,22 @@ func detectDir(root, dir string, det *Detection, covered map[string][]string) {
 		if strings.Contains(pyproject, "[tool.mypy") || has("mypy.ini") {
 			add("mypy", "mypy .")
 		}
-		tests = append(tests, len(steps))
 		add("pytest", "python3 -m pytest")
+		tests = append(tests, testCommand{manifest, "python3 -m pytest"})
+		protect = append(protect, "tests/**", "**/test_*.py", "**/*_test.py", "**/conftest.py")
+		protect = append(protect, present("pytest.ini", "tox.ini", "mypy.ini", ".flake8", "ruff.toml", ".ruff.toml", ".pylintrc")...)
 	}
-	if has("Makefile") && makeTestTarget.MatchString(read("Makefile")) {
-		det.Found = append(det.Found, rel("Makefile"))
-		// The project's own test target is what its authors run: it
-		// replaces the ecosystem test steps of this directory.
-		for i := len(tests) - 1; i >= 0; i-- {
-			steps = append(steps[:tests[i]], steps[tests[i]+1:]...)
+	if hasMakeTest {
+		if len(tests) > 0 {
+			// The ecosystem's own test command is what its tools expect;
+			// a Makefile test target often does more (cleans caches,
+			// builds, runs integration suites) and takes much longer.
+			det.Skipped = append(det.Skipped, Skip{Path: rel("Makefile"), Reason: makeSkipReason(tests)})
+		} else {
+			det.Found = append(det.Found, rel("Makefile"))
+			add("make-test", "make test")
+			protect = append(protect, "Makefile")
 		}
-		add("make-test", "make test")
 	}
 	for _, s := range steps {
 		if dir != "." {
@@ -178,6 +323,48 @@ func detectDir(root, dir string, det *Detection, covered map[string][]string) {
 		}
 		det.Steps = append(det.Steps, s)
 	}
+	det.protect(dir, protect...)
+}
+
+// makeSkipReason says why a Makefile test target gives way to the
+// ecosystem test commands of its directory.
+func makeSkipReason(tests []testCommand) string {
+	var gives []string
+	for _, t := range tests {
+		gives = append(gives, t.manifest+" gives "+t.command)
+	}
+	if len(tests) == 1 {
+		return "test target: " + gives[0] + ", the ecosystem's own test command"
+	}
+	return "test target: " + strings.Join(gives, "; ") + ": the ecosystems' own test commands"
+}
+
+// protect adds globs of dir to the protect proposal, leaving out those a
+// root glob already covers.
+func (det *Detection) protect(dir string, globs ...string) {
+	for _, g := range globs {
+		if dir != "." && strings.HasPrefix(g, "**/") && slices.Contains(det.Protect, g) {
+			continue
+		}
+		if g = prefixGlob(dir, g); !slices.Contains(det.Protect, g) {
+			det.Protect = append(det.Protect, g)
+		}
+	}
+}
+
+// ciGlobs returns the CI configurations a repository has, or GitHub's
+// workflows when it has none of them.
+func ciGlobs(root string) []string {
+	var out []string
+	for _, g := range []string{".github/workflows/**", ".gitlab-ci.yml", ".circleci/**", ".buildkite/**", "azure-pipelines.yml", "Jenkinsfile"} {
+		if _, err := os.Stat(filepath.Join(root, strings.TrimSuffix(g, "/**"))); err == nil {
+			out = append(out, g)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{".github/workflows/**"}
+	}
+	return out
 }
 
 func prefixGlob(dir, glob string) string {
@@ -211,7 +398,8 @@ func Detected(root string) (*Config, error) {
 func Render(det *Detection) []byte {
 	var b strings.Builder
 	b.WriteString("# orket.yaml: how orket verifies a change to this repository.\n")
-	b.WriteString("# Written by orket init. Every key: orket schema. Reference: docs/config.md.\n")
+	b.WriteString("# Written by orket init. orket schema prints the JSON Schema of this file;\n")
+	b.WriteString("# orket schema --check shows how it resolves.\n")
 	b.WriteString("version: 1\n")
 	b.WriteString("# scope: [pkg/api]   # default --scope for orket run\n")
 	b.WriteString("verify:\n  default: quick\n  profiles:\n    quick:\n")
@@ -221,6 +409,9 @@ func Render(det *Detection) []byte {
 		b.WriteString("        run: " + yamlString(`echo "orket.yaml: add your verify steps to verify.profiles.quick" >&2; exit 1`) + "\n")
 	} else {
 		fmt.Fprintf(&b, "      # detected from %s\n", strings.Join(det.Found, ", "))
+	}
+	for _, sk := range det.Skipped {
+		fmt.Fprintf(&b, "      # skipped %s (%s)\n", sk.Path, sk.Reason)
 	}
 	for _, s := range det.Steps {
 		b.WriteString("      - name: " + yamlString(s.Name) + "\n")
@@ -243,6 +434,15 @@ preflight:
   strict: false     # true: a failed preflight check stops the run
   checks: []        # e.g. - {type: command_exists, command: go}
 `)
+	if len(det.Protect) > 0 {
+		q := make([]string, len(det.Protect))
+		for i, g := range det.Protect {
+			q[i] = yamlString(g)
+		}
+		b.WriteString("# Checks an edit must not weaken (tests, lint configs, CI), proposed for the\n")
+		b.WriteString("# toolchains found. This orket does not read protect: yet; keep it a comment.\n")
+		b.WriteString("# protect: [" + strings.Join(q, ", ") + "]\n")
+	}
 	return []byte(b.String())
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -21,13 +22,17 @@ type initResult struct {
 	Detected []string   `json:"detected"`
 	Profile  string     `json:"profile"`
 	Steps    []stepView `json:"steps"`
-	Wrote    []string   `json:"wrote"`
+	// Skipped lists the manifests and Makefile test targets found and left
+	// out of the profile, each with its reason.
+	Skipped []config.Skip `json:"skipped"`
+	Wrote   []string      `json:"wrote"`
 }
 
 type stepView struct {
-	Name string `json:"name"`
-	Run  string `json:"run"`
-	Dir  string `json:"dir,omitempty"`
+	Name    string `json:"name"`
+	Run     string `json:"run"`
+	Dir     string `json:"dir,omitempty"`
+	Timeout string `json:"timeout,omitempty"` // as orket.yaml spells it: 5m, 90s
 }
 
 func initCommand(o *options, result *any) *cli.Command {
@@ -40,6 +45,11 @@ func initCommand(o *options, result *any) *cli.Command {
 configuration and a Makefile test target (at the root and two levels below)
 and writes orket.yaml with a "quick" profile of the steps they imply, plus
 .orket/.gitignore so orket's local state stays out of commits.
+An ecosystem's own test command (go test ./..., npm run test, cargo test,
+pytest) wins over a Makefile test target in the same directory; manifests
+in example, sample and demo directories are left out. init lists what it
+left out and why ("skipped" under --json), and proposes, as a comment,
+protect: globs for the tests, lint configs and CI of what it found.
 An existing orket.yaml is left alone unless --force is given.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "overwrite an existing orket.yaml", Destination: &force, DisableDefaultText: true},
@@ -72,9 +82,12 @@ func runInit(o *options, force bool) (*initResult, error) {
 		return nil, &orket.Error{Code: orket.EInternal, Err: err, Msg: "init produced an invalid orket.yaml: " + err.Error(),
 			Hint: "this is a bug in orket; please report it with the repository layout"}
 	}
-	res := &initResult{Code: orket.OK, Config: rel(r, file), Detected: det.Found, Profile: "quick", Steps: []stepView{}}
+	res := &initResult{Code: orket.OK, Config: rel(r, file), Detected: det.Found, Profile: "quick", Steps: []stepView{}, Skipped: det.Skipped}
 	if res.Detected == nil {
 		res.Detected = []string{}
+	}
+	if res.Skipped == nil {
+		res.Skipped = []config.Skip{}
 	}
 	for _, s := range det.Steps {
 		res.Steps = append(res.Steps, stepView{Name: s.Name, Run: s.Command(), Dir: s.Dir})
@@ -100,20 +113,63 @@ func printInit(o *options, res *initResult) {
 	w := o.stdout
 	if len(res.Steps) == 0 {
 		fmt.Fprintf(w, "wrote %s with a placeholder step: nothing to run was detected\n", res.Config)
-		fmt.Fprintf(w, "next: edit verify.profiles.quick in %s (orket schema lists every key)\n", res.Config)
-		return
-	}
-	fmt.Fprintf(w, "wrote %s: profile %s, detected from %s\n", res.Config, res.Profile, strings.Join(res.Detected, ", "))
-	for _, s := range res.Steps {
-		where := ""
-		if s.Dir != "" {
-			where = "  (in " + s.Dir + ")"
+	} else {
+		fmt.Fprintf(w, "wrote %s: profile %s, detected from %s\n", res.Config, res.Profile, strings.Join(res.Detected, ", "))
+		var rows [][]string
+		for _, s := range res.Steps {
+			row := []string{s.Name, s.Run}
+			if s.Dir != "" {
+				row = append(row, "(in "+s.Dir+")")
+			}
+			rows = append(rows, row)
 		}
-		fmt.Fprintf(w, "  %-16s %s%s\n", s.Name, s.Run, where)
+		for _, line := range alignedLines(rows) {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	if len(res.Skipped) > 0 {
+		fmt.Fprintln(w, "skipped:")
+		var rows [][]string
+		for _, s := range res.Skipped {
+			rows = append(rows, []string{s.Path, s.Reason})
+		}
+		for _, line := range alignedLines(rows) {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	if len(res.Steps) == 0 {
+		fmt.Fprintf(w, "next: edit verify.profiles.quick in %s (orket schema lists every key)\n", res.Config)
 	}
 	for _, f := range res.Wrote[1:] {
 		fmt.Fprintf(w, "wrote %s\n", f)
 	}
+}
+
+// alignedLines lays rows out as columns two spaces apart, each column as
+// wide as its widest cell (in runes), without trailing blanks; a row may
+// have fewer cells than others.
+func alignedLines(rows [][]string) []string {
+	var widths []int
+	for _, row := range rows {
+		for i, cell := range row {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
+	}
+	lines := make([]string, len(rows))
+	for r, row := range rows {
+		var b strings.Builder
+		for i, cell := range row {
+			b.WriteString(cell)
+			if i < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell)+2))
+			}
+		}
+		lines[r] = b.String()
+	}
+	return lines
 }
 
 // rel shows a path relative to the repository root when it is inside it.

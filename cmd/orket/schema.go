@@ -3,12 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/orket/orket"
-
 	"github.com/orket/orket/config"
 )
 
@@ -18,6 +18,23 @@ type checkResult struct {
 	Detected []string      `json:"detected,omitempty"`
 	Default  string        `json:"default"`
 	Profiles []profileView `json:"profiles"`
+	Lessons  lessonsView   `json:"lessons"`
+}
+
+// lessonsView is the lessons section as resolved, its durations spelled as
+// orket.yaml spells them (14d, 90d), never as Go's 2160h0m0s.
+type lessonsView struct {
+	Path      string `json:"path"`
+	TopK      int    `json:"top_k"`
+	HalfLife  string `json:"half_life"`
+	Retention struct {
+		MaxEntries int    `json:"max_entries"`
+		MaxAge     string `json:"max_age"`
+	} `json:"retention"`
+	Tail struct {
+		MaxLines int `json:"max_lines"`
+		MaxBytes int `json:"max_bytes"`
+	} `json:"tail"`
 }
 
 type profileView struct {
@@ -77,34 +94,82 @@ func runSchemaCheck(o *options) (*checkResult, error) {
 		p, _ := c.Profile(name)
 		pv := profileView{Name: name, FailFast: p.FailFast, Parallel: p.Parallel, Steps: []stepView{}}
 		for _, s := range p.Steps {
-			pv.Steps = append(pv.Steps, stepView{Name: s.Name, Run: s.Command(), Dir: s.Dir})
+			sv := stepView{Name: s.Name, Run: s.Command(), Dir: s.Dir}
+			if s.Timeout > 0 {
+				sv.Timeout = config.FormatDuration(s.Timeout)
+			}
+			pv.Steps = append(pv.Steps, sv)
 		}
 		res.Profiles = append(res.Profiles, pv)
 	}
+	l := c.Lessons
+	res.Lessons = lessonsView{Path: l.Path, TopK: l.TopK, HalfLife: config.FormatDuration(l.HalfLife)}
+	res.Lessons.Retention.MaxEntries = l.Retention.MaxEntries
+	res.Lessons.Retention.MaxAge = config.FormatDuration(l.Retention.MaxAge)
+	res.Lessons.Tail.MaxLines, res.Lessons.Tail.MaxBytes = l.Tail.MaxLines, l.Tail.MaxBytes
 	if !o.json && !o.quiet {
-		if res.File != "" {
-			fmt.Fprintf(o.stdout, "%s: valid\n", res.File)
-		}
-		for _, p := range res.Profiles {
-			var opts []string
-			if p.Name == res.Default {
-				opts = append(opts, "default")
-			}
-			if !p.FailFast {
-				opts = append(opts, "fail_fast: false")
-			}
-			if p.Parallel {
-				opts = append(opts, "parallel")
-			}
-			suffix := ""
-			if len(opts) > 0 {
-				suffix = " (" + strings.Join(opts, ", ") + ")"
-			}
-			fmt.Fprintf(o.stdout, "profile %s%s\n", p.Name, suffix)
-			for _, s := range p.Steps {
-				fmt.Fprintf(o.stdout, "  %-16s %s\n", s.Name, s.Run)
-			}
-		}
+		printCheck(o, res)
 	}
 	return res, nil
+}
+
+// printCheck writes the resolved configuration for people: each profile
+// with its steps, then the lessons settings, in aligned columns.
+func printCheck(o *options, res *checkResult) {
+	w := o.stdout
+	if res.File != "" {
+		fmt.Fprintf(w, "%s: valid\n", res.File)
+	}
+	// One set of columns for the steps of every profile, so that they
+	// line up across profiles.
+	var rows [][]string
+	for _, p := range res.Profiles {
+		for _, s := range p.Steps {
+			row := []string{s.Name, s.Run}
+			var notes []string
+			if s.Dir != "" {
+				notes = append(notes, "in "+s.Dir)
+			}
+			if s.Timeout != "" {
+				notes = append(notes, "timeout "+s.Timeout)
+			}
+			if len(notes) > 0 {
+				row = append(row, "("+strings.Join(notes, ", ")+")")
+			}
+			rows = append(rows, row)
+		}
+	}
+	lines := alignedLines(rows)
+	for _, p := range res.Profiles {
+		var opts []string
+		if p.Name == res.Default {
+			opts = append(opts, "default")
+		}
+		if !p.FailFast {
+			opts = append(opts, "fail_fast: false")
+		}
+		if p.Parallel {
+			opts = append(opts, "parallel")
+		}
+		suffix := ""
+		if len(opts) > 0 {
+			suffix = " (" + strings.Join(opts, ", ") + ")"
+		}
+		fmt.Fprintf(w, "profile %s%s\n", p.Name, suffix)
+		for range p.Steps {
+			fmt.Fprintf(w, "  %s\n", lines[0])
+			lines = lines[1:]
+		}
+	}
+	l := res.Lessons
+	fmt.Fprintln(w, "lessons")
+	for _, line := range alignedLines([][]string{
+		{"path", l.Path},
+		{"top_k", strconv.Itoa(l.TopK)},
+		{"half_life", l.HalfLife},
+		{"retention", fmt.Sprintf("max_entries %d, max_age %s", l.Retention.MaxEntries, l.Retention.MaxAge)},
+		{"tail", fmt.Sprintf("max_lines %d, max_bytes %d", l.Tail.MaxLines, l.Tail.MaxBytes)},
+	}) {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
 }

@@ -1,0 +1,3 @@
+module github.com/acme/router/cmd/tool
+
+go 1.22

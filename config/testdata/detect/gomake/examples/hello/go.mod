@@ -1,0 +1,3 @@
+module github.com/acme/router/examples/hello
+
+go 1.22

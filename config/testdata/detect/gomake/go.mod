@@ -1,0 +1,3 @@
+module github.com/acme/router
+
+go 1.22
