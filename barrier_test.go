@@ -261,7 +261,7 @@ func worldState(t *testing.T, root, out string) string {
 				return nil
 			}
 			rel, _ := filepath.Rel(root, p)
-			if strings.HasPrefix(rel, ".orket/runs") || strings.HasPrefix(rel, ".orket/memory/failure_lessons.jsonl") {
+			if strings.HasPrefix(rel, ".orket/runs") || strings.HasPrefix(rel, ".orket/memory/failure_lessons.jsonl") || strings.HasPrefix(rel, ".orket/memory/passing") {
 				return nil // written by orket itself
 			}
 			info, _ := e.Info()
