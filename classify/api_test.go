@@ -210,6 +210,29 @@ func TestParseExpectation(t *testing.T) {
 	}
 }
 
+// TestFormatCheck: a check written as ParseCheck reads it, for every type.
+func TestFormatCheck(t *testing.T) {
+	for _, tt := range []struct {
+		ch   preflight.Check
+		want string
+	}{
+		{env("API_TOKEN"), "env_var_present:API_TOKEN"},
+		{cmdc("psql"), "command_exists:psql"},
+		{file("config/app.yaml"), "file_exists:config/app.yaml"},
+		{port(8080), "port_free:8080"},
+		{addr("127.0.0.1:5432"), "tcp_reachable:127.0.0.1:5432"},
+	} {
+		got := FormatCheck(tt.ch)
+		if got != tt.want {
+			t.Errorf("FormatCheck(%+v) = %q, want %q", tt.ch, got, tt.want)
+		}
+		back, err := ParseCheck(got)
+		if err != nil || back != tt.ch {
+			t.Errorf("ParseCheck(%q) = %+v, %v; want %+v", got, back, err, tt.ch)
+		}
+	}
+}
+
 // TestClassifyWithBaseline: real pairs of one step's passing and failing
 // output (testdata/baselines, made by capture.sh).
 func TestClassifyWithBaseline(t *testing.T) {

@@ -145,7 +145,8 @@ func (c *Classifier) run(evidence, context string, wantMisses bool) ([]hit, []mi
 		all := r.Pattern.FindAllStringSubmatchIndex(evidence, 16)
 		if len(all) == 0 {
 			if wantMisses && anchor != "" {
-				misses = append(misses, miss{r: r, at: anchorAt, anchor: anchor, reason: "the pattern did not match"})
+				misses = append(misses, miss{r: r, at: anchorAt, anchor: anchor,
+					reason: fmt.Sprintf("the pattern did not match, though this line holds %q", anchor)})
 			}
 			continue
 		}

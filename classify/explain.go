@@ -19,7 +19,7 @@ type LineMatch struct {
 	Source string `json:"source"` // "regex" or "user"
 	Rule   string `json:"rule"`
 	Tag    string `json:"tag"`
-	Line   int    `json:"line"` // 1-based number of the line where the match starts
+	Line   int    `json:"line"` // 1-based number of the line where the match starts (its first non-space character)
 	Text   string `json:"text"` // that line, trimmed and clipped
 	Match  string `json:"match"`
 }
@@ -66,7 +66,10 @@ func (c *Classifier) Explain(output string) *Explanation {
 			if slices.ContainsFunc(e.Matches[first:], func(m LineMatch) bool { return m.Match == match }) {
 				continue
 			}
-			n, line := lineAt(output, idx[0])
+			// The line of the match's first visible character: a pattern
+			// starting with \s* may begin on the blank line before it.
+			m := output[idx[0]:idx[1]]
+			n, line := lineAt(output, idx[0]+len(m)-len(strings.TrimLeft(m, " \t\r\n")))
 			e.Matches = append(e.Matches, LineMatch{Source: h.r.source, Rule: h.r.ID, Tag: h.r.Tag,
 				Line: n, Text: clip(line), Match: match})
 		}
@@ -79,29 +82,41 @@ func (c *Classifier) Explain(output string) *Explanation {
 	return e
 }
 
-// String renders the explanation for people: the tags, each match with
-// its line, then the near misses.
+// String renders the explanation for people: the tags, the checks and
+// the first error, then each match with the text it matched and its line,
+// then the near misses with why they missed. Rules from orket.yaml are
+// marked "user rule".
 func (e *Explanation) String() string {
 	var b strings.Builder
 	if len(e.Result.Tags) == 0 {
-		b.WriteString("tags: none\n")
+		b.WriteString("tags: none (no rule recognises this output)\n")
 	} else {
 		fmt.Fprintf(&b, "tags: %s (confidence %.2f)\n", strings.Join(e.Result.Tags, ", "), e.Result.Confidence)
 	}
 	for _, ch := range e.Result.Checks {
 		fmt.Fprintf(&b, "check: %s\n", ch)
 	}
+	if e.Result.FirstError != "" {
+		fmt.Fprintf(&b, "first error: %s\n", e.Result.FirstError)
+	}
 	if len(e.Matches) > 0 {
 		b.WriteString("matched:\n")
 		for _, m := range e.Matches {
-			fmt.Fprintf(&b, "  %s (%s) line %d: %s\n", m.Rule, m.Tag, m.Line, m.Text)
+			fmt.Fprintf(&b, "  line %d: %s (%s%s) matched %q\n    %s\n", m.Line, m.Rule, m.Tag, userMark(m.Source), m.Match, m.Text)
 		}
 	}
 	if len(e.NearMisses) > 0 {
 		b.WriteString("nearly matched:\n")
 		for _, m := range e.NearMisses {
-			fmt.Fprintf(&b, "  %s (%s) line %d: %s\n    %s\n", m.Rule, m.Tag, m.Line, m.Text, m.Reason)
+			fmt.Fprintf(&b, "  line %d: %s (%s%s): %s\n    %s\n", m.Line, m.Rule, m.Tag, userMark(m.Source), m.Reason, m.Text)
 		}
 	}
 	return b.String()
+}
+
+func userMark(source string) string {
+	if source == "user" {
+		return ", user rule"
+	}
+	return ""
 }

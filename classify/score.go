@@ -113,6 +113,24 @@ func ParseCheck(s string) (preflight.Check, error) {
 	return ch, nil
 }
 
+// FormatCheck writes a check as ParseCheck reads it: "port_free:8080".
+func FormatCheck(ch preflight.Check) string {
+	val := ""
+	switch ch.Type {
+	case preflight.EnvVarPresent:
+		val = ch.Name
+	case preflight.CommandExists:
+		val = ch.Command
+	case preflight.FileExists:
+		val = ch.Path
+	case preflight.PortFree:
+		val = strconv.Itoa(ch.Port)
+	case preflight.TCPReachable:
+		val = ch.Address
+	}
+	return ch.Type + ":" + val
+}
+
 // A TagScore is how well one tag was recognised over a set of outputs.
 type TagScore struct {
 	Tag       string  `json:"tag"`

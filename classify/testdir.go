@@ -141,6 +141,14 @@ func diffTags(a, b []string) []string {
 	return d
 }
 
+func formatChecks(chs []preflight.Check) string {
+	s := make([]string, len(chs))
+	for i, ch := range chs {
+		s[i] = FormatCheck(ch)
+	}
+	return strings.Join(s, ", ")
+}
+
 func sameChecks(a, b []preflight.Check) bool {
 	if len(a) != len(b) {
 		return false
@@ -168,8 +176,8 @@ func (r *DirReport) String() string {
 			fmt.Fprintf(&b, ": %s", f.Err)
 		case !f.Pass:
 			fmt.Fprintf(&b, ": want [%s], got [%s]", strings.Join(f.WantTags, ", "), strings.Join(f.GotTags, ", "))
-			if f.WantChecks != nil && !sameChecks(f.WantChecks, f.GotChecks) {
-				fmt.Fprintf(&b, "; checks want %v, got %v", f.WantChecks, f.GotChecks)
+			if !sameChecks(f.WantChecks, f.GotChecks) {
+				fmt.Fprintf(&b, "; checks want [%s], got [%s]", formatChecks(f.WantChecks), formatChecks(f.GotChecks))
 			}
 		}
 		b.WriteByte('\n')
