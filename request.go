@@ -2,6 +2,7 @@ package orket
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sort"
 	"strings"
@@ -103,6 +104,9 @@ func (r *Run) validate() error {
 	if req.Edit == nil {
 		req.Edit = VerifyOnly{}
 	}
+	if req.Repo == nil || req.Config == nil {
+		return errors.New("a request needs a repository and a configuration")
+	}
 	if req.Env.Now == nil {
 		req.Env.Now = time.Now
 	}
@@ -137,6 +141,10 @@ func (r *Run) validate() error {
 		return &ScopeRequiredError{}
 	}
 	r.strict = req.StrictPreflight || req.Config.Preflight.Strict
+	r.baselineOff = req.Config.Verify.BaselineOff
+	if m := req.Config.Verify.BaselineMax; m > 0 {
+		r.baselineMax = m
+	}
 	rr := RecordRequest{EditSource: req.Edit.Source(), Scope: append([]string{}, r.scope.Patterns()...),
 		Profile: prof.Name, Skip: sortedKeys(r.skip), DryRun: req.DryRun, AutoConfirm: req.AutoConfirm,
 		KeepOnFail: req.KeepOnFail, Commit: req.Commit}

@@ -44,6 +44,11 @@ type Verify struct {
 	// Writes lists the paths (doublestar globs) verify steps may write
 	// outside a run's scope: generated files such as coverage reports.
 	Writes []string
+	// BaselineOff turns off running a failed step again on the tree
+	// without the change (verify.baseline: off).
+	BaselineOff bool
+	// BaselineMax: only steps that took less run again (default 2m).
+	BaselineMax time.Duration
 }
 
 // A Profile is a named list of steps, possibly extending another profile.
@@ -124,7 +129,7 @@ type Preflight struct {
 func Defaults() *Config {
 	return &Config{
 		Version: 1,
-		Verify:  Verify{Profiles: map[string]*Profile{}},
+		Verify:  Verify{Profiles: map[string]*Profile{}, BaselineMax: 2 * time.Minute},
 		Lessons: Lessons{
 			Path:      ".orket/memory/failure_lessons.jsonl",
 			TopK:      3,

@@ -274,7 +274,7 @@ func (d *decoder) strings(n *yaml.Node, what string) ([]string, error) {
 
 var (
 	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight"}
-	verifyKeys    = []string{"default", "profiles", "writes"}
+	verifyKeys    = []string{"default", "profiles", "writes", "baseline", "baseline_max"}
 	profileKeys   = []string{"extends", "fail_fast", "parallel", "steps"}
 	stepKeys      = []string{"name", "run", "timeout", "env", "dir", "required", "when"}
 	lessonsKeys   = []string{"path", "top_k", "half_life", "retention", "tail"}
@@ -343,6 +343,16 @@ func (d *decoder) verify(v *Verify, n *yaml.Node) error {
 			v.Default, err = d.nonEmpty(val, "verify.default")
 		case "profiles":
 			err = d.profiles(v, val)
+		case "baseline":
+			var mode string
+			if mode, err = d.nonEmpty(val, "verify.baseline"); err == nil {
+				if mode != "on_failure" && mode != "off" {
+					err = d.errf(val, "write on_failure (the default) or off", "verify.baseline: %q is not on_failure or off", mode)
+				}
+				v.BaselineOff = mode == "off"
+			}
+		case "baseline_max":
+			v.BaselineMax, err = d.duration(val, "verify.baseline_max")
 		case "writes":
 			v.Writes, err = d.strings(val, "verify.writes")
 			for _, p := range v.Writes {
