@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/orket/orket"
+	"github.com/orket/orket/classify"
 	"github.com/orket/orket/verify"
 )
 
@@ -54,40 +57,311 @@ func escapeProperty(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
 }
 
+// Go test's output, read line by line (see goAnnotations).
+var (
+	// a test's log line: "    greet_test.go:8: message" (a path with
+	// -fullpath), indented under its test
+	goTestLog = regexp.MustCompile(`^(\s+)(\S+\.go):(\d+): (.*)$`)
+	// the test the log lines that follow belong to (-v)
+	goTestRun = regexp.MustCompile(`^=== (?:RUN|CONT|PAUSE|NAME)\s+(\S+)`)
+	// a test's result; the log lines of a failed test follow it (no -v)
+	goTestDone = regexp.MustCompile(`^\s*--- (FAIL|PASS|SKIP): (\S+)`)
+	// a package's result: "FAIL\texample.com/greeter/api\t0.012s",
+	// "ok  \texample.com/m\t0.003s", "FAIL\texample.com/m [build failed]"
+	goPkgResult = regexp.MustCompile(`^(FAIL|ok)\s+(\S+)`)
+	// a panic, and the frames of its goroutine's stack
+	goPanic = regexp.MustCompile(`^panic: (.+?)(?: \[recovered[^\]]*\])?$`)
+	goFrame = regexp.MustCompile(`^\t(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$`)
+	// "vet: ./x.go:12:5: undefined: Foo": go vet's report of a compile error
+	vetPrefix = regexp.MustCompile(`^vet: `)
+	// a stack frame's offset, which is no message
+	frameOffset = regexp.MustCompile(`^\+0x[0-9a-f]+$`)
+)
+
+// maxStepAnnotations bounds the annotations of one step (GitHub shows ten
+// of a kind per step).
+const maxStepAnnotations = 10
+
 // stepAnnotations turns a failed step into annotations: one per location
-// its output names (at most 10), or one for the step.
+// its output names (at most maxStepAnnotations), or one for the step. A
+// failed Go test is annotated at its assertion (the test file, found
+// through the package go test names, the step's dir and the touch set),
+// with the assertion's message; a location printed twice (the build and
+// vet report one compile error) is annotated once.
 func stepAnnotations(root string, touch []string, r *verify.StepResult) []annotation {
 	level := "error"
 	if !r.Required {
 		level = "warning"
 	}
 	title := "orket: step " + r.Name + " failed (" + orket.ExitText(r) + ")"
-	var out []annotation
-	for _, line := range strings.Split(r.OutputTail, "\n") {
+	lines := strings.Split(classify.Plain(r.OutputTail), "\n")
+	res := &goResolver{root: root, dir: r.Dir, touch: touch}
+	var set annotationSet
+	used := goAnnotations(lines, res, func(file, line, msg string) {
+		set.add(annotation{level: level, file: file, line: line, title: title, message: msg})
+	})
+	for i, line := range lines {
+		if used[i] {
+			continue
+		}
+		line = vetPrefix.ReplaceAllLiteralString(line, "")
 		m := colonLoc.FindStringSubmatch(line)
 		if m == nil {
 			m = parenLoc.FindStringSubmatch(line)
 		}
-		if m == nil {
+		if m == nil || frameOffset.MatchString(m[4]) {
 			continue
 		}
-		file := resolveFile(root, r.Dir, touch, m[1])
+		file := res.path(m[1])
 		if file == "" {
 			continue
 		}
-		out = append(out, annotation{level: level, file: file, line: m[2], col: m[3], title: title, message: strings.TrimSpace(m[4])})
-		if len(out) == 10 {
-			break
-		}
+		set.add(annotation{level: level, file: file, line: m[2], col: m[3], title: title, message: strings.TrimSpace(m[4])})
+	}
+	out := set.list
+	if len(out) > maxStepAnnotations {
+		out = out[:maxStepAnnotations]
 	}
 	if len(out) == 0 {
-		msg := lastLines(r.OutputTail, 5)
+		msg := lastLines(strings.Join(lines, "\n"), 5)
 		if msg == "" {
 			msg = r.Command
 		}
 		out = append(out, annotation{level: level, title: title, message: msg})
 	}
 	return out
+}
+
+// goAnnotations reads go test's output: the log lines of each failed test
+// (in verbose output too, where passing tests log as well) and the first
+// frame in the repository of a panic. It calls add with the file, the
+// line and the message of each (no file nor line when the file cannot be
+// found: the message then starts with the name and line go test printed),
+// and returns the indexes of the lines it used.
+func goAnnotations(lines []string, res *goResolver, add func(file, line, msg string)) map[int]bool {
+	type logged struct {
+		test, file, line, msg string
+	}
+	used := map[int]bool{}
+	var pending []logged // log lines of the package being tested
+	current := ""        // the test the next log lines belong to
+	flush := func(pkg string) {
+		for _, l := range pending {
+			if file := res.goTestFile(pkg, l.file); file != "" {
+				add(file, l.line, l.msg)
+			} else {
+				add("", "", l.file+":"+l.line+": "+l.msg) // where, in words
+			}
+		}
+		pending = nil
+	}
+	// A panic is annotated once, at the first frame of its stack that is
+	// in the repository; then, until the package's result, no other.
+	panicMsg, panicked := "", false
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if m := goTestRun.FindStringSubmatch(line); m != nil {
+			current = m[1]
+			continue
+		}
+		if m := goTestDone.FindStringSubmatch(line); m != nil {
+			if m[1] == "FAIL" {
+				current = m[2]
+				continue
+			}
+			// A test that passed or was skipped logged nothing that failed.
+			current = ""
+			kept := pending[:0]
+			for _, l := range pending {
+				if l.test != m[2] && !strings.HasPrefix(l.test, m[2]+"/") {
+					kept = append(kept, l)
+				}
+			}
+			pending = kept
+			continue
+		}
+		if m := goPkgResult.FindStringSubmatch(line); m != nil {
+			if m[1] == "ok" {
+				pending = nil // a passing package's tests logged (-v)
+			}
+			flush(m[2])
+			current, panicMsg, panicked = "", "", false
+			continue
+		}
+		if m := goPanic.FindStringSubmatch(line); m != nil && !panicked {
+			panicMsg, panicked = "panic: "+m[1], true
+			continue
+		}
+		if m := goFrame.FindStringSubmatch(line); m != nil {
+			if file := res.path(m[1]); file != "" && panicMsg != "" {
+				used[i] = true
+				add(file, m[2], panicMsg)
+				panicMsg = ""
+			}
+			continue
+		}
+		m := goTestLog.FindStringSubmatch(line)
+		if m == nil || current == "" {
+			continue
+		}
+		used[i] = true
+		msg := []string{m[4]}
+		// A multi-line message goes on indented deeper.
+		deeper := m[1] + "    "
+		for i+1 < len(lines) && strings.HasPrefix(lines[i+1], deeper) && !goTestLog.MatchString(lines[i+1]) && !goTestDone.MatchString(lines[i+1]) {
+			i++
+			used[i] = true
+			if len(msg) < 10 {
+				msg = append(msg, strings.TrimPrefix(lines[i], deeper))
+			}
+		}
+		pending = append(pending, logged{test: current, file: m[2], line: m[3], msg: strings.TrimSpace(strings.Join(msg, "\n"))})
+	}
+	flush("")
+	return used
+}
+
+// A goResolver makes the paths in a step's output repository-relative.
+type goResolver struct {
+	root, dir string
+	touch     []string
+	// the Go module of the step's dir: its path and its directory
+	// (repository-relative), read once
+	modRead        bool
+	modPath, modAt string
+}
+
+// path resolves a path as a tool printed it: absolute, relative to the
+// step's dir or the root, a Go module path (-trimpath), or the end of a
+// touched path.
+func (g *goResolver) path(p string) string {
+	if f := resolveFile(g.root, g.dir, g.touch, p); f != "" {
+		return f
+	}
+	if mod, at := g.module(); mod != "" && strings.HasPrefix(p, mod+"/") {
+		f := path.Join(at, strings.TrimPrefix(p, mod+"/"))
+		if g.exists(f) {
+			return f
+		}
+	}
+	return ""
+}
+
+// goTestFile finds the file of a test's log line: go test prints its base
+// name only ("greet_test.go"), and the package on the package's result
+// line ("FAIL\texample.com/greeter/api"). With the module's path (go.mod
+// in the step's dir or above it, up to the root), the package names the
+// directory; without it, a touched file of that name in a directory whose
+// path ends like the package's, or the step's dir. "" when none is found.
+func (g *goResolver) goTestFile(pkg, name string) string {
+	if strings.Contains(name, "/") { // -fullpath
+		return g.path(name)
+	}
+	var fallback string
+	if mod, at := g.module(); mod != "" && (pkg == mod || strings.HasPrefix(pkg, mod+"/")) {
+		f := path.Join(at, strings.TrimPrefix(strings.TrimPrefix(pkg, mod), "/"), name)
+		if g.exists(f) || slices.Contains(g.touch, f) {
+			return f
+		}
+		fallback = f // a test file the change added and the revert took away
+	}
+	if pkg != "" {
+		best, bestScore, tie := "", 0, false
+		for _, t := range g.touch {
+			if path.Base(t) != name {
+				continue
+			}
+			switch score := commonTail(path.Dir(t), pkg); {
+			case score > bestScore:
+				best, bestScore, tie = t, score, false
+			case score == bestScore:
+				tie = true
+			}
+		}
+		if best != "" && !tie {
+			return best
+		}
+	}
+	if f := resolveFile(g.root, g.dir, g.touch, name); f != "" {
+		return f
+	}
+	return fallback
+}
+
+// commonTail counts the trailing path elements a directory and a package
+// path share: "api/v2" and "example.com/greeter/api/v2" share two.
+func commonTail(dir, pkg string) int {
+	d, p := strings.Split(dir, "/"), strings.Split(pkg, "/")
+	n := 0
+	for n < len(d) && n < len(p) && d[len(d)-1-n] == p[len(p)-1-n] && d[len(d)-1-n] != "." {
+		n++
+	}
+	return n
+}
+
+// module returns the path of the Go module the step runs in and its
+// directory, from the nearest go.mod at or above the step's dir, up to
+// the root; "" when there is none.
+func (g *goResolver) module() (modPath, dir string) {
+	if g.modRead {
+		return g.modPath, g.modAt
+	}
+	g.modRead = true
+	for d := path.Clean(filepath.ToSlash(g.dir)); ; d = path.Dir(d) {
+		if b, err := os.ReadFile(filepath.Join(g.root, filepath.FromSlash(d), "go.mod")); err == nil {
+			if m := goModule.FindSubmatch(b); m != nil {
+				g.modPath, g.modAt = strings.Trim(string(m[1]), `"`+"`"), d
+			}
+			return g.modPath, g.modAt
+		}
+		if d == "." || d == "/" || strings.HasPrefix(d, "..") {
+			return "", ""
+		}
+	}
+}
+
+var goModule = regexp.MustCompile(`(?m)^module\s+(\S+)`)
+
+func (g *goResolver) exists(rel string) bool {
+	_, err := os.Stat(filepath.Join(g.root, filepath.FromSlash(rel)))
+	return err == nil
+}
+
+// An annotationSet holds annotations in order, one per location: an
+// annotation at a location already held adds its message to the first's,
+// unless that message is there already (a compile error that the build
+// and vet both print, one step's failure reported by another).
+// Annotations without a location are kept as they are.
+type annotationSet struct {
+	list []annotation
+	at   map[string]int // location: index in list
+}
+
+// maxMessages bounds the messages one location gathers (the failures of
+// a table-driven test all point at one line).
+const maxMessages = 5
+
+func (s *annotationSet) add(a annotation) {
+	if a.file == "" {
+		s.list = append(s.list, a)
+		return
+	}
+	key := a.file + ":" + a.line + ":" + a.col
+	i, ok := s.at[key]
+	if !ok {
+		if s.at == nil {
+			s.at = map[string]int{}
+		}
+		s.at[key] = len(s.list)
+		s.list = append(s.list, a)
+		return
+	}
+	held := &s.list[i]
+	msgs := strings.Split(held.message, "\n\n")
+	if slices.Contains(msgs, a.message) || len(msgs) >= maxMessages {
+		return
+	}
+	held.message += "\n\n" + a.message
 }
 
 // resolveFile makes a path from tool output repository-relative: as
@@ -148,31 +422,40 @@ func githubReport(o *options, root string, res *orket.Record) {
 	}
 }
 
+// writeAnnotations writes the run's workflow commands: advisories, failed
+// preflight checks, the failed edit and steps, writes outside the scope.
+// One location is annotated once, even when two steps report it.
 func writeAnnotations(w io.Writer, root string, res *orket.Record) {
-	var all []annotation
+	var all annotationSet
 	for _, a := range res.Advisories {
 		msg := fmt.Sprintf("%s (seen %d time(s), last %s; step %s)", a.Title, a.Count, a.LastSeen.Format("2006-01-02"), a.FailedCommand)
-		all = append(all, annotation{level: "warning", title: "orket advisory", message: msg})
+		all.add(annotation{level: "warning", title: "orket advisory", message: msg})
 	}
 	for _, c := range res.Preflight {
 		if !c.OK {
-			all = append(all, annotation{level: "warning", title: "orket preflight", message: c.Detail + " (" + c.Source + ")"})
+			all.add(annotation{level: "warning", title: "orket preflight", message: c.Detail + " (" + c.Source + ")"})
 		}
 	}
+	var failed []*verify.StepResult
 	if res.Edit != nil && res.Edit.Status == verify.Failed {
-		all = append(all, stepAnnotations(root, res.Plan.TouchSet, res.Edit)...)
+		failed = append(failed, res.Edit)
 	}
 	for _, s := range res.Steps {
 		if s.Status == verify.Failed {
-			all = append(all, stepAnnotations(root, res.Plan.TouchSet, s)...)
+			failed = append(failed, s)
+		}
+	}
+	for _, s := range failed {
+		for _, a := range stepAnnotations(root, res.Plan.TouchSet, s) {
+			all.add(a)
 		}
 	}
 	if res.Barrier != nil {
 		for _, p := range append(append([]string{}, res.Barrier.Outside...), res.Barrier.Guarded...) {
-			all = append(all, annotation{level: "error", title: "orket: write outside the scope", message: p + " is outside --scope " + strings.Join(res.Request.Scope, ", ")})
+			all.add(annotation{level: "error", title: "orket: write outside the scope", message: p + " is outside --scope " + strings.Join(res.Request.Scope, ", ")})
 		}
 	}
-	for _, a := range all {
+	for _, a := range all.list {
 		fmt.Fprintln(w, a)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,14 +105,35 @@ func TestHumanOutputGolden(t *testing.T) {
 	}
 }
 
+// TestGitHubAnnotationsGolden: the workflow commands and the step summary
+// of a failed run. Besides the sample run's steps, real go test and go vet
+// output, produced here in Go modules under the repository: failed
+// assertions annotated at their test file (found through the package go
+// test names and the step's module, none of them touched), a table test's
+// failures on one line as one annotation, a verbose run's passing test
+// not annotated, a panic at its frame in the repository, a compile error
+// that vet and the build both print annotated once, and a test whose file
+// cannot be found annotated with its assertion rather than the last lines.
 func TestGitHubAnnotationsGolden(t *testing.T) {
-	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "api"), 0o755)
-	os.MkdirAll(filepath.Join(root, "web", "src"), 0o755)
-	os.WriteFile(filepath.Join(root, "api", "greet_test.go"), nil, 0o644)
-	os.WriteFile(filepath.Join(root, "web", "src", "app.ts"), nil, 0o644)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/greeter\n\ngo 1.22\n")
+	write("api/greet_test.go", "")
+	write("web/src/app.ts", "")
 	res := sampleRun()
-	res.Plan.TouchSet = []string{"api/greet.go", "api/greet_test.go"}
+	res.Plan.TouchSet = []string{"api/greet.go", "web/src/app.ts"}
 	res.Steps = append(res.Steps,
 		&verify.StepResult{Name: "vet2", Status: verify.Failed, Required: true, ExitCode: 1,
 			OutputTail: "# example.com/greeter/api\n# [example.com/greeter/api]\napi/greet.go:14:2: fmt.Sprintf format %d has arg name of wrong type string\n"},
@@ -124,15 +146,90 @@ func TestGitHubAnnotationsGolden(t *testing.T) {
 	res.Advisories = []lessons.Advisory{{Title: "Missing environment variable DATABASE_URL", Count: 3, FailedCommand: "go test ./...",
 		LastSeen: time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)}}
 	res.Preflight = []preflight.Result{{Check: preflight.Check{Type: preflight.EnvVarPresent, Name: "DATABASE_URL"}, Detail: "DATABASE_URL is not set (or empty)", Source: "lesson 7d53bd9a"}}
-	var out bytes.Buffer
-	writeAnnotations(&out, root, res)
-	golden(t, "annotations.txt", out.String())
 	var sum bytes.Buffer
 	writeSummary(&sum, res)
 	golden(t, "step-summary.md", sum.String())
+
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatalf("the go command is needed for real go test output: %v", err)
+	}
+	write("svc/go.mod", "module example.com/svc\n\ngo 1.22\n")
+	write("svc/internal/calc/calc.go", "package calc\n\n// Add adds.\nfunc Add(a, b int) int { return a - b }\n")
+	write("svc/internal/calc/calc_test.go", `package calc
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	for _, tt := range []struct{ a, b, want int }{{1, 1, 2}, {2, 3, 5}, {0, 0, 0}} {
+		if got := Add(tt.a, tt.b); got != tt.want {
+			t.Errorf("Add(%d, %d):\n got: %d\nwant: %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+`)
+	write("svc/panics/p_test.go", "package panics\n\nimport \"testing\"\n\nfunc TestIndex(t *testing.T) {\n\ts := []int{1, 2, 3}\n\ti := len(s) + 2\n\t_ = s[i]\n}\n")
+	write("svc/util/util_test.go", "package util\n\nimport \"testing\"\n\nfunc TestOK(t *testing.T) { t.Log(\"util is fine\") }\n")
+	write("svc/greet/greet.go", "package greet\n\n// Hello greets.\nfunc Hello(n string) string { return \"Hi \" + n }\n")
+	write("svc/greet/greet_test.go", `package greet
+
+import "testing"
+
+func TestSetup(t *testing.T) {
+	t.Log("cache disabled: CACHE_URL is not set")
+}
+
+func TestHello(t *testing.T) {
+	if got := Hello("Ada"); got != "Hello, Ada!" {
+		t.Errorf("Hello(%q) = %q, want %q", "Ada", got, "Hello, Ada!")
+	}
+}
+`)
+	write("tools/go.mod", "module example.com/tools\n\ngo 1.22\n")
+	write("tools/gen.go", "package tools\n\nfunc Gen(n string) string { return Prefix + n }\n")
+	write("tools/gen_test.go", "package tools\n\nimport \"testing\"\n\nfunc TestGen(t *testing.T) { _ = Gen(\"x\") }\n")
+	real := func(name, dir, command string) *verify.StepResult {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", command)
+		cmd.Dir = filepath.Join(root, dir)
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "NO_COLOR=1")
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Fatalf("%s: %s passed:\n%s", name, command, out)
+		}
+		return &verify.StepResult{Name: name, Command: command, Dir: dir, Status: verify.Failed, Required: true,
+			ExitCode: cmd.ProcessState.ExitCode(), OutputTail: string(out)}
+	}
+	b, err := os.ReadFile("../../classify/testdata/outputs/go-test-fail.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Steps = append(res.Steps,
+		real("unit", "svc", "go test -count=1 ./..."),
+		real("unit-v", "svc", "go test -count=1 -v ./greet"),
+		real("check", "tools", "go vet ./...; go test -count=1 ./..."),
+		real("again", "tools", "go build ./..."),
+		// go test's output of another module (example.com/m): its
+		// m_test.go is nowhere here.
+		&verify.StepResult{Name: "elsewhere", Status: verify.Failed, Required: true, ExitCode: 1, OutputTail: string(b)},
+	)
+	var out bytes.Buffer
+	writeAnnotations(&out, root, res)
+	golden(t, "annotations.txt", out.String())
+	locations := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		if !strings.HasPrefix(line, "::error") && !strings.HasPrefix(line, "::warning") {
 			t.Errorf("not a workflow command: %q", line)
 		}
+		if i := strings.Index(line, ",title="); strings.Contains(line, " file=") && i > 0 {
+			locations[line[:i]]++
+		}
+	}
+	for loc, n := range locations {
+		if n > 1 {
+			t.Errorf("%s is annotated %d times", loc, n)
+		}
+	}
+	if strings.Contains(out.String(), "CACHE_URL") {
+		t.Error("the log line of a test that passed (go test -v) is annotated")
 	}
 }
