@@ -3,12 +3,14 @@ package classify
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/orket/orket/config"
 	"github.com/orket/orket/preflight"
 )
 
@@ -312,5 +314,48 @@ func BenchmarkClassifyTail(b *testing.B) {
 	b.SetBytes(int64(len(tail)))
 	for b.Loop() {
 		c.Classify(tail)
+	}
+}
+
+// TestExplanationString: what orket classify --explain prints. A user
+// rule is marked; a match starting on a blank line (a pattern beginning
+// with \s*) is shown on the line of its text.
+func TestExplanationString(t *testing.T) {
+	user := New([]config.Rule{{ID: "acme.vault-sealed", Tag: MissingEnvVar, Re: regexp.MustCompile(`vault is sealed`),
+		Preflight: []preflight.Check{env("VAULT_TOKEN")}}})
+	tests := []struct {
+		name string
+		c    *Classifier
+		in   string
+		want string
+	}{
+		{name: "user rule", c: user, in: "fetching\nerror: vault is sealed\n",
+			want: `tags: missing_env_var (confidence 0.95)
+check: environment variable VAULT_TOKEN is set
+first error: error: vault is sealed
+matched:
+  line 2: acme.vault-sealed (missing_env_var, user rule) matched "vault is sealed"
+    error: vault is sealed
+`},
+		{name: "match after a blank line", c: New(nil), in: "● adds\n\n    Expected: 5\n    Received: -1\n",
+			want: `tags: test_assertion_failed (confidence 0.80)
+matched:
+  line 3: node.assertion (test_assertion_failed) matched "Expected: 5\n    Received:"
+    Expected: 5
+`},
+		{name: "no tag, a near miss", c: New(nil), in: "Get \"http://127.0.0.1:18099/\": dial tcp 127.0.0.1:18099: connect: connection refused\n",
+			want: `tags: none (no rule recognises this output)
+first error: Get "http://127.0.0.1:18099/": dial tcp 127.0.0.1:18099: connect: connection refused
+nearly matched:
+  line 1: go.dial-refused (db_connection_failed): the pattern did not match, though this line holds ": connect: connection refused"
+    Get "http://127.0.0.1:18099/": dial tcp 127.0.0.1:18099: connect: connection refused
+`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, tt.c.Explain(tt.in).String()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }
