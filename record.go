@@ -46,10 +46,13 @@ type Record struct {
 	Barrier    *Barrier             `json:"barrier,omitempty"`
 	GitChanges []string             `json:"git_changes,omitempty"`
 	StepWrites []string             `json:"step_writes,omitempty"` // paths verify steps wrote besides the edit's
-	Snapshot   string               `json:"snapshot_ref,omitempty"`
-	Revert     *Revert              `json:"revert,omitempty"`
-	PatchFile  string               `json:"patch_file,omitempty"`
-	Commit     string               `json:"commit,omitempty"`
+	// IgnoredWrites names the ignored files and directories ("dir/") the
+	// edit deleted, rewrote or made: outside the transaction, but seen.
+	IgnoredWrites []string `json:"ignored_writes,omitempty"`
+	Snapshot      string   `json:"snapshot_ref,omitempty"`
+	Revert        *Revert  `json:"revert,omitempty"`
+	PatchFile     string   `json:"patch_file,omitempty"`
+	Commit        string   `json:"commit,omitempty"`
 	// CommitRefused is what git said when it refused the commit (a hook,
 	// signing, no identity); the change stays in the tree.
 	CommitRefused string           `json:"commit_refused,omitempty"`

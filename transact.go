@@ -144,7 +144,11 @@ func (r *Run) barrier() error {
 		rec.Plan.TouchSet, rec.Plan.TouchCount, rec.Plan.Measured = nonNil(ch.Paths), len(ch.Paths), true
 	}
 	rec.GitChanges = ch.Git
-	outside := r.scope.Outside(rec.Plan.TouchSet)
+	rec.IgnoredWrites = append(append([]string{}, ch.IgnoredChanged...), ch.IgnoredCreated...)
+	// Ignored files are outside the transaction, but an edit may not
+	// destroy them outside its scope (a .env): new ones it makes are only
+	// named.
+	outside := append(r.scope.Outside(rec.Plan.TouchSet), r.scope.Outside(ch.IgnoredChanged)...)
 	if len(outside) > 0 || len(ch.Guarded) > 0 {
 		rec.Barrier = &Barrier{Outside: outside, Guarded: ch.Guarded}
 		return &OutOfScopeError{Outside: outside, Guarded: ch.Guarded, Reverted: true}

@@ -227,7 +227,13 @@ func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 		pre.Dirs[d] = true
 	}
 	// The ignore rules as the snapshot found them, from its own blobs.
-	pre.Ignores, pre.Gitlinks, pre.Linked = map[string][]gitignore.Pattern{}, map[string]bool{}, map[string]bool{}
+	pre.Ignores, pre.Gitlinks, pre.Linked, pre.Ignored = map[string][]gitignore.Pattern{}, map[string]bool{}, map[string]bool{}, map[string]*File{}
+	for _, mf := range m.Ignored {
+		pre.Ignored[mf.Path] = &File{Mode: mf.Mode, Perm: defaultPerm(mf.Mode), Size: mf.Size, Mtime: mf.Mtime, Ctime: mf.Ctime, Ino: mf.Ino, OID: mf.OID}
+		if perm, ok := m.Perms[mf.Path]; ok {
+			pre.Ignored[mf.Path].Perm = perm
+		}
+	}
 	for p, f := range pre.Files {
 		if path.Base(p) != ".gitignore" || f.Mode == filemode.Symlink || scope.Reserved(p) {
 			continue

@@ -7,6 +7,9 @@ import (
 
 // A Change is what happened to a repository since a snapshot.
 type Change struct {
+	// IgnoredChanged lists ignored files (and directories, "dir/") that
+	// existed and were deleted or rewritten; IgnoredCreated the new ones.
+	IgnoredChanged, IgnoredCreated []string
 	// Paths is the touch set: every file added, modified, deleted or
 	// whose mode changed, repository-relative and sorted.
 	Paths []string
@@ -38,6 +41,7 @@ func (r *Repo) measure(s *Snapshot) (*Change, error) {
 	}
 	c := &Change{Paths: append(paths, dirChanges(s.Pre, cur)...)}
 	sort.Strings(c.Paths)
+	c.IgnoredChanged, c.IgnoredCreated = ignoredChanges(s.Pre, cur)
 	for _, k := range diffFiles(s.git.files, gs.files) {
 		c.Git = append(c.Git, displayKey(k))
 	}

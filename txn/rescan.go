@@ -18,7 +18,14 @@ func (r *Repo) partialScan(s *Snapshot, idx []*indexInfo, dirty, fresh map[strin
 	byDir, childDirs := s.layout()
 	cur := &Tree{Files: make(map[string]*File, len(pre.Files)), Dirs: make(map[string]bool, len(pre.Dirs)),
 		Empty: make(map[string]bool, len(pre.Empty)), Start: pre.Start, jobs: pre.jobs,
-		Ignores: pre.Ignores, Gitlinks: map[string]bool{}, Linked: map[string]bool{}}
+		Ignores: pre.Ignores, Gitlinks: map[string]bool{}, Linked: map[string]bool{}, Ignored: make(map[string]*File, len(pre.Ignored))}
+	for p, f := range pre.Ignored {
+		cur.Ignored[p] = f
+	}
+	byIgnoredDir := map[string][]string{}
+	for p := range pre.Ignored {
+		byIgnoredDir[parentDir(p)] = append(byIgnoredDir[parentDir(p)], p)
+	}
 	for d := range pre.Gitlinks {
 		cur.Gitlinks[d] = true
 	}
@@ -45,6 +52,9 @@ func (r *Repo) partialScan(s *Snapshot, idx []*indexInfo, dirty, fresh map[strin
 			if parentDir(g) == d {
 				delete(cur.Gitlinks, g)
 			}
+		}
+		for _, p := range byIgnoredDir[d] {
+			delete(cur.Ignored, p)
 		}
 		delete(cur.Empty, d)
 		if deep {
@@ -80,6 +90,9 @@ func (r *Repo) partialScan(s *Snapshot, idx []*indexInfo, dirty, fresh map[strin
 		}
 		for _, p := range info.linked {
 			cur.Linked[p] = true
+		}
+		for p, f := range info.ignored {
+			cur.Ignored[p] = f
 		}
 		if info.gitlink {
 			cur.Gitlinks[d] = true

@@ -75,6 +75,7 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	if err := r.restoreTree(s, cur, paths); err != nil {
 		return res, err
 	}
+	res.Kept = append(res.Kept, r.restoreIgnored(s, cur)...)
 	// A submodule's work tree is its own repository's, outside the
 	// transaction: one the edit removed is reported, its directory made
 	// again (git submodule update brings its files back).

@@ -57,6 +57,10 @@ type Tree struct {
 	// Linked lists files with more than one hard link: a write through
 	// another name changes them without an event in their directory.
 	Linked map[string]bool
+	// Ignored holds the ignored entries of the directories scanned: files
+	// with their stat, directories with Mode filemode.Dir (never entered).
+	// They are outside the transaction, but a change to them is seen.
+	Ignored map[string]*File
 }
 
 // scanner walks a work tree in parallel.
@@ -87,6 +91,14 @@ type dirInfo struct {
 	ignores []gitignore.Pattern // its own .gitignore, if it has one
 	gitlink bool                // a submodule: not entered
 	linked  []string            // files with several hard links
+	ignored map[string]*File    // its ignored entries
+}
+
+func (info *dirInfo) addIgnored(rel string, f *File) {
+	if info.ignored == nil {
+		info.ignored = map[string]*File{}
+	}
+	info.ignored[rel] = f
 }
 
 type scanResult struct {
@@ -98,7 +110,7 @@ type scanResult struct {
 // scan walks the tree. Files are stat'ed, not read: OIDs stay zero.
 func (s *scanner) scan() (*Tree, error) {
 	t := &Tree{Files: make(map[string]*File, len(s.idx[0].all)+64), Dirs: map[string]bool{}, Empty: map[string]bool{}, Start: time.Now(), jobs: map[string]dirJob{},
-		Ignores: map[string][]gitignore.Pattern{}, Gitlinks: map[string]bool{}, Linked: map[string]bool{}}
+		Ignores: map[string][]gitignore.Pattern{}, Gitlinks: map[string]bool{}, Linked: map[string]bool{}, Ignored: map[string]*File{}}
 	var pending sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
@@ -132,6 +144,7 @@ func (s *scanner) scan() (*Tree, error) {
 			var dirs, empty, gitlinks, linked []string
 			var jobs []dirJob
 			ignores := map[string][]gitignore.Pattern{}
+			ignoredEntries := map[string]*File{}
 			for {
 				qmu.Lock()
 				for len(queue) == 0 && !done {
@@ -153,6 +166,9 @@ func (s *scanner) scan() (*Tree, error) {
 					gitlinks = append(gitlinks, j.rel)
 				}
 				linked = append(linked, info.linked...)
+				for p, f := range info.ignored {
+					ignoredEntries[p] = f
+				}
 				if kind != dirIgnored {
 					jobs = append(jobs, j)
 				}
@@ -192,6 +208,9 @@ func (s *scanner) scan() (*Tree, error) {
 			}
 			for _, p := range linked {
 				t.Linked[p] = true
+			}
+			for p, f := range ignoredEntries {
+				t.Ignored[p] = f
 			}
 			mu.Unlock()
 		}()
@@ -274,15 +293,20 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob), info *d
 				child.ignored = true
 			}
 			if child.ignored && !s.trackedDir(rel) {
+				if !j.ignored {
+					info.addIgnored(rel, &File{Mode: filemode.Dir})
+				}
 				continue
 			}
 			push(child)
 			continue
 		}
+		ignoredFile := false
 		if !j.guarded && !s.tracked(rel) {
-			if j.ignored || gitignore.Ignored(patterns, rel, false) {
+			if j.ignored {
 				continue
 			}
+			ignoredFile = gitignore.Ignored(patterns, rel, false)
 		}
 		var st unix.Stat_t
 		if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -294,6 +318,10 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob), info *d
 		file, ok := fileOfStat(&st)
 		if !ok {
 			continue // sockets, fifos, devices: git does not track them either
+		}
+		if ignoredFile {
+			info.addIgnored(rel, file)
+			continue
 		}
 		if st.Nlink > 1 && file.Mode != filemode.Symlink {
 			info.linked = append(info.linked, rel)

@@ -80,6 +80,8 @@ type manifest struct {
 	Tags      []plumbing.Hash          `json:"tags,omitempty"` // annotated tag objects kept under tags/
 	// GuardModes are the permission bits of the guard files (hooks).
 	GuardModes map[string]uint32 `json:"guard_modes,omitempty"`
+	// Ignored are the small ignored files the snapshot keeps (ignored/).
+	Ignored []manifestFile `json:"ignored,omitempty"`
 }
 
 type manifestFile struct {
@@ -310,6 +312,22 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 			return nil, fmt.Errorf("store %s: %w", p, err)
 		}
 	}
+	keptIgnored, err := r.keepIgnored(pre)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range keptIgnored {
+		f := pre.Ignored[p]
+		if err := ow.storeFile(p, f); err != nil {
+			// Changed while kept: it is not kept.
+			f.OID = plumbing.ZeroHash
+			continue
+		}
+		m.Ignored = append(m.Ignored, manifestFile{Path: p, Mode: f.Mode, OID: f.OID, Size: f.Size, Mtime: f.Mtime, Ctime: f.Ctime, Ino: f.Ino})
+		if f.Perm != defaultPerm(f.Mode) && f.Mode != filemode.Symlink {
+			s.perms[p] = f.Perm // a .env is often 0600
+		}
+	}
 	for k, b := range gs.files {
 		if m.Git[k], err = ow.blob(b); err != nil {
 			return nil, err
@@ -422,7 +440,11 @@ func (w *objectWriter) snapshotCommit(m *manifest, stored []string, pre *Tree, g
 		f := pre.Files[p]
 		files[p] = treeItem{mode: f.Mode, id: f.OID}
 	}
-	subtrees := map[string]map[string]treeItem{"worktree": files, "git": keyTree(m.Git), "guard": keyTree(m.Guard), "tags": {}}
+	ignored := map[string]treeItem{}
+	for _, f := range m.Ignored {
+		ignored[f.Path] = treeItem{mode: f.Mode, id: f.OID}
+	}
+	subtrees := map[string]map[string]treeItem{"worktree": files, "git": keyTree(m.Git), "guard": keyTree(m.Guard), "tags": {}, "ignored": ignored}
 	for id, b := range tags {
 		bid, err := w.blob(b)
 		if err != nil {
