@@ -15,6 +15,7 @@ const (
 	EVerifyFailed         Code = "E_VERIFY_FAILED"
 	EDraftFailure         Code = "E_DRAFT_FAILURE"
 	ECommitRefused        Code = "E_COMMIT_REFUSED"
+	EClassifyTestFailed   Code = "E_CLASSIFY_TEST_FAILED"
 	EUsage                Code = "E_USAGE"
 	EConfigInvalid        Code = "E_CONFIG_INVALID"
 	EGitRequired          Code = "E_GIT_REQUIRED"
@@ -41,6 +42,7 @@ var codes = map[Code]CodeInfo{
 	EVerifyFailed:         {EVerifyFailed, 1, "verification failed on a verify-only run; a lesson was recorded"},
 	EDraftFailure:         {EDraftFailure, 1, "the edit command exited non-zero; its changes were reverted and a lesson recorded"},
 	ECommitRefused:        {ECommitRefused, 1, "verification passed and the change is kept, but git refused the commit (a hook, signing, identity)"},
+	EClassifyTestFailed:   {EClassifyTestFailed, 1, "orket classify --test: a saved log was not classified as its expectation says"},
 	EUsage:                {EUsage, 2, "the command line is wrong"},
 	EConfigInvalid:        {EConfigInvalid, 2, "orket.yaml is invalid"},
 	EGitRequired:          {EGitRequired, 2, "not inside a git work tree"},

@@ -37,10 +37,8 @@ type testDirResult struct {
 
 // eClassifyTestFailed is the outcome of orket classify --test when a saved
 // log is not classified as its expectation says: exit status 1, as a test
-// runner's failed tests. E_VERIFY_FAILED stands in until a code of its own
-// (E_CLASSIFY_TEST_FAILED, exit 1) is added to the table in code.go; the
-// exit status stays 1 either way.
-const eClassifyTestFailed = orket.EVerifyFailed
+// runner's failed tests.
+const eClassifyTestFailed = orket.EClassifyTestFailed
 
 func classifyCommand(o *options, result *any) *cli.Command {
 	var explain bool
