@@ -13,7 +13,22 @@ trap 'rm -rf "$WORK" "$ERR"' EXIT
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then B=$(printf '\033[1m') N=$(printf '\033[0m'); else B= N=; fi
 step() { printf '\n%s== %s%s\n' "$B" "$*" "$N"; }
 fail() { printf 'demo FAILED: %s\n' "$*" >&2; exit 1; }
-run() { printf '$ %s\n' "$*"; "$@"; }
+# run shows a command as a person would type it (quoted where the shell
+# needs it), then runs it.
+quote() {
+  for a; do
+    case $a in
+      '' | *[!A-Za-z0-9_./:=@%+,-]*) printf "'%s' " "$(printf '%s' "$a" | sed "s/'/'\\\\''/g")" ;;
+      *) printf '%s ' "$a" ;;
+    esac
+  done
+}
+run() {
+  shown=$1; [ "$1" = "$ORKET" ] && shown=orket
+  shift
+  printf '$ %s%s\n' "$(quote "$shown")" "$(quote "$@")" | sed 's/ $//'
+  if [ "$shown" = orket ]; then "$ORKET" "$@"; else "$shown" "$@"; fi
+}
 
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 export GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@example.com
@@ -40,7 +55,7 @@ cp orket.yaml orket.yaml.good
 sed 's/^  profiles:/  profils:/' orket.yaml.good > orket.yaml
 if "$ORKET" schema --check 2>"$ERR"; then fail "a broken orket.yaml was accepted"; fi
 cat "$ERR"
-grep -q 'E_CONFIG_INVALID: orket.yaml:7: unknown key "profils" in verify; did you mean "profiles"' "$ERR" || fail "wrong error"
+grep -q 'E_CONFIG_INVALID: orket.yaml:[0-9]*: unknown key "profils" in verify; did you mean "profiles"' "$ERR" || fail "wrong error"
 mv orket.yaml.good orket.yaml
 
 step "Agents and CI read one JSON object"
