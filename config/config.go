@@ -71,10 +71,20 @@ type Step struct {
 	Dir      string // repository-relative; "" is the root
 	Required bool
 	When     []string // doublestar globs over the touch set; empty: always
+	Weight   int      // its weight in a run's score; 1 when not given
+	Retry    int      // how many times a failure is run again on the same tree (a pass then is flaky)
 	Line     int
 }
 
 // Command returns the step's command as one line, for output and lessons.
+// ScoreWeight is the step's weight in a run's score (1 by default).
+func (s Step) ScoreWeight() int {
+	if s.Weight == 0 {
+		return 1
+	}
+	return s.Weight
+}
+
 func (s Step) Command() string {
 	if s.Argv != nil {
 		return ShellQuote(s.Argv)

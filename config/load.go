@@ -276,7 +276,7 @@ var (
 	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight"}
 	verifyKeys    = []string{"default", "profiles", "writes", "baseline", "baseline_max"}
 	profileKeys   = []string{"extends", "fail_fast", "parallel", "steps"}
-	stepKeys      = []string{"name", "run", "timeout", "env", "dir", "required", "when"}
+	stepKeys      = []string{"name", "run", "timeout", "env", "dir", "required", "when", "weight", "retry"}
 	lessonsKeys   = []string{"path", "top_k", "half_life", "retention", "tail"}
 	retentionKeys = []string{"max_entries", "max_age"}
 	tailKeys      = []string{"max_lines", "max_bytes"}
@@ -527,6 +527,10 @@ func (d *decoder) step(n *yaml.Node, what string) (Step, error) {
 			}
 		case "required":
 			s.Required, err = d.boolean(v, what+" required")
+		case "weight":
+			s.Weight, err = d.integer(v, what+" weight", 1, 1000)
+		case "retry":
+			s.Retry, err = d.integer(v, what+" retry", 0, 10)
 		case "when":
 			s.When, err = d.strings(v, what+" when")
 			for _, p := range s.When {

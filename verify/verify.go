@@ -55,6 +55,12 @@ type StepResult struct {
 	// RawTail is the same tail as the step printed it, secrets included:
 	// for classifying in memory, never stored.
 	RawTail string `json:"-"`
+	// Retries is how many times the step ran again after failing (retry:
+	// in orket.yaml); a passed step with retries is flaky.
+	Retries int `json:"retries,omitempty"`
+	// FirstFailure is the output tail of the first failing attempt of a
+	// step that then passed (redacted like OutputTail).
+	FirstFailure string `json:"first_failure,omitempty"`
 	// Baseline says how the step did when run again on the tree without
 	// the change, after it failed with it: "fails_too" (the failure is
 	// not the change's), "passes", or why it was not run again.
@@ -221,8 +227,26 @@ func WhenMatches(s config.Step, touch []string) bool {
 	return false
 }
 
-// RunStep runs one step. live, if not nil, receives its output as it comes.
+// RunStep runs one step, and again on failure as often as its retry:
+// allows; a step that passes on a retry says so (Retries, FirstFailure).
+// live, if not nil, receives its output as it comes.
 func RunStep(ctx context.Context, s config.Step, o Options, live io.Writer) *StepResult {
+	r := runOnce(ctx, s, o, live)
+	first, total := r, r.DurationMS
+	for i := 1; i <= s.Retry && r.Status == Failed && !r.Interrupted && ctx.Err() == nil; i++ {
+		r = runOnce(ctx, s, o, live)
+		r.Retries = i
+		total += r.DurationMS
+		r.DurationMS = total
+	}
+	if r.Retries > 0 && r.Status == Passed {
+		r.FirstFailure = first.OutputTail
+	}
+	return r
+}
+
+// runOnce runs a step one time.
+func runOnce(ctx context.Context, s config.Step, o Options, live io.Writer) *StepResult {
 	r := &StepResult{Name: s.Name, Command: s.Command(), Dir: s.Dir, Required: s.Required}
 	var argv []string
 	if s.Argv != nil {

@@ -1,0 +1,258 @@
+package verdict
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/orket/orket/internal/jsonl"
+)
+
+// Schemas of the two logs.
+const (
+	EvaluationSchema = "orket.evaluation/v1"
+	TaskEventSchema  = "orket.task_event/v1"
+)
+
+// EvaluatorVersion names the rules Judge applies, for the evaluation log.
+const EvaluatorVersion = "orket-verdict/1"
+
+// An Evaluation is one run's verdict, a line of
+// .orket/memory/evaluations.jsonl.
+type Evaluation struct {
+	Schema           string    `json:"schema_version"`
+	ID               string    `json:"id"`
+	Time             time.Time `json:"time"`
+	RunID            string    `json:"run_id"`
+	Task             string    `json:"task"`
+	Agent            string    `json:"agent"`
+	Profile          string    `json:"profile"`
+	Verdict          string    `json:"verdict"`
+	Score            int       `json:"score"`
+	Notes            []string  `json:"notes,omitempty"`
+	Counted          bool      `json:"counted"` // a REJECT that counts as an attempt
+	Code             string    `json:"code"`
+	FailedStep       string    `json:"failed_step,omitempty"`
+	FailedCommand    string    `json:"failed_command,omitempty"`
+	Tags             []string  `json:"tags,omitempty"`
+	Summary          string    `json:"summary,omitempty"` // one line: what failed
+	FirstError       string    `json:"first_error,omitempty"`
+	Checks           []string  `json:"preflight_checks,omitempty"`
+	PatchFile        string    `json:"patch_file,omitempty"`
+	DurationMS       int64     `json:"duration_ms"`
+	EvaluatorVersion string    `json:"evaluator_version"`
+	// Guardrails is the version of the agent's guardrails the run was
+	// given (0: none).
+	Guardrails int `json:"guardrails_version,omitempty"`
+}
+
+// Task event types.
+const (
+	EventEscalate = "escalate" // the task is escalated (by the third rejection, or by hand)
+	EventResolve  = "resolve"  // a person resolved it: runs go on, the count starts over
+	EventReset    = "reset"    // a person reset the count
+	EventOverride = "override" // a person accepted a rejected run anyway
+)
+
+// A TaskEvent is a person's (or an escalation's) word on a task, a line of
+// .orket/memory/tasks.jsonl.
+type TaskEvent struct {
+	Schema string    `json:"schema_version"`
+	ID     string    `json:"id"`
+	Time   time.Time `json:"time"`
+	Type   string    `json:"type"`
+	Task   string    `json:"task"`
+	Agent  string    `json:"agent,omitempty"` // empty: every agent
+	RunID  string    `json:"run_id,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+	By     string    `json:"by,omitempty"`
+	Report string    `json:"report,omitempty"` // an escalation's report, repository-relative
+}
+
+// A Store is the evaluation log and the task events of a repository.
+type Store struct {
+	Evaluations *jsonl.Log
+	Events      *jsonl.Log
+}
+
+// Open returns the store kept in dir (.orket/memory).
+func Open(dir string) *Store {
+	return &Store{Evaluations: &jsonl.Log{Path: filepath.Join(dir, "evaluations.jsonl")},
+		Events: &jsonl.Log{Path: filepath.Join(dir, "tasks.jsonl")}}
+}
+
+// Record appends an evaluation.
+func (s *Store) Record(e *Evaluation) error {
+	e.Schema, e.EvaluatorVersion = EvaluationSchema, EvaluatorVersion
+	if e.ID == "" {
+		e.ID = "ev-" + e.RunID
+	}
+	return s.Evaluations.Append(e)
+}
+
+// Event appends a task event.
+func (s *Store) Event(e *TaskEvent) error {
+	e.Schema = TaskEventSchema
+	if e.ID == "" {
+		e.ID = e.Type + "-" + e.Time.UTC().Format("20060102T150405.000000000Z")
+	}
+	return s.Events.Append(e)
+}
+
+// EachEvaluation streams the evaluation log; damaged lines are skipped.
+func (s *Store) EachEvaluation(fn func(*Evaluation) error) ([]jsonl.Damaged, error) {
+	return s.Evaluations.Each(func(line []byte) error {
+		var e Evaluation
+		if json.Unmarshal(line, &e) != nil || e.RunID == "" {
+			return nil
+		}
+		return fn(&e)
+	})
+}
+
+// EachEvent streams the task events.
+func (s *Store) EachEvent(fn func(*TaskEvent) error) ([]jsonl.Damaged, error) {
+	return s.Events.Each(func(line []byte) error {
+		var e TaskEvent
+		if json.Unmarshal(line, &e) != nil || e.Type == "" {
+			return nil
+		}
+		return fn(&e)
+	})
+}
+
+// A TaskState is what the logs say of a task for an agent.
+type TaskState struct {
+	Task  string
+	Agent string
+	// Attempts are the agent's consecutive counted rejections of the
+	// task, oldest first, since its last approval or a person's word.
+	Attempts []*Evaluation
+	// Escalation is the event that escalated the task, while no one has
+	// resolved it (any agent's run of it stops).
+	Escalation *TaskEvent
+}
+
+// State reads what the logs say of a task for an agent. One run counts
+// once, however many lines name it.
+func (s *Store) State(task, agent string) (*TaskState, error) {
+	type item struct {
+		t  time.Time
+		ev *Evaluation
+		te *TaskEvent
+	}
+	var items []item
+	seen := map[string]bool{}
+	if _, err := s.EachEvaluation(func(e *Evaluation) error {
+		if e.Task == task && !seen[e.RunID] {
+			seen[e.RunID] = true
+			items = append(items, item{t: e.Time, ev: e})
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := s.EachEvent(func(e *TaskEvent) error {
+		if e.Task == task {
+			items = append(items, item{t: e.Time, te: e})
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].t.Before(items[j].t) })
+	st := &TaskState{Task: task, Agent: agent}
+	for _, it := range items {
+		if e := it.te; e != nil {
+			switch e.Type {
+			case EventEscalate:
+				st.Escalation = e
+			case EventResolve, EventOverride:
+				st.Escalation = nil
+				if e.Agent == "" || e.Agent == agent {
+					st.Attempts = nil
+				}
+			case EventReset:
+				if e.Agent == "" || e.Agent == agent {
+					st.Attempts = nil
+				}
+			}
+			continue
+		}
+		e := it.ev
+		if e.Agent != agent {
+			continue
+		}
+		switch {
+		case e.Verdict == Reject || e.Verdict == Escalate:
+			if e.Counted {
+				st.Attempts = append(st.Attempts, e)
+			}
+		case e.Verdict == Approve || e.Verdict == Conditional:
+			st.Attempts = nil
+		}
+	}
+	return st, nil
+}
+
+// Tasks lists every task the logs know, with its latest state per agent.
+func (s *Store) Tasks() ([]*TaskState, error) {
+	pairs := map[[2]string]bool{}
+	tasks := map[string]bool{}
+	if _, err := s.EachEvaluation(func(e *Evaluation) error {
+		pairs[[2]string{e.Task, e.Agent}] = true
+		tasks[e.Task] = true
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := s.EachEvent(func(e *TaskEvent) error {
+		if !tasks[e.Task] {
+			pairs[[2]string{e.Task, e.Agent}] = true
+			tasks[e.Task] = true
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var out []*TaskState
+	for p := range pairs {
+		st, err := s.State(p[0], p[1])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Task != out[j].Task {
+			return out[i].Task < out[j].Task
+		}
+		return out[i].Agent < out[j].Agent
+	})
+	return out, nil
+}
+
+// Prune applies retention to the evaluation log: none older than maxAge
+// (0: no age limit), at most maxPerAgent per agent (the newest).
+func (s *Store) Prune(maxPerAgent int, maxAge time.Duration, now time.Time) (int, error) {
+	counts := map[string]int{}
+	total := map[string]int{}
+	if _, err := s.EachEvaluation(func(e *Evaluation) error {
+		total[e.Agent]++
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	return s.Evaluations.Rewrite(func(line []byte) bool {
+		var e Evaluation
+		if json.Unmarshal(line, &e) != nil {
+			return false
+		}
+		counts[e.Agent]++
+		if maxPerAgent > 0 && total[e.Agent]-counts[e.Agent] >= maxPerAgent {
+			return false // older than the newest maxPerAgent
+		}
+		return maxAge == 0 || now.Sub(e.Time) <= maxAge
+	})
+}
