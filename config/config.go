@@ -21,12 +21,14 @@ const FileName = "orket.yaml"
 
 // A Config is a loaded orket.yaml.
 type Config struct {
-	Version   int
-	Scope     []string // default --scope patterns
-	Verify    Verify
-	Lessons   Lessons
-	Classify  Classify
-	Preflight Preflight
+	Version    int
+	Scope      []string // default --scope patterns
+	Verify     Verify
+	Lessons    Lessons
+	Classify   Classify
+	Preflight  Preflight
+	Verdict    Verdict
+	Escalation Escalation
 
 	// File is the path the configuration was read from; empty when the
 	// profiles were detected because there is no orket.yaml.
@@ -134,12 +136,28 @@ type Preflight struct {
 	Checks []preflight.Check
 }
 
+// Verdict sets how runs are judged (SPEC 8.2).
+type Verdict struct {
+	Approve       int // the least score that approves (80)
+	EscalateAfter int // consecutive rejections of a task that escalate it (3)
+}
+
+// Escalation sets what happens when a task is escalated.
+type Escalation struct {
+	// NotifyShell or NotifyArgv is a command told of an escalation, with
+	// the report's path as its last argument and in
+	// ORKET_ESCALATION_REPORT (a string runs by sh -c, a list as an argv).
+	NotifyShell string
+	NotifyArgv  []string
+}
+
 // Defaults returns a configuration holding every default of SPEC section 4
 // and no profiles.
 func Defaults() *Config {
 	return &Config{
 		Version: 1,
 		Verify:  Verify{Profiles: map[string]*Profile{}, BaselineMax: 2 * time.Minute},
+		Verdict: Verdict{Approve: 80, EscalateAfter: 3},
 		Lessons: Lessons{
 			Path:      ".orket/memory/failure_lessons.jsonl",
 			TopK:      3,

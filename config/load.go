@@ -273,7 +273,9 @@ func (d *decoder) strings(n *yaml.Node, what string) ([]string, error) {
 }
 
 var (
-	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight"}
+	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight", "verdict", "escalation"}
+	verdictKeys   = []string{"approve", "escalate_after"}
+	escalateKeys  = []string{"notify"}
 	verifyKeys    = []string{"default", "profiles", "writes", "baseline", "baseline_max"}
 	profileKeys   = []string{"extends", "fail_fast", "parallel", "steps"}
 	stepKeys      = []string{"name", "run", "timeout", "env", "dir", "required", "when", "weight", "retry"}
@@ -306,6 +308,27 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 			err = d.classify(&c.Classify, v)
 		case "preflight":
 			err = d.preflight(&c.Preflight, v)
+		case "verdict":
+			err = d.mapping(v, "verdict", verdictKeys, func(key string, _, v *yaml.Node) error {
+				var err error
+				switch key {
+				case "approve":
+					c.Verdict.Approve, err = d.integer(v, "verdict.approve", 1, 100)
+				case "escalate_after":
+					c.Verdict.EscalateAfter, err = d.integer(v, "verdict.escalate_after", 1, 100)
+				}
+				return err
+			})
+		case "escalation":
+			err = d.mapping(v, "escalation", escalateKeys, func(key string, _, v *yaml.Node) error {
+				var err error
+				if rv := resolve(v); rv.Kind == yaml.SequenceNode {
+					c.Escalation.NotifyArgv, err = d.strings(rv, "escalation.notify")
+				} else {
+					c.Escalation.NotifyShell, err = d.nonEmpty(v, "escalation.notify")
+				}
+				return err
+			})
 		}
 		return err
 	})

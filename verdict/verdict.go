@@ -69,7 +69,7 @@ func Judge(in Input) Judgement {
 	}
 	total, passed := 0, 0
 	requiredFailed := false
-	notes := append([]string{}, in.Notes...)
+	notes := append([]string(nil), in.Notes...)
 	for _, s := range in.Steps {
 		if s.Status == verify.Skipped {
 			continue
