@@ -2,11 +2,13 @@ package orket
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/txn"
@@ -22,6 +24,10 @@ type AdviceQuery struct {
 	TouchSet []string
 	Getenv   func(string) string
 	Now      time.Time
+	// Strict: a failed preflight check stops the run (--strict-preflight,
+	// ORKET_STRICT_PREFLIGHT=1); preflight.strict counts too. It only marks
+	// the results that stop it (preflight.Result.Stops): the caller stops.
+	Strict bool
 }
 
 // Advice is what past lessons say about a run about to start.
@@ -37,9 +43,9 @@ type Advice struct {
 // is advisory: nothing here changes the scope, the steps or the revert;
 // an unreadable memory never stops a run (Err says why it was skipped).
 func Advise(q AdviceQuery) Advice {
-	var commands []string
+	var commands []lessons.StepCommand
 	for _, s := range q.Profile.Steps {
-		commands = append(commands, s.Command())
+		commands = append(commands, lessons.StepCommand{Command: s.Command(), Dir: s.Dir})
 	}
 	store := &lessons.Store{Path: LessonPath(q.Repo, q.Config)}
 	adv, damaged, err := store.Advisories(lessons.Query{Command: "run", Scope: q.Scope, TouchSet: q.TouchSet,
@@ -47,47 +53,91 @@ func Advise(q AdviceQuery) Advice {
 	if adv == nil {
 		adv = []lessons.Advisory{}
 	}
+	env := preflight.Env{Getenv: q.Getenv, Root: q.Repo.Root, Dirs: commandDirs(q.Repo.Root, q.Profile.Steps)}
 	return Advice{Advisories: adv, Damaged: damaged, Err: err,
-		Preflight: runChecks(q.Repo, q.Config, adv, q.Getenv)}
+		Preflight: runChecks(q.Config, adv, env, q.Strict || q.Config.Preflight.Strict)}
 }
 
-// Failed returns the failed preflight checks, described.
+// Failed returns the failed preflight checks that fail a strict
+// preflight, described; checks only stale lessons suggest are not among
+// them. It is the one rule of strict mode: orket run and orket preflight
+// both stop on it.
 func (a Advice) Failed() []string { return failedChecks(a.Preflight) }
 
 // runChecks makes the declared checks and those of the advisories, each
-// once.
-func runChecks(r *txn.Repo, cfg *config.Config, adv []lessons.Advisory, getenv func(string) string) []preflight.Result {
-	env := preflight.Env{Getenv: getenv, Root: r.Root}
+// once: declared first, then those of current lessons, then those only
+// stale lessons suggest (advisory only). Under strict, a failed check
+// that is not advisory only is marked as stopping the run.
+func runChecks(cfg *config.Config, adv []lessons.Advisory, env preflight.Env, strict bool) []preflight.Result {
 	seen := map[preflight.Check]bool{}
 	results := []preflight.Result{}
-	add := func(c preflight.Check, source string) {
+	add := func(c preflight.Check, source string, stale bool) {
 		if seen[c] || c.Validate() != nil {
 			return
 		}
 		seen[c] = true
 		res := preflight.Run(c, env)
-		res.Source = source
+		res.Source, res.AdvisoryOnly = source, stale
+		res.Stops = strict && !res.OK && !res.AdvisoryOnly
 		results = append(results, res)
 	}
 	for _, c := range cfg.Preflight.Checks {
-		add(c, "orket.yaml")
+		add(c, "orket.yaml", false)
 	}
-	for _, a := range adv {
-		for _, c := range a.PreflightChecks {
-			add(c, "lesson "+ShortID(a.ID))
+	for _, stale := range []bool{false, true} {
+		for _, a := range adv {
+			if a.Stale != stale {
+				continue
+			}
+			for _, c := range a.PreflightChecks {
+				add(c, "lesson "+ShortID(a.ID), stale)
+			}
 		}
 	}
 	return results
 }
 
+// failedChecks describes the failed checks that fail a strict preflight:
+// not those that are advisory only.
 func failedChecks(rs []preflight.Result) []string {
 	var out []string
 	for _, r := range rs {
-		if !r.OK {
+		if !r.OK && !r.AdvisoryOnly {
 			out = append(out, r.Detail)
 		}
 	}
 	return out
+}
+
+// commandDirs are the directories besides PATH where a profile's steps
+// find commands, as their runners do: node_modules/.bin of the root and of
+// every step's dir (npm, npx and yarn put them on a script's PATH), and
+// the entries of a PATH a step's env sets (relative to the step's dir;
+// entries naming a variable, such as $PATH, are the inherited PATH).
+func commandDirs(root string, steps []config.Step) []string {
+	seen := map[string]bool{}
+	var dirs []string
+	add := func(d string) {
+		if !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	add(filepath.Join(root, "node_modules", ".bin"))
+	for _, s := range steps {
+		dir := filepath.Join(root, filepath.FromSlash(s.Dir))
+		add(filepath.Join(dir, "node_modules", ".bin"))
+		for _, e := range filepath.SplitList(s.Env["PATH"]) {
+			if e == "" || strings.Contains(e, "$") {
+				continue
+			}
+			if !filepath.IsAbs(e) {
+				e = filepath.Join(dir, e)
+			}
+			add(filepath.Clean(e))
+		}
+	}
+	return dirs
 }
 
 // ShortID is the first eight characters of an id, as people read it.
@@ -98,35 +148,85 @@ func ShortID(id string) string {
 	return id
 }
 
-// LessonPath is the lesson log's absolute path.
+// LessonPath is the lesson log's absolute path: lessons.path, relative
+// to the main work tree's root. Linked work trees of one repository (git
+// worktree add, as parallel agents use) share the main tree's lesson log,
+// so each starts with the repository's memory.
 func LessonPath(r *txn.Repo, cfg *config.Config) string {
 	p := cfg.Lessons.Path
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(r.Root, filepath.FromSlash(p))
+		p = filepath.Join(mainRoot(r), filepath.FromSlash(p))
 	}
 	return p
+}
+
+// ensureLessonDir makes sure the state directory of the work tree that
+// holds the lesson log hides itself from git status (see ensureOrketDir):
+// in a linked work tree the log is the main tree's, whose .orket may not
+// exist yet. Call it before appending from a run.
+func ensureLessonDir(r *txn.Repo) error {
+	root := mainRoot(r)
+	if root == r.Root {
+		fs, err := r.FS()
+		if err != nil {
+			return err
+		}
+		return ensureOrketDir(fs)
+	}
+	fs, err := fsroot.Open(root)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	return ensureOrketDir(fs)
+}
+
+// mainRoot is the root of the repository's main work tree: r.Root, unless
+// r is a linked work tree of a repository whose common git directory is
+// its main tree's .git (a bare repository's work trees have no main tree,
+// and keep their own root).
+func mainRoot(r *txn.Repo) string {
+	if r.CommonDir == "" || r.GitDir == "" || filepath.Clean(r.CommonDir) == filepath.Clean(r.GitDir) ||
+		filepath.Base(r.CommonDir) != ".git" {
+		return r.Root
+	}
+	main := filepath.Dir(filepath.Clean(r.CommonDir))
+	if fi, err := os.Stat(main); err != nil || !fi.IsDir() {
+		return r.Root
+	}
+	return main
 }
 
 // AdvisoriesMarkdown is the file an edit command finds through
 // ORKET_ADVISORIES: the run's advisories and preflight results.
 func AdvisoriesMarkdown(rec *Record) string {
 	var b strings.Builder
+	clean := lessons.StripANSI
 	fmt.Fprintf(&b, "# orket advisories for run %s\n\nScope: %s. Verify profile: %s.\n\n", rec.RunID, strings.Join(rec.Request.Scope, ", "), rec.Request.Profile)
 	if len(rec.Advisories) == 0 {
 		b.WriteString("No past failures are relevant to this run.\n")
 	}
 	for i, a := range rec.Advisories {
-		fmt.Fprintf(&b, "## %d. %s\n\n", i+1, a.Title)
-		fmt.Fprintf(&b, "Seen %d time(s), last %s; the step `%s` failed", a.Count, a.LastSeen.Format("2006-01-02"), a.FailedCommand)
+		fmt.Fprintf(&b, "## %d. %s\n\n", i+1, clean(a.Title))
+		fmt.Fprintf(&b, "Seen %d time(s), last %s; the step `%s` failed", a.Count, a.LastSeen.Format("2006-01-02"), clean(a.FailedCommand))
+		if a.FailedDir != "" {
+			fmt.Fprintf(&b, " in `%s`", a.FailedDir)
+		}
 		if len(a.Tags) > 0 {
 			fmt.Fprintf(&b, " (%s)", strings.Join(a.Tags, ", "))
 		}
 		b.WriteString(".\n")
+		if a.Stale {
+			b.WriteString("Stale: that command is not in this profile any more; its checks are advisory only.\n")
+		}
 		if a.FirstError != "" {
-			fmt.Fprintf(&b, "First error: `%s`\n", a.FirstError)
+			fmt.Fprintf(&b, "First error: `%s`\n", clean(a.FirstError))
+		}
+		if a.File != "" {
+			fmt.Fprintf(&b, "File: `%s`\n", clean(a.File))
 		}
 		for _, s := range a.SuggestedActions {
-			fmt.Fprintf(&b, "- %s\n", s)
+			fmt.Fprintf(&b, "- %s\n", clean(s))
 		}
 		b.WriteString("\n")
 	}
@@ -135,7 +235,11 @@ func AdvisoriesMarkdown(rec *Record) string {
 		if !c.OK {
 			state = "FAILED"
 		}
-		fmt.Fprintf(&b, "- preflight %s: %s (%s)\n", state, c.Detail, c.Source)
+		note := ""
+		if c.AdvisoryOnly {
+			note = "; advisory only"
+		}
+		fmt.Fprintf(&b, "- preflight %s: %s (%s%s)\n", state, clean(c.Detail), c.Source, note)
 	}
 	return b.String()
 }

@@ -41,7 +41,7 @@ func BenchmarkAdvisories(b *testing.B) {
 		size := generate(b, path, n)
 		s := &Store{Path: path}
 		q := Query{Command: "run", Scope: []string{"pkg/api"}, TouchSet: []string{"pkg/api/server.go", "pkg/api/handler.go"},
-			Commands: []string{"go vet ./...", "go test ./..."}, Now: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC),
+			Commands: rootCommands("go vet ./...", "go test ./..."), Now: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC),
 			HalfLife: 14 * 24 * time.Hour, TopK: 3}
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			b.SetBytes(size)

@@ -21,8 +21,10 @@ import (
 // stale and is rebuilt from the log before it is used.
 //
 // Index line (tab-separated, escaped): offset, length, created_at (unix
-// ns), command, scope, touch set, failed command, tags, first error; lists
-// joined by \x1f.
+// ns), command, scope, touch set, failed command, tags, first error,
+// failed dir, failed step; lists joined by \x1f. The meta file's first
+// word is the index format's version: an index of another version is
+// stale like one that does not match the log.
 
 func (s *Store) indexPath() string { return s.Path + ".idx" }
 func (s *Store) metaPath() string  { return s.Path + ".idx.meta" }
@@ -61,7 +63,8 @@ func unescList(s string) []string {
 func indexLine(l *Lesson, offset, length int64) string {
 	return strings.Join([]string{strconv.FormatInt(offset, 10), strconv.FormatInt(length, 10),
 		strconv.FormatInt(l.CreatedAt.UnixNano(), 10), esc(l.Command), escList(l.Request.Scope), escList(l.Plan.TouchSet),
-		esc(l.Verify.FailedCommand), escList(l.Classification.Tags), esc(l.Classification.FirstError)}, "\t") + "\n"
+		esc(l.Verify.FailedCommand), escList(l.Classification.Tags), esc(StripANSI(l.Classification.FirstError)),
+		esc(l.Verify.FailedDir), esc(l.Verify.FailedStep)}, "\t") + "\n"
 }
 
 // rawEntry is an index line split in place: its fields alias the line.
@@ -70,26 +73,31 @@ type rawEntry struct {
 	command, scope, touch   []byte
 	failedCommand, tags     []byte
 	firstError              []byte
+	failedDir, failedStep   []byte
 }
+
+// indexFields is how many fields an index line has.
+const indexFields = 11
 
 func (r *rawEntry) parse(line []byte) bool {
 	if n := len(line); n > 0 && line[n-1] == '\n' {
 		line = line[:n-1]
 	}
-	var f [9][]byte
-	for i := 0; i < 8; i++ {
+	var f [indexFields][]byte
+	for i := 0; i < indexFields-1; i++ {
 		j := bytes.IndexByte(line, '\t')
 		if j < 0 {
 			return false
 		}
 		f[i], line = line[:j], line[j+1:]
 	}
-	f[8] = line
+	f[indexFields-1] = line
 	var ok1, ok2, ok3 bool
 	r.offset, ok1 = atoi(f[0])
 	r.length, ok2 = atoi(f[1])
 	r.created, ok3 = atoi(f[2])
 	r.command, r.scope, r.touch, r.failedCommand, r.tags, r.firstError = f[3], f[4], f[5], f[6], f[7], f[8]
+	r.failedDir, r.failedStep = f[9], f[10]
 	return ok1 && ok2 && ok3
 }
 
@@ -136,6 +144,10 @@ func item(b []byte) string {
 	return string(b)
 }
 
+// indexVersion names the index line's format (v2 added the failed dir
+// and step).
+const indexVersion = "v2"
+
 // stamp identifies the log's state.
 func stamp(path string) string {
 	fi, err := os.Stat(path)
@@ -147,7 +159,7 @@ func stamp(path string) string {
 	if st != nil {
 		ino = st.Ino
 	}
-	return fmt.Sprintf("v1 %d %d %d\n", fi.Size(), fi.ModTime().UnixNano(), ino)
+	return fmt.Sprintf("%s %d %d %d\n", indexVersion, fi.Size(), fi.ModTime().UnixNano(), ino)
 }
 
 func (s *Store) indexFresh() bool {
@@ -300,6 +312,7 @@ func (s *Store) readAt(offset, length int64) (*Lesson, error) {
 	if err := json.Unmarshal(bytes.TrimSpace(b), &l); err != nil {
 		return nil, err
 	}
+	l.stripANSI()
 	return &l, nil
 }
 

@@ -94,10 +94,12 @@ type Outcome struct {
 	RunID string `json:"run_id"`
 }
 
-// Seal redacts the lesson's free text and sets its schema and its
-// content-derived id. Call it last, before Append.
+// Seal strips terminal escapes from the lesson's free text and redacts
+// it, and sets its schema and its content-derived id. Call it last,
+// before Append.
 func (l *Lesson) Seal(r *Redactor) {
 	l.SchemaVersion = SchemaVersion
+	l.stripANSI()
 	l.Request.Argv = r.Argv(l.Request.Argv)
 	l.Request.Instruction = r.Redact(l.Request.Instruction)
 	l.Verify.Commands = r.All(l.Verify.Commands)
@@ -114,4 +116,19 @@ func (l *Lesson) Seal(r *Redactor) {
 	b, _ := json.Marshal(l)
 	sum := sha256.Sum256(b)
 	l.ID = hex.EncodeToString(sum[:16])
+}
+
+// stripANSI removes terminal escapes from the free text a tool may have
+// coloured: the output tail, the first error, the matches, the advice.
+// Lessons are stripped when they are sealed and again when they are read,
+// so that logs written before escapes were stripped show none either.
+func (l *Lesson) stripANSI() {
+	l.Verify.OutputTail = StripANSI(l.Verify.OutputTail)
+	l.Classification.FirstError = StripANSI(l.Classification.FirstError)
+	for i := range l.Classification.Signals {
+		l.Classification.Signals[i].Match = StripANSI(l.Classification.Signals[i].Match)
+	}
+	l.Advice.Title = StripANSI(l.Advice.Title)
+	l.Advice.Summary = StripANSI(l.Advice.Summary)
+	l.Advice.SuggestedActions = stripAll(l.Advice.SuggestedActions)
 }

@@ -29,7 +29,7 @@ func TestOverlongLineKeepsLaterLessons(t *testing.T) {
 	}
 	os.Remove(s.indexPath()) // built anew, past the long line
 	adv, damaged, err := s.Advisories(Query{Command: "run", Scope: []string{"web"}, TouchSet: []string{"web/x.ts"},
-		Commands: []string{"npm test"}, Now: now, HalfLife: 14 * day, TopK: 3})
+		Commands: rootCommands("npm test"), Now: now, HalfLife: 14 * day, TopK: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

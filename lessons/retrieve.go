@@ -12,23 +12,43 @@ import (
 
 // A Query describes the run about to start.
 type Query struct {
-	Command  string   // "run"
-	Scope    []string // the run's scope patterns
-	TouchSet []string // planned or changed paths; may be empty
-	Commands []string // the verify profile's commands
+	Command  string        // "run"
+	Scope    []string      // the run's scope patterns
+	TouchSet []string      // planned or changed paths; may be empty
+	Commands []StepCommand // the verify profile's commands, each with its dir
 	Now      time.Time
 	HalfLife time.Duration
 	TopK     int
 }
 
+// A StepCommand is a verify step's command line and the directory it runs
+// in (repository-relative, "" for the root, as Verify.FailedDir): the
+// same command in another directory is another command.
+type StepCommand struct {
+	Command string
+	Dir     string
+}
+
+// EditStep is the failed_step of a lesson about the edit command itself
+// (E_DRAFT_FAILURE): it is about the agent, not a verify step, so it is
+// never stale.
+const EditStep = "edit"
+
 // An Advisory is a past failure judged relevant to a run: lessons that
 // describe the same failure folded into one.
 type Advisory struct {
-	ID               string            `json:"id"` // the latest lesson's
-	Title            string            `json:"title"`
-	Tags             []string          `json:"tags"`
-	FailedCommand    string            `json:"failed_command"`
-	FirstError       string            `json:"first_error,omitempty"`
+	ID            string   `json:"id"` // the latest lesson's
+	Title         string   `json:"title"`
+	Tags          []string `json:"tags"`
+	FailedStep    string   `json:"failed_step,omitempty"`
+	FailedCommand string   `json:"failed_command"`
+	FailedDir     string   `json:"failed_dir,omitempty"`
+	FirstError    string   `json:"first_error,omitempty"`
+	File          string   `json:"file,omitempty"` // the file the first error names
+	// Stale: the failed command (in its dir) is not in the run's profile
+	// (its step was removed or changed): the advisory weighs less and its
+	// preflight checks never fail a strict preflight.
+	Stale            bool              `json:"stale,omitempty"`
 	Count            int               `json:"count"`
 	FirstSeen        time.Time         `json:"first_seen"`
 	LastSeen         time.Time         `json:"last_seen"`
@@ -46,11 +66,16 @@ type Explain struct {
 	SameFailedCommand float64 `json:"same_failed_command"`
 	TagRelevance      float64 `json:"tag_relevance"`
 	Recency           float64 `json:"recency"`
+	StaleWeight       float64 `json:"stale_weight"`
 	Formula           string  `json:"formula"`
 }
 
 // Formula is the documented scoring formula.
-const Formula = "score = recency * (1*same_command + 2*scope_overlap + 3*touch_intersection + 2*same_failed_command + 2*tag_relevance) / 10; recency = 0.5^(age/half_life)"
+const Formula = "score = recency * stale_weight * (1*same_command + 2*scope_overlap + 3*touch_intersection + 2*same_failed_command + 2*tag_relevance) / 10; recency = 0.5^(age/half_life); stale_weight = 0.5 when the failed command (in its dir) is not in the profile, else 1"
+
+// StaleWeight is the factor of a stale lesson's score: its failed command
+// (in its dir) is not in the run's profile any more.
+const StaleWeight = 0.5
 
 // MinScore is the least score an advisory needs to be shown.
 const MinScore = 0.15
@@ -72,7 +97,7 @@ type fold struct {
 func (s *Store) Advisories(q Query) ([]Advisory, []Damaged, error) {
 	commands := map[string]bool{}
 	for _, c := range q.Commands {
-		commands[c] = true
+		commands[c.Dir+"\x00"+c.Command] = true
 	}
 	touch := map[string]bool{}
 	touchDirs := map[string]bool{}
@@ -112,6 +137,7 @@ func (s *Store) Advisories(q Query) ([]Advisory, []Damaged, error) {
 	for _, f := range out {
 		a := f.Advisory
 		a.SuggestedActions, a.PreflightChecks = []string{}, []preflight.Check{}
+		a.File = ErrorFile(a.FirstError)
 		if l, err := s.readAt(f.offset, f.length); err == nil {
 			a.ID, a.Title = l.ID, l.Advice.Title
 			if l.Advice.SuggestedActions != nil {
@@ -132,7 +158,7 @@ type scorer struct {
 	prefixes                   []string // the run's scope patterns' static prefixes
 	commands, touch, touchDirs map[string]bool
 	folds                      map[string]*fold
-	key                        []byte
+	key, cmd                   []byte
 }
 
 func (sc *scorer) score(l *rawEntry) {
@@ -152,16 +178,21 @@ func (sc *scorer) score(l *rawEntry) {
 		})
 		e.TouchIntersection = math.Min(1, (float64(hits)+0.5*float64(near))/float64(len(sc.touch)))
 	}
-	if bytes.IndexByte(l.failedCommand, '\\') >= 0 {
-		if sc.commands[unesc(string(l.failedCommand))] {
-			e.SameFailedCommand = 1
-		}
-	} else if sc.commands[string(l.failedCommand)] {
+	sc.cmd = appendUnesc(append(appendUnesc(sc.cmd[:0], l.failedDir), 0), l.failedCommand)
+	if sc.commands[string(sc.cmd)] {
 		e.SameFailedCommand = 1
 	}
 	// Relevant only with some evidence beyond being a run at all.
 	if e.ScopeOverlap == 0 && e.TouchIntersection == 0 && e.SameFailedCommand == 0 {
 		return
+	}
+	// A lesson about a command this profile no longer runs (there) is
+	// stale: it weighs less. One without a failed command, or about the
+	// edit command, is not about the profile at all.
+	stale := e.SameFailedCommand == 0 && len(l.failedCommand) > 0 && string(l.failedStep) != EditStep
+	e.StaleWeight = 1
+	if stale {
+		e.StaleWeight = StaleWeight
 	}
 	e.TagRelevance = 0.25
 	if len(l.tags) > 0 {
@@ -182,9 +213,10 @@ func (sc *scorer) score(l *rawEntry) {
 		e.Recency = math.Pow(0.5, float64(age)/float64(sc.q.HalfLife))
 	}
 	base := (1*e.SameCommand + 2*e.ScopeOverlap + 3*e.TouchIntersection + 2*e.SameFailedCommand + 2*e.TagRelevance) / 10
-	s := round3(e.Recency * base)
-	// Lessons of one failure share a failed command, tags and first error.
-	sc.key = append(append(append(append(append(sc.key[:0], l.failedCommand...), 0), l.tags...), 0), l.firstError...)
+	s := round3(e.Recency * e.StaleWeight * base)
+	// Lessons of one failure share a failed command (in its dir), tags and
+	// first error.
+	sc.key = append(append(append(append(append(append(append(sc.key[:0], l.failedDir...), 0), l.failedCommand...), 0), l.tags...), 0), l.firstError...)
 	a := sc.folds[string(sc.key)]
 	if a == nil {
 		var tags []string
@@ -193,7 +225,8 @@ func (sc *scorer) score(l *rawEntry) {
 		if tags == nil {
 			tags = []string{}
 		}
-		a = &fold{Advisory: Advisory{FailedCommand: item(l.failedCommand), Tags: tags, FirstError: unesc(string(l.firstError)),
+		a = &fold{Advisory: Advisory{FailedStep: item(l.failedStep), FailedCommand: item(l.failedCommand), FailedDir: item(l.failedDir),
+			Tags: tags, FirstError: unesc(string(l.firstError)), Stale: stale,
 			FirstSeen: created, LastSeen: created}, offset: l.offset, length: l.length}
 		sc.folds[string(sc.key)] = a
 	}
@@ -277,4 +310,12 @@ func prefixes(scope []string) []string {
 		out[i] = staticPrefix(p)
 	}
 	return out
+}
+
+// appendUnesc appends an escaped index field to dst, unescaped.
+func appendUnesc(dst, field []byte) []byte {
+	if bytes.IndexByte(field, '\\') < 0 {
+		return append(dst, field...)
+	}
+	return append(dst, unesc(string(field))...)
 }

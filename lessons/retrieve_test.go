@@ -43,7 +43,7 @@ func TestAdvisoriesScoreFoldAndOrder(t *testing.T) {
 		lesson("ancient", 200*day, []string{"pkg"}, nil, "go vet ./...", []string{"lint_error"}, "vet"),
 	)
 	q := Query{Command: "run", Scope: []string{"pkg/api"}, TouchSet: []string{"pkg/api/a.go"},
-		Commands: []string{"go vet ./...", "go test ./..."}, Now: now, HalfLife: 14 * day, TopK: 3}
+		Commands: rootCommands("go vet ./...", "go test ./..."), Now: now, HalfLife: 14 * day, TopK: 3}
 	adv, damaged, err := s.Advisories(q)
 	if err != nil || len(damaged) > 0 {
 		t.Fatal(err, damaged)
@@ -58,7 +58,7 @@ func TestAdvisoriesScoreFoldAndOrder(t *testing.T) {
 	// env-3 scores best: same command, full scope and touch overlap, same
 	// failed command, an environment tag, one day old.
 	want := Explain{SameCommand: 1, ScopeOverlap: 1, TouchIntersection: 1, SameFailedCommand: 1, TagRelevance: 1,
-		Recency: round3(0.5 / 0.5 * pow(1.0/14)), Formula: Formula}
+		Recency: round3(0.5 / 0.5 * pow(1.0/14)), StaleWeight: 1, Formula: Formula}
 	if diff := cmp.Diff(want, a.Why); diff != "" {
 		t.Errorf("why (-want +got):\n%s", diff)
 	}
@@ -71,7 +71,7 @@ func TestAdvisoriesScoreFoldAndOrder(t *testing.T) {
 		t.Errorf("not deterministic:\n%s", diff)
 	}
 	// Top K bounds the list; an unrelated run sees nothing.
-	q.Scope, q.TouchSet, q.Commands = []string{"docs"}, []string{"docs/x.md"}, []string{"mdlint"}
+	q.Scope, q.TouchSet, q.Commands = []string{"docs"}, []string{"docs/x.md"}, rootCommands("mdlint")
 	if adv, _, _ := s.Advisories(q); len(adv) != 0 {
 		t.Errorf("unrelated run got %+v", adv)
 	}
@@ -108,7 +108,7 @@ func TestScopeOverlap(t *testing.T) {
 func TestIndexFollowsTheLog(t *testing.T) {
 	s := &Store{Path: filepath.Join(t.TempDir(), "l.jsonl")}
 	day := 24 * time.Hour
-	q := Query{Command: "run", Scope: []string{"pkg/api"}, Commands: []string{"go test ./..."}, Now: now, HalfLife: 14 * day, TopK: 5}
+	q := Query{Command: "run", Scope: []string{"pkg/api"}, Commands: rootCommands("go test ./..."), Now: now, HalfLife: 14 * day, TopK: 5}
 	s.Append(lesson("a", day, []string{"pkg/api"}, nil, "go test ./...", []string{"missing_env_var"}, "A is not set"))
 	adv, _, _ := s.Advisories(q)
 	if len(adv) != 1 || !s.indexFresh() {
@@ -148,3 +148,12 @@ func TestIndexFollowsTheLog(t *testing.T) {
 }
 
 func mathPow(x, y float64) float64 { return math.Pow(x, y) }
+
+// rootCommands is a profile of commands that run at the repository root.
+func rootCommands(cmds ...string) []StepCommand {
+	out := make([]StepCommand, len(cmds))
+	for i, c := range cmds {
+		out[i] = StepCommand{Command: c}
+	}
+	return out
+}

@@ -181,6 +181,7 @@ func parseLine(line []byte) (*Lesson, error) {
 	if l.ID == "" {
 		return nil, errors.New("no id")
 	}
+	l.stripANSI()
 	return &l, nil
 }
 
@@ -281,4 +282,54 @@ func (s *Store) Rewrite(fn func(l *Lesson) bool) (int, error) {
 		return 0, err
 	}
 	return changed, nil
+}
+
+// Remove deletes the lessons fn selects and replaces the log atomically,
+// under the lock, as Prune does; damaged lines go with them. The lessons
+// kept are kept byte for byte (keys this orket does not know included).
+// When fn selects nothing the log is left as it is. It returns how many
+// lessons it removed.
+func (s *Store) Remove(fn func(l *Lesson) bool) (int, error) {
+	unlock, err := s.lock(true)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	f, err := os.Open(s.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	removed := 0
+	br := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, _, rerr := readLine(br)
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			if l, err := parseLine(t); err == nil {
+				if fn(l) {
+					removed++
+				} else {
+					buf.Write(t)
+					buf.WriteByte('\n')
+				}
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return 0, rerr
+		}
+	}
+	if removed == 0 {
+		return 0, nil
+	}
+	if err := s.replace(buf.Bytes()); err != nil {
+		return 0, err
+	}
+	return removed, nil
 }

@@ -3,9 +3,9 @@ package preflight
 import (
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -15,13 +15,32 @@ type Result struct {
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
 	Source string `json:"source"` // "orket.yaml" or "lesson <id>"
+	// AdvisoryOnly: the check comes only from stale lessons (their failed
+	// command is no longer in the profile). It is reported, and never
+	// fails a strict preflight.
+	AdvisoryOnly bool `json:"advisory_only,omitempty"`
+	// Stops: the check failed, strict mode is on and the check is not
+	// advisory only, so it stops the run (E_PREFLIGHT_FAILED).
+	Stops bool `json:"stops_run,omitempty"`
 }
 
-// Env is what checks look at: the environment and the repository root
-// that relative file paths are taken from.
+// Env is what checks look at: the environment, the repository root that
+// relative file paths are taken from, and where the steps' runners find
+// commands besides PATH.
 type Env struct {
-	Getenv func(string) string
+	Getenv func(string) string // for env_var_present; nil: the process's environment
 	Root   string
+	// Dirs are absolute directories a command_exists check searches after
+	// PATH, as the steps would find commands there: node_modules/.bin of
+	// the root and of each step's dir, the PATH entries a step's env sets.
+	Dirs []string
+}
+
+func (e Env) getenv(k string) string {
+	if e.Getenv == nil {
+		return os.Getenv(k)
+	}
+	return e.Getenv(k)
 }
 
 // dialTimeout bounds a tcp_reachable check.
@@ -33,17 +52,20 @@ func Run(c Check, env Env) Result {
 	r := Result{Check: c}
 	switch c.Type {
 	case EnvVarPresent:
-		r.OK = env.Getenv(c.Name) != ""
+		r.OK = env.getenv(c.Name) != ""
 		r.Detail = c.Name + " is set"
 		if !r.OK {
 			r.Detail = c.Name + " is not set (or empty)"
 		}
 	case CommandExists:
-		p, err := exec.LookPath(c.Command)
-		r.OK = err == nil
+		p := lookPath(c.Command, env)
+		r.OK = p != ""
 		r.Detail = c.Command + " is " + p
 		if !r.OK {
 			r.Detail = c.Command + " is not on PATH"
+			if len(env.Dirs) > 0 {
+				r.Detail += " nor where the steps find commands (node_modules/.bin, a step's PATH)"
+			}
 		}
 	case FileExists:
 		p := c.Path
@@ -80,4 +102,39 @@ func Run(c Check, env Env) Result {
 		r.Detail = "unknown check type " + c.Type
 	}
 	return r
+}
+
+// lookPath finds a command as a step's runner would: a name with a slash
+// relative to the repository root; a bare name in the process's PATH (the
+// one steps inherit), then in env.Dirs.
+// It returns the executable's path, or "" when there is none.
+func lookPath(command string, env Env) string {
+	if strings.ContainsRune(command, '/') {
+		p := command
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(env.Root, p)
+		}
+		if executable(p) {
+			return p
+		}
+		return ""
+	}
+	dirs := filepath.SplitList(os.Getenv("PATH"))
+	dirs = append(dirs, env.Dirs...)
+	for _, d := range dirs {
+		if d == "" || !filepath.IsAbs(d) {
+			continue // relative entries depend on a directory a check does not have
+		}
+		if p := filepath.Join(d, command); executable(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// executable reports whether p is a file (or a link to one) someone may
+// execute.
+func executable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0
 }

@@ -24,6 +24,7 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 		lessonsShowCommand(o, result),
 		lessonsStatsCommand(o, result),
 		lessonsPruneCommand(o, result),
+		lessonsForgetCommand(o, result),
 		lessonsReclassifyCommand(o, result),
 	}
 	for _, c := range sub {
@@ -37,7 +38,7 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 	return &cli.Command{
 		Name:            "lessons",
 		Usage:           "read and maintain the lesson log",
-		UsageText:       "orket lessons list|show ID|stats|prune|reclassify",
+		UsageText:       "orket lessons list|show ID|stats|prune|forget ID|reclassify",
 		Subcommands:     sub,
 		HideHelpCommand: true,
 		Flags:           globalFlags(),
@@ -115,4 +116,13 @@ func warnDamaged(o *options, d []lessons.Damaged) {
 
 func readError(err error) error {
 	return &orket.Error{Code: orket.EInternal, Err: err, Msg: "lesson log: " + err.Error(), Hint: "check the file's permissions"}
+}
+
+// clipRunes shortens s to at most n runes, marking the cut.
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

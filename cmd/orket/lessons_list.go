@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -63,9 +65,7 @@ func runLessonsList(o *options, lo *lessonsListOptions, result *any) error {
 	}
 	*result = map[string]any{"code": orket.OK, "lessons": list, "damaged_lines": len(damaged)}
 	if !o.json {
-		for _, l := range list {
-			fmt.Fprintf(o.stdout, "%.8s  %s  %-28s %-10s %s\n", l.ID, l.CreatedAt.Format("2006-01-02 15:04"), strings.Join(l.Tags, ","), l.FailedStep, l.Title)
-		}
+		printLessonList(o.stdout, list)
 		warnDamaged(o, damaged)
 	}
 	return nil
@@ -100,4 +100,22 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// printLessonList writes one lesson a line, its columns as wide as their
+// widest cell; an empty cell is "-".
+func printLessonList(w io.Writer, list []lessonSummary) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, l := range list {
+		fmt.Fprintf(tw, "%.8s\t%s\t%s\t%s\t%s\n", l.ID, l.CreatedAt.Format("2006-01-02 15:04"), orDash(strings.Join(l.Tags, ",")),
+			orDash(l.FailedStep), l.Title)
+	}
+	tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

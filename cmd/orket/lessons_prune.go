@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/orket/orket"
+	"github.com/orket/orket/config"
 )
 
 func lessonsPruneCommand(o *options, result *any) *cli.Command {
@@ -33,7 +34,20 @@ func runLessonsPrune(ctx context.Context, o *options, result *any) error {
 	}
 	*result = map[string]any{"code": orket.OK, "removed": n}
 	if !o.json {
-		fmt.Fprintf(o.stdout, "removed %d lesson(s) (keeping at most %d, none older than %s)\n", n, keep.MaxEntries, keep.MaxAge)
+		fmt.Fprintf(o.stdout, "removed %d lesson(s) (%s)\n", n, retentionText(keep))
 	}
 	return nil
+}
+
+// retentionText says what retention keeps, durations as orket.yaml
+// spells them (90d, not 2160h0m0s).
+func retentionText(keep config.Retention) string {
+	count, age := "any number", "of any age"
+	if keep.MaxEntries > 0 {
+		count = fmt.Sprintf("at most %d", keep.MaxEntries)
+	}
+	if keep.MaxAge > 0 {
+		age = "none older than " + config.FormatDuration(keep.MaxAge)
+	}
+	return "keeping " + count + ", " + age
 }

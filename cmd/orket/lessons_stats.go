@@ -32,8 +32,8 @@ func runLessonsStats(o *options, result *any) error {
 		for _, t := range l.Classification.Tags {
 			tags[t]++
 		}
-		scopes[strings.Join(l.Request.Scope, ",")]++
-		cmds[l.Verify.FailedCommand]++
+		scopes[orNone(strings.Join(l.Request.Scope, ","))]++
+		cmds[orNone(l.Verify.FailedCommand)]++
 		return nil
 	})
 	if err != nil {
@@ -55,4 +55,12 @@ func runLessonsStats(o *options, result *any) error {
 	}
 	warnDamaged(o, damaged)
 	return nil
+}
+
+// orNone names an empty key, so that no line of the stats is blank.
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }

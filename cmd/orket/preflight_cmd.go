@@ -73,8 +73,9 @@ func runPreflight(o *options, scopes []string, profile, base string, strict bool
 	if err != nil {
 		return nil, err
 	}
+	strict = strict || cfg.Preflight.Strict || o.getenv("ORKET_STRICT_PREFLIGHT") == "1"
 	a := orket.Advise(orket.AdviceQuery{Repo: r, Config: cfg, Profile: prof, Scope: sc.Patterns(), TouchSet: touch,
-		Getenv: o.getenv, Now: o.now()})
+		Getenv: o.getenv, Now: o.now(), Strict: strict})
 	if a.Err != nil {
 		return nil, &orket.Error{Code: orket.EInternal, Err: a.Err, Msg: "read lessons: " + a.Err.Error(), Hint: "check " + cfg.Lessons.Path}
 	}
@@ -94,7 +95,6 @@ func runPreflight(o *options, scopes []string, profile, base string, strict bool
 			fmt.Fprintln(o.stdout, "no preflight checks")
 		}
 	}
-	strict = strict || cfg.Preflight.Strict || o.getenv("ORKET_STRICT_PREFLIGHT") == "1"
 	if failed := a.Failed(); strict && len(failed) > 0 {
 		return res, &orket.PreflightFailedError{Failed: failed}
 	}

@@ -346,6 +346,10 @@ func (p *runPrinter) Advised(res *orket.Record) {
 	p.advisories(res.Advisories, res.Preflight)
 }
 
+// advisories prints each advisory in one or two short lines (its title,
+// the file its first error names; the first error itself), the preflight
+// results, and one sentence saying what the failed checks do: stop the run
+// (strict mode, preflight.Result.Stops), or nothing (advisory only).
 func (p *runPrinter) advisories(adv []lessons.Advisory, checks []preflight.Result) {
 	if len(adv) > 0 {
 		p.line("  advisories (past failures like this run):")
@@ -355,26 +359,53 @@ func (p *runPrinter) advisories(adv []lessons.Advisory, checks []preflight.Resul
 		if a.Count > 1 {
 			times = fmt.Sprintf("%d times", a.Count)
 		}
-		p.line("    %s %s: seen %s, last %s (lesson %s, score %.2f)", p.paint(yellow, "!"), a.Title, times, a.LastSeen.Format("2006-01-02"), orket.ShortID(a.ID), a.Score)
+		title := lessons.StripANSI(a.Title)
+		if a.File != "" && !strings.Contains(title, a.File) {
+			title += " in " + a.File
+		}
+		stale := ""
+		if a.Stale {
+			stale = "; stale: its step is not in this profile"
+		}
+		p.line("    %s %s: seen %s, last %s (lesson %s, score %.2f%s)", p.paint(yellow, "!"), title, times, a.LastSeen.Format("2006-01-02"), orket.ShortID(a.ID), a.Score, stale)
+		if first := lessons.StripANSI(a.FirstError); first != "" && first != lessons.StripANSI(a.Title) {
+			p.line("      %s", clipRunes(first, 100))
+		}
 		if p.o.verbose {
 			w := a.Why
-			p.line("      why: same command %.0f, scope overlap %.2f, touch overlap %.2f, same failed command %.0f, tag relevance %.2f, recency %.2f",
-				w.SameCommand, w.ScopeOverlap, w.TouchIntersection, w.SameFailedCommand, w.TagRelevance, w.Recency)
+			p.line("      why: same command %.0f, scope overlap %.2f, touch overlap %.2f, same failed command %.0f, tag relevance %.2f, recency %.2f, stale weight %.1f",
+				w.SameCommand, w.ScopeOverlap, w.TouchIntersection, w.SameFailedCommand, w.TagRelevance, w.Recency, w.StaleWeight)
 			for _, s := range a.SuggestedActions {
 				p.line("      - %s", s)
 			}
 		}
 	}
-	var failed []string
+	failed, stops, advisoryOnly := 0, 0, 0
 	for _, c := range checks {
-		state := p.paint(green, "ok")
+		state, note := p.paint(green, "ok"), ""
 		if !c.OK {
 			state = p.paint(red, "FAILED")
-			failed = append(failed, c.Detail)
+			failed++
 		}
-		p.line("    preflight %s: %s (%s)", state, c.Detail, c.Source)
+		switch {
+		case c.Stops:
+			stops++
+		case !c.OK && c.AdvisoryOnly:
+			advisoryOnly++
+		}
+		if c.AdvisoryOnly && !c.OK {
+			note = "; advisory only: a stale lesson"
+		}
+		p.line("    preflight %s: %s (%s%s)", state, c.Detail, c.Source, note)
 	}
-	if len(failed) > 0 {
-		p.line("    %d preflight check(s) failed: advisory only; --strict-preflight stops the run", len(failed))
+	switch {
+	case stops > 0 && advisoryOnly > 0:
+		p.line("    %d preflight check(s) failed; strict mode stops the run before anything is written (%d more, from stale lessons, advisory only)", stops, advisoryOnly)
+	case stops > 0:
+		p.line("    %d preflight check(s) failed; strict mode stops the run before anything is written", stops)
+	case failed > 0 && failed == advisoryOnly:
+		p.line("    %d preflight check(s) failed: advisory only, from stale lessons; they never stop a run", failed)
+	case failed > 0:
+		p.line("    %d preflight check(s) failed: advisory only; strict mode would stop the run", failed)
 	}
 }
