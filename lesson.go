@@ -71,11 +71,7 @@ func (r *Run) recordLessons() error {
 		l.Seal(r.red.WithValues(r.stepEnvValues(s.Name)...))
 		batch = append(batch, l)
 	}
-	root, err := r.req.Repo.FS()
-	if err != nil {
-		return err
-	}
-	if err := ensureOrketDir(root); err != nil {
+	if err := ensureLessonDir(r.req.Repo); err != nil {
 		return err
 	}
 	store := &lessons.Store{Path: LessonPath(r.req.Repo, cfg)}

@@ -293,7 +293,7 @@ func planSteps(p *config.Resolved, skip map[string]bool, touch []string) []PlanS
 // advise is step 3.
 func (r *Run) advise() {
 	a := Advise(AdviceQuery{Repo: r.req.Repo, Config: r.req.Config, Profile: r.prof, Scope: r.rec.Request.Scope,
-		TouchSet: r.rec.Plan.TouchSet, Getenv: r.req.Env.Getenv, Now: r.req.Env.Now()})
+		TouchSet: r.rec.Plan.TouchSet, Getenv: r.req.Env.Getenv, Now: r.req.Env.Now(), Strict: r.strict})
 	if a.Err != nil {
 		r.obs.Warn("cannot read lessons: " + a.Err.Error())
 	}

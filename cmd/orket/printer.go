@@ -69,6 +69,16 @@ func (p *runPrinter) line(format string, args ...any) {
 	p.drawLive()
 }
 
+// failure prints a line about a failure: under -q too, where it is all a
+// person (or a pre-push hook) gets to see of why.
+func (p *runPrinter) failure(format string, args ...any) {
+	if !p.o.quiet {
+		p.line(format, args...)
+		return
+	}
+	fmt.Fprintf(p.o.stderr, format+"\n", args...)
+}
+
 func (p *runPrinter) clearLive() {
 	if p.drawn {
 		io.WriteString(p.w, "\r\033[K")
@@ -179,7 +189,11 @@ func (p *runPrinter) Planned(res *orket.Record) {
 			if s.Skip != "" {
 				skip = "  (skipped: " + skipText(s.Skip) + ")"
 			}
-			p.line("    %-12s %s%s", s.Name, s.Command, skip)
+			if s.Name == s.Command {
+				p.line("    %s%s", s.Command, skip)
+			} else {
+				p.line("    %-12s %s%s", s.Name, s.Command, skip)
+			}
 		}
 		return
 	}
@@ -214,7 +228,11 @@ func (p *runPrinter) EditDone(r *verify.StepResult) {
 		p.line("  edit: done (%s)", dur(r.DurationMS))
 		return
 	}
-	p.line("  edit: %s, %s (%s)", p.paint(red, "FAILED"), orket.ExitText(r), dur(r.DurationMS))
+	if r.Interrupted {
+		p.line("  edit: %s (%s)", p.paint(yellow, "interrupted"), dur(r.DurationMS))
+		return
+	}
+	p.failure("  edit: %s, %s (%s)", p.paint(red, "FAILED"), orket.ExitText(r), dur(r.DurationMS))
 	p.tail(r)
 }
 
@@ -234,7 +252,11 @@ func (p *runPrinter) StepOutput(name string) io.Writer {
 // StepStarted is part of orket.Observer.
 func (p *runPrinter) StepStarted(s config.Step) {
 	if p.o.verbose {
-		p.line("  %s: running %s", s.Name, s.Command())
+		if s.Name == s.Command() {
+			p.line("  running %s", s.Command()) // an unnamed step is named after its command
+		} else {
+			p.line("  %s: running %s", s.Name, s.Command())
+		}
 	}
 	p.started(s.Name)
 }
@@ -270,8 +292,10 @@ func (p *runPrinter) StepDone(r *verify.StepResult) {
 	case !r.Required:
 		p.line("  %-12s %s, %s (%s); optional, not failing the run", r.Name, p.paint(yellow, "failed"), orket.ExitText(r), dur(r.DurationMS))
 		p.tail(r)
+	case r.Interrupted:
+		p.line("  %-12s %s (%s)", r.Name, p.paint(yellow, "interrupted"), dur(r.DurationMS))
 	default:
-		p.line("  %-12s %s, %s (%s)", r.Name, p.paint(red, "FAILED"), orket.ExitText(r), dur(r.DurationMS))
+		p.failure("  %-12s %s, %s (%s)", r.Name, p.paint(red, "FAILED"), orket.ExitText(r), dur(r.DurationMS))
 		p.tail(r)
 	}
 }
@@ -288,17 +312,23 @@ func skipText(reason string) string {
 	return reason
 }
 
+// tail shows the end of a failing step's output (under -q too, for a
+// required step).
 func (p *runPrinter) tail(r *verify.StepResult) {
-	if p.o.verbose || r.OutputTail == "" {
+	if p.o.verbose && !p.o.quiet || r.OutputTail == "" {
 		return // already streamed, or nothing to show
+	}
+	show := p.line
+	if r.Required {
+		show = p.failure
 	}
 	lines := strings.Split(strings.TrimRight(r.OutputTail, "\n"), "\n")
 	if len(lines) > 20 {
-		p.line("    ... (%d earlier lines in the run record)", len(lines)-20)
+		show("    ... (%d earlier lines in the run record)", len(lines)-20)
 		lines = lines[len(lines)-20:]
 	}
 	for _, l := range lines {
-		p.line("    | %s", l)
+		show("    | %s", l)
 	}
 }
 
