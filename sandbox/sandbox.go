@@ -1,0 +1,545 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// A Mode says whether edit commands run in the sandbox (orket.yaml
+// `sandbox:`).
+type Mode string
+
+const (
+	// Auto sandboxes where the kernel can, and runs unsandboxed (saying
+	// so in the report) where it cannot.
+	Auto Mode = "auto"
+	// Required refuses to run an edit command the kernel cannot sandbox.
+	Required Mode = "required"
+	// Off never sandboxes.
+	Off Mode = "off"
+)
+
+// ParseMode reads a mode as orket.yaml spells it; "" is Auto.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case "":
+		return Auto, nil
+	case Auto, Required, Off:
+		return m, nil
+	}
+	return "", fmt.Errorf("sandbox mode %q is not auto, required or off", s)
+}
+
+// ErrUnavailable is what an UnavailableError is.
+var ErrUnavailable = errors.New("kernel sandbox unavailable")
+
+// An UnavailableError is the kernel's inability to sandbox, under
+// Required.
+type UnavailableError struct {
+	Reason string // a sentence: "Landlock is not enabled in this kernel"
+}
+
+func (e *UnavailableError) Error() string {
+	return "kernel sandbox required but unavailable: " + e.Reason
+}
+
+// Is makes errors.Is(err, ErrUnavailable) hold.
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// A Policy says where an edit command may write.
+type Policy struct {
+	Mode  Mode
+	Root  string   // the repository's work tree, absolute
+	Scope []string // scope patterns: repository-relative, slash-separated
+	// Write are the sandbox.write paths (build caches): absolute, "~/..."
+	// (Home), or relative to Root. A missing one is created as a
+	// directory: the user declared it writable.
+	Write []string
+	Home  string // for "~" in Write; "" is the user's home directory
+	// GitDir is the repository's git directory; "" reads Root/.git (a
+	// directory, or the file of a linked worktree).
+	GitDir string
+	// AllowGit lets the edit commit, branch and stage: the git
+	// directories become writable. Landlock cannot open a directory's
+	// files without its subdirectories, so .git/config, .git/hooks and
+	// .git/info are then left to measurement (the report lists them).
+	AllowGit bool
+	// TempParent is where the run's private temporary directory is made;
+	// "" is os.TempDir().
+	TempParent string
+	// Name goes into the temporary directory's name (a run id).
+	Name string
+}
+
+// A Report is what the sandbox enforced, for the run record.
+type Report struct {
+	Mode     Mode   `json:"mode"`
+	Enforced bool   `json:"enforced"`
+	Reason   string `json:"reason,omitempty"` // why it is not enforced
+	ABI      int    `json:"abi,omitempty"`    // the kernel's Landlock ABI version
+	TempDir  string `json:"temp_dir,omitempty"`
+	// Scope is how each scope pattern became directories; Widened ones
+	// allow more than the pattern, and measurement is the exact line.
+	Scope    []ScopeDir `json:"scope,omitempty"`
+	Writable []Grant    `json:"writable,omitempty"`
+	// Unguarded are paths no edit may write that the sandbox still lets
+	// the command write; measurement guards them.
+	Unguarded []string `json:"unguarded,omitempty"`
+}
+
+// A Grant is a directory (and everything below it) or a file the
+// command may write.
+type Grant struct {
+	Path string `json:"path"`           // absolute
+	For  string `json:"for"`            // scope, temp, sandbox.write, git, device
+	Note string `json:"note,omitempty"` // created, file, ...
+	dir  bool
+	mask uint64
+}
+
+// String is the report in one line for people.
+func (r Report) String() string {
+	switch {
+	case r.Mode == Off:
+		return "sandbox off"
+	case !r.Enforced:
+		return "sandbox not enforced: " + r.Reason
+	}
+	var dirs []string
+	for _, sd := range r.Scope {
+		for _, d := range sd.Dirs {
+			dirs = appendOnce(dirs, d)
+		}
+	}
+	devices := 0
+	for _, g := range r.Writable {
+		switch g.For {
+		case "scope":
+		case "device":
+			devices++
+		case "temp":
+			dirs = append(dirs, "$TMPDIR")
+		default:
+			dirs = append(dirs, g.Path)
+		}
+	}
+	s := fmt.Sprintf("sandbox: Landlock ABI %d; writes only to %s", r.ABI, strings.Join(dirs, ", "))
+	if devices > 0 {
+		s += fmt.Sprintf(" and %d devices", devices)
+	}
+	return s
+}
+
+// A Sandbox runs edit commands under one policy. Its zero value and nil
+// run commands unsandboxed.
+type Sandbox struct {
+	report Report
+	spec   *spec // nil when not enforced
+}
+
+// envVar carries a spec from orket to the helper it re-executes.
+const envVar = "ORKET_SANDBOX_EXEC"
+
+// self is the path that re-executes the running orket binary.
+const self = "/proc/self/exe"
+
+// helperName is argv[0] of the helper process (ps shows it briefly).
+const helperName = "orket-sandbox"
+
+// A spec is what the helper process enforces before it execs.
+type spec struct {
+	V       int    `json:"v"`
+	Path    string `json:"path,omitempty"` // the program; "" looks argv[0] up in PATH
+	Handled uint64 `json:"handled"`
+	Rules   []rule `json:"rules"`
+}
+
+type rule struct {
+	Access uint64   `json:"a"`
+	Paths  []string `json:"p"`
+}
+
+// Access rights. Only writes are handled, so reads and execution stay
+// allowed everywhere. Devices can never be made.
+const (
+	writeDir = ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile |
+		ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo |
+		ll.AccessFSMakeSym | ll.AccessFSRefer
+	writeFile   = ll.AccessFSWriteFile | ll.AccessFSTruncate
+	gitTopLevel = writeFile | ll.AccessFSMakeReg | ll.AccessFSRemoveFile | ll.AccessFSMakeDir
+	handledV1   = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar |
+		ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo |
+		ll.AccessFSMakeBlock | ll.AccessFSMakeSym
+)
+
+// handled returns the write rights an ABI version can restrict.
+func handled(abi int) uint64 {
+	h := uint64(handledV1)
+	if abi >= 2 {
+		h |= ll.AccessFSRefer
+	}
+	if abi >= 3 {
+		h |= ll.AccessFSTruncate
+	}
+	return h
+}
+
+// devices are written by ordinary commands (> /dev/null) and lead
+// nowhere.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+
+// abiVersion reports the kernel's Landlock ABI version; tests replace it.
+var abiVersion = func() (int, error) { return ll.LandlockGetABIVersion() }
+
+// New prepares a sandbox: it checks the kernel, maps the scope to
+// directories, creates missing sandbox.write directories and the run's
+// private temporary directory. Under Required an unable kernel is an
+// *UnavailableError; under Auto it is a report that says why. Close
+// removes the temporary directory.
+func New(p Policy) (*Sandbox, error) {
+	if p.Mode == "" {
+		p.Mode = Auto
+	}
+	s := &Sandbox{report: Report{Mode: p.Mode}}
+	if p.Mode == Off {
+		return s, nil
+	}
+	abi, reason := probe()
+	if reason != "" {
+		if p.Mode == Required {
+			return nil, &UnavailableError{Reason: reason}
+		}
+		s.report.Reason = reason
+		return s, nil
+	}
+	root, err := filepath.EvalSymlinks(p.Root)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: repository root: %w", err)
+	}
+	var grants []Grant
+	add := func(g Grant) { grants = append(grants, g) }
+
+	s.report.Scope = ScopeDirs(root, p.Scope)
+	for _, sd := range s.report.Scope {
+		for _, d := range sd.Dirs {
+			add(Grant{Path: filepath.Join(root, filepath.FromSlash(d)), For: "scope", dir: true, mask: writeDir})
+		}
+	}
+	for _, w := range p.Write {
+		g, err := writeGrant(w, root, p.Home)
+		if err != nil {
+			return nil, err
+		}
+		if g.Path != "" {
+			add(g)
+		}
+	}
+	gitDirs := gitDirs(root, p.GitDir)
+	if p.AllowGit {
+		for _, d := range gitDirs {
+			add(Grant{Path: d, For: "git", dir: true, mask: gitTopLevel, Note: "its files"})
+			for _, sub := range []string{"objects", "refs", "logs"} {
+				if fi, err := os.Lstat(filepath.Join(d, sub)); err == nil && fi.IsDir() {
+					add(Grant{Path: filepath.Join(d, sub), For: "git", dir: true, mask: writeDir})
+				}
+			}
+		}
+	}
+	for _, d := range devices {
+		if fi, err := os.Stat(d); err == nil {
+			add(Grant{Path: d, For: "device", dir: fi.IsDir(), mask: writeFile})
+		}
+	}
+	tmp, err := os.MkdirTemp(p.TempParent, "orket-edit-"+sanitize(p.Name)+"*")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: make the temporary directory: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = real
+	}
+	add(Grant{Path: tmp, For: "temp", dir: true, mask: writeDir})
+
+	s.report.Enforced, s.report.ABI, s.report.TempDir = true, abi, tmp
+	s.report.Writable = dedupe(grants)
+	s.report.Unguarded = unguarded(root, gitDirs, s.report.Writable)
+	s.spec = buildSpec(abi, s.report.Writable)
+	return s, nil
+}
+
+// probe returns the ABI version, or why the kernel cannot sandbox.
+func probe() (int, string) {
+	abi, err := abiVersion()
+	switch {
+	case err != nil || abi < 1:
+		if err == nil {
+			err = errors.New("no ABI version")
+		}
+		return 0, "Landlock is not available in this kernel (" + err.Error() + "); it needs Linux 5.19 or later with landlock in the lsm= boot list"
+	case abi < 2:
+		return abi, "the kernel's Landlock ABI 1 refuses every rename and link across directories, which git and build tools need; Linux 5.19 or later has ABI 2"
+	}
+	if _, err := os.Stat(self); err != nil {
+		return abi, "orket cannot re-execute itself through " + self + " (is /proc mounted?)"
+	}
+	return abi, ""
+}
+
+// writeGrant makes a sandbox.write entry a grant, creating a missing
+// directory.
+func writeGrant(w, root, home string) (Grant, error) {
+	if w == "" {
+		return Grant{}, nil
+	}
+	p := w
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return Grant{}, fmt.Errorf("sandbox.write %s: %w", w, err)
+			}
+			home = h
+		}
+		p = filepath.Join(home, p[1:])
+	} else if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	g := Grant{For: "sandbox.write"}
+	fi, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return Grant{}, fmt.Errorf("sandbox.write %s: %w", w, err)
+		}
+		g.Note = "created"
+		fi, err = os.Stat(p)
+	}
+	if err != nil {
+		return Grant{}, fmt.Errorf("sandbox.write %s: %w", w, err)
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	g.Path, g.dir, g.mask = p, fi.IsDir(), writeDir
+	if !fi.IsDir() {
+		g.mask, g.Note = writeFile, "a file: written in place only"
+	}
+	return g, nil
+}
+
+// gitDirs returns the repository's git directory and, for a linked
+// worktree, the common one, resolved.
+func gitDirs(root, gitDir string) []string {
+	if gitDir == "" {
+		dotgit := filepath.Join(root, ".git")
+		fi, err := os.Stat(dotgit)
+		switch {
+		case err != nil:
+			return nil
+		case fi.IsDir():
+			gitDir = dotgit
+		default:
+			b, err := os.ReadFile(dotgit)
+			rest, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+			if err != nil || !ok {
+				return nil
+			}
+			gitDir = rest
+			if !filepath.IsAbs(gitDir) {
+				gitDir = filepath.Join(root, gitDir)
+			}
+		}
+	}
+	real, err := filepath.EvalSymlinks(gitDir)
+	if err != nil {
+		return nil
+	}
+	dirs := []string{real}
+	if b, err := os.ReadFile(filepath.Join(real, "commondir")); err == nil {
+		common := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(real, common)
+		}
+		if c, err := filepath.EvalSymlinks(common); err == nil && c != real {
+			dirs = append(dirs, c)
+		}
+	}
+	return dirs
+}
+
+// dedupe merges grants of one path, keeping the first reason and the
+// union of the rights.
+func dedupe(grants []Grant) []Grant {
+	var out []Grant
+	at := map[string]int{}
+	for _, g := range grants {
+		if i, ok := at[g.Path]; ok {
+			out[i].mask |= g.mask
+			continue
+		}
+		at[g.Path] = len(out)
+		out = append(out, g)
+	}
+	return out
+}
+
+// unguarded lists the guarded paths (.orket, git's configuration, hooks
+// and info) that a grant with write rights reaches.
+func unguarded(root string, gitDirs []string, grants []Grant) []string {
+	guarded := []string{filepath.Join(root, ".orket")}
+	for _, d := range gitDirs {
+		guarded = append(guarded, filepath.Join(d, "config"), filepath.Join(d, "hooks"), filepath.Join(d, "info"))
+	}
+	var out []string
+	for _, gp := range guarded {
+		for _, g := range grants {
+			if (g.Path == gp || g.dir && within(gp, g.Path)) && g.mask&ll.AccessFSWriteFile != 0 {
+				out = appendOnce(out, display(root, gp))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+func display(root, p string) string {
+	if rel, err := filepath.Rel(root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}
+
+func buildSpec(abi int, grants []Grant) *spec {
+	h := handled(abi)
+	sp := &spec{V: 1, Handled: h}
+	at := map[uint64]int{}
+	for _, g := range grants {
+		m := g.mask & h
+		if m == 0 {
+			continue
+		}
+		i, ok := at[m]
+		if !ok {
+			i = len(sp.Rules)
+			at[m] = i
+			sp.Rules = append(sp.Rules, rule{Access: m})
+		}
+		sp.Rules[i].Paths = append(sp.Rules[i].Paths, g.Path)
+	}
+	return sp
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == 0 || r == '*' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// Report returns what the sandbox enforces.
+func (s *Sandbox) Report() Report {
+	if s == nil {
+		return Report{Mode: Off}
+	}
+	return s.report
+}
+
+// Enforced reports whether commands run under the kernel's barrier.
+func (s *Sandbox) Enforced() bool { return s != nil && s.spec != nil }
+
+// Apply makes cmd run in the sandbox: cmd starts orket's helper, which
+// restricts itself and execs cmd's program with cmd's arguments. Dir,
+// stdio, SysProcAttr (process group, cgroup, parent-death signal) and
+// ExtraFiles are untouched, so containment applied before or after
+// Apply still holds; TMPDIR becomes the private temporary directory.
+// A cmd whose program was not found (cmd.Err) is left for Start to fail.
+// Without enforcement Apply does nothing.
+func (s *Sandbox) Apply(cmd *exec.Cmd) error {
+	if !s.Enforced() || cmd.Err != nil {
+		return nil
+	}
+	env, err := s.env(cmd.Env, cmd.Path)
+	if err != nil {
+		return err
+	}
+	cmd.Env = env
+	cmd.Args = append([]string{helperName}, cmd.Args...)
+	cmd.Path = self
+	return nil
+}
+
+// Wrap is Apply for callers that build their own command from an argv
+// and an environment (env nil is this process's): the returned argv
+// starts the helper, which looks argv[0] up in the returned
+// environment's PATH.
+func (s *Sandbox) Wrap(argv, env []string) ([]string, []string, error) {
+	if !s.Enforced() {
+		return argv, env, nil
+	}
+	if len(argv) == 0 {
+		return nil, nil, errors.New("sandbox: empty command")
+	}
+	env, err := s.env(env, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	return append([]string{self}, argv...), env, nil
+}
+
+// env returns env for the helper: TMPDIR the private directory, the
+// spec in envVar.
+func (s *Sandbox) env(env []string, path string) ([]string, error) {
+	if env == nil {
+		env = os.Environ()
+	}
+	sp := *s.spec
+	sp.Path = path
+	b, err := json.Marshal(sp)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	out := make([]string, 0, len(env)+2)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != "TMPDIR" && k != envVar {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "TMPDIR="+s.report.TempDir, envVar+"="+string(b)), nil
+}
+
+// Close removes the private temporary directory. Call it once every
+// process of the command has stopped.
+func (s *Sandbox) Close() error {
+	if s == nil || s.report.TempDir == "" {
+		return nil
+	}
+	dir := s.report.TempDir
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	// Tools leave read-only directories (Go's module cache does).
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("sandbox: remove the temporary directory: %w", err)
+	}
+	return nil
+}
