@@ -122,6 +122,7 @@ func mustMkdir(t testing.TB, p string) {
 
 func mustWrite(t testing.TB, p, content string) {
 	t.Helper()
+	mustMkdir(t, filepath.Dir(p))
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -225,13 +226,17 @@ func TestAdversarialWrites(t *testing.T) {
 		script:  `printf '#!/bin/sh\necho pwned\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit`,
 		escaped: func(f *fixture) bool { return exists(filepath.Join(f.root, ".git/hooks/pre-commit")) },
 	}, {
-		name:    "git config",
-		script:  `git config core.hooksPath "$BASE"; echo '[alias]' >> .git/config`,
-		escaped: func(f *fixture) bool { return strings.Contains(read(filepath.Join(f.root, ".git/config")), "hooksPath") || strings.Contains(read(filepath.Join(f.root, ".git/config")), "alias") },
+		name:   "git config",
+		script: `git config core.hooksPath "$BASE"; echo '[alias]' >> .git/config`,
+		escaped: func(f *fixture) bool {
+			return strings.Contains(read(filepath.Join(f.root, ".git/config")), "hooksPath") || strings.Contains(read(filepath.Join(f.root, ".git/config")), "alias")
+		},
 	}, {
-		name:    "git info",
-		script:  `mkdir -p .git/info; echo '*' >> .git/info/exclude`,
-		escaped: func(f *fixture) bool { return strings.Contains(read(filepath.Join(f.root, ".git/info/exclude")), "*\n") },
+		name:   "git info",
+		script: `mkdir -p .git/info; echo '*' >> .git/info/exclude`,
+		escaped: func(f *fixture) bool {
+			return strings.Contains(read(filepath.Join(f.root, ".git/info/exclude")), "*\n")
+		},
 	}, {
 		name:    "orket state",
 		script:  `mkdir -p .orket/memory && echo '{}' >> .orket/memory/failure_lessons.jsonl`,

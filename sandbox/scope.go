@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxExpansions bounds brace expansion; past it a pattern falls back to
@@ -102,6 +103,11 @@ func Bases(pattern string) (bases []string, exact bool) {
 // that could not be expanded) counts as a wildcard.
 func base(glob string) (string, bool) {
 	i := firstMeta(glob, "*?[{")
+	// doublestar matches runes: an invalid byte matches any other
+	// invalid byte, so it is a wildcard too.
+	if j := firstInvalid(glob); j >= 0 && (i < 0 || j < i) {
+		i = j
+	}
 	if i < 0 {
 		// Only escapes: the pattern matches one path.
 		return clean(unescape(glob)), false
@@ -172,6 +178,19 @@ func firstMeta(s, set string) int {
 		}
 		if strings.IndexByte(set, s[i]) >= 0 {
 			return i
+		}
+	}
+	return -1
+}
+
+// firstInvalid returns the index of the first byte of s that is not
+// valid UTF-8, or -1.
+func firstInvalid(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return i
+			}
 		}
 	}
 	return -1
