@@ -114,29 +114,14 @@ func (r *Repo) ScanWithOIDs() (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc.noOrket = true
-	cur, err := sc.scan()
+	sc.noOrket, sc.vouch = true, true
+	cur, v, err := sc.scanVouched()
 	if err != nil {
 		return nil, err
 	}
-	return cur, r.fillOIDs(ii, cur)
-}
-
-// fillOIDs sets every file's blob id: a file the index records with the
-// same stat, written before the index was, has the index's content; every
-// other file is read.
-func (r *Repo) fillOIDs(ii *indexInfo, t *Tree) error {
-	var toHash []string
-	for p, f := range t.Files {
-		if e, ok := ii.clean(p, f); ok {
-			f.OID = e.Hash
-			continue
-		}
-		toHash = append(toHash, p)
-	}
 	root, err := r.FS()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return hashAll(root, t, toHash)
+	return cur, hashAll(root, cur, v.unknown)
 }

@@ -80,15 +80,15 @@ func ignoredChanges(pre, cur *Tree) (changed, created []string) {
 
 // restoreIgnored puts back the kept ignored files that were deleted or
 // rewritten, and reports the others as beyond restoring.
-func (r *Repo) restoreIgnored(s *Snapshot, cur *Tree) []*MovedError {
-	changed, _ := ignoredChanges(s.Pre, cur)
+func (r *Repo) restoreIgnored(pre, cur *Tree) []*MovedError {
+	changed, _ := ignoredChanges(pre, cur)
 	root, err := r.FS()
 	if err != nil {
 		return []*MovedError{{Key: "ignored files", Reason: err.Error()}}
 	}
 	var lost []*MovedError
 	for _, p := range changed {
-		f := s.Pre.Ignored[p]
+		f := pre.Ignored[p]
 		if f == nil || f.Mode == filemode.Dir || f.OID.IsZero() {
 			lost = append(lost, &MovedError{Key: p, Reason: "an ignored file or directory orket does not keep (over 64 KiB, or a directory); not restored"})
 			continue

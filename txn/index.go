@@ -2,10 +2,12 @@ package txn
 
 import (
 	"bytes"
-	"crypto/sha1"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sort"
+	"time"
+	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -47,26 +49,35 @@ func decodeEntries(b []byte) ([]indexEntry, map[string][]byte, error) {
 	if len(b) < 12+20 || string(b[:4]) != "DIRC" {
 		return nil, nil, errIndexFormat
 	}
-	body, sum := b[:len(b)-20], b[len(b)-20:]
-	if !bytes.Equal(sum, make([]byte, 20)) { // index.skipHash leaves it zero
-		if h := sha1.Sum(body); !bytes.Equal(h[:], sum) {
-			return nil, nil, fmt.Errorf("%w: checksum mismatch", errIndexFormat)
-		}
-	}
+	// Like git, the trailing checksum is not verified on every read: git
+	// writes the index through a lock file and a rename, so a reader never
+	// sees half of one, and hashing megabytes on every run would cost more
+	// than everything else orket does with a clean index.
+	body := b[:len(b)-20]
 	version := binary.BigEndian.Uint32(b[4:8])
 	if version < 2 || version > 4 {
 		return nil, nil, fmt.Errorf("index version %d is not supported", version)
 	}
 	n := int(binary.BigEndian.Uint32(b[8:12]))
+	if n > len(body)/62 {
+		return nil, nil, errIndexFormat
+	}
 	entries := make([]indexEntry, 0, n)
+	// Names are substrings of one copy of the index (versions 2 and 3) or
+	// of one arena (version 4): one allocation, not one per entry.
+	var str string
+	if version < 4 {
+		str = string(body)
+	}
+	var arena []byte
 	off := 12
 	prev := ""
+	be := binary.BigEndian
 	for i := 0; i < n; i++ {
 		if off+62 > len(body) {
 			return nil, nil, errIndexFormat
 		}
 		e := body[off:]
-		be := binary.BigEndian
 		var ie indexEntry
 		ie.Ctime = int64(be.Uint32(e[0:]))*1e9 + int64(be.Uint32(e[4:]))
 		ie.Mtime = int64(be.Uint32(e[8:]))*1e9 + int64(be.Uint32(e[12:]))
@@ -96,14 +107,22 @@ func decodeEntries(b []byte) ([]indexEntry, map[string][]byte, error) {
 			if end < 0 {
 				return nil, nil, errIndexFormat
 			}
-			ie.Name = prev[:len(prev)-int(strip)] + string(e[p:p+end])
+			keep := prev[:len(prev)-int(strip)]
+			if size := len(keep) + end; size > 0 {
+				if cap(arena)-len(arena) < size {
+					arena = make([]byte, 0, max(64<<10, size))
+				}
+				start := len(arena)
+				arena = append(append(arena, keep...), e[p:p+end]...)
+				ie.Name = unsafe.String(&arena[start], size)
+			}
 			off += p + end + 1
 		} else {
 			end := bytes.IndexByte(e[p:], 0)
 			if end < 0 {
 				return nil, nil, errIndexFormat
 			}
-			ie.Name = string(e[p : p+end])
+			ie.Name = str[off+p : off+p+end]
 			// Entries are padded with 1 to 8 NULs to a multiple of 8.
 			off += (p + end + 8) &^ 7
 		}
@@ -180,4 +199,121 @@ func parseCacheTree(b []byte) (*cacheTree, error) {
 		return ct, nil
 	}
 	return node()
+}
+
+// indexInfo is a parsed index arranged for the scan: the entries directly
+// in each directory are found with one map lookup and a binary search,
+// without a map of every path.
+type indexInfo struct {
+	list  []indexEntry // every entry, in index order (by path, then stage)
+	cache *cacheTree   // the TREE extension, if the index has one
+	mtime time.Time    // when the index was written: entries as new are racy
+	// byDir holds, for each directory ("" for the root), the positions in
+	// list of the entries directly in it, in index order.
+	byDir    map[string][]int32
+	dirs     map[string]bool // every directory holding indexed paths ("" excluded)
+	gitlinks map[string]bool
+	files    int // stage-0 entries that are files (not intent-to-add, not gitlinks)
+}
+
+func parseIndex(b []byte, mtime time.Time) (*indexInfo, error) {
+	ii := &indexInfo{byDir: map[string][]int32{}, dirs: map[string]bool{}, gitlinks: map[string]bool{}, mtime: mtime}
+	if b == nil {
+		return ii, nil
+	}
+	list, ct, err := decodeIndex(b)
+	if err != nil {
+		return nil, &UnsupportedError{Path: ".git/index", Reason: "cannot read the index: " + err.Error()}
+	}
+	ii.list, ii.cache = list, ct
+	lastDir := "\x00" // no directory has this name
+	var cur []int32
+	for i := range list {
+		e := &list[i]
+		if e.SkipWorktree {
+			return nil, &UnsupportedError{Path: ".git/index", Reason: "sparse checkout (skip-worktree entries) is not supported"}
+		}
+		// Entries are sorted: consecutive ones mostly share a directory,
+		// and a directory's direct entries are in order, if not adjacent.
+		if d := parentDir(e.Name); d != lastDir {
+			if lastDir != "\x00" {
+				ii.byDir[lastDir] = cur
+			}
+			lastDir = d
+			cur = ii.byDir[d]
+			for d != "" && !ii.dirs[d] {
+				ii.dirs[d] = true
+				d = parentDir(d)
+			}
+		}
+		cur = append(cur, int32(i))
+		if e.Mode == filemode.Submodule {
+			ii.gitlinks[e.Name] = true
+			continue
+		}
+		if e.Stage == 0 && !e.IntentToAdd {
+			ii.files++
+		}
+	}
+	if lastDir != "\x00" {
+		ii.byDir[lastDir] = cur
+	}
+	return ii, nil
+}
+
+// lookup returns the positions in ii.list of the entries named p (one per
+// stage): ii.list[lo:hi].
+func (ii *indexInfo) lookup(p string) (lo, hi int) {
+	pos := ii.byDir[parentDir(p)]
+	i := sort.Search(len(pos), func(i int) bool { return ii.list[pos[i]].Name >= p })
+	if i == len(pos) || ii.list[pos[i]].Name != p {
+		return 0, 0
+	}
+	j := i
+	for j < len(pos) && ii.list[pos[j]].Name == p {
+		j++
+	}
+	return int(pos[i]), int(pos[j-1]) + 1
+}
+
+// entry returns the stage-0 entry of the file p (not a gitlink, not an
+// intent to add), or nil.
+func (ii *indexInfo) entry(p string) *indexEntry {
+	lo, hi := ii.lookup(p)
+	for i := lo; i < hi; i++ {
+		if e := &ii.list[i]; e.isFile() {
+			return e
+		}
+	}
+	return nil
+}
+
+// isFile reports whether an entry stands for a file the tree must hold.
+func (e *indexEntry) isFile() bool {
+	return e.Stage == 0 && !e.IntentToAdd && e.Mode != filemode.Submodule
+}
+
+// tracked reports whether the index names p as anything but a gitlink.
+func (ii *indexInfo) tracked(p string) bool {
+	lo, hi := ii.lookup(p)
+	return hi > lo && !ii.gitlinks[p]
+}
+
+// clean reports whether the index vouches for a file's content: the stat
+// matches and the file was not modified in the same instant the index was
+// written (git's racy-clean rule).
+func (ii *indexInfo) clean(p string, f *File) (*indexEntry, bool) {
+	e := ii.entry(p)
+	return e, e != nil && ii.vouches(e, f)
+}
+
+// vouches reports whether e's content is f's: same stat, and not racy.
+func (ii *indexInfo) vouches(e *indexEntry, f *File) bool {
+	return statMatches(f, e) && e.Mtime < ii.mtime.UnixNano()
+}
+
+// statMatches reports whether a file looks as the index recorded it.
+func statMatches(f *File, e *indexEntry) bool {
+	return f.Mode == e.Mode && uint32(f.Size) == e.Size && f.Mtime == e.Mtime &&
+		f.Ctime == e.Ctime && uint32(f.Ino) == e.Ino
 }

@@ -200,12 +200,13 @@ func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 	for _, p := range m.Deleted {
 		deleted[p] = true
 	}
-	for p, e := range ii.entries {
-		if deleted[p] {
+	for i := range ii.list {
+		e := &ii.list[i]
+		if !e.isFile() || deleted[e.Name] {
 			continue
 		}
 		f := &File{Mode: e.Mode, Size: int64(e.Size), Mtime: e.Mtime, Ctime: e.Ctime, Ino: uint64(e.Ino), OID: e.Hash}
-		pre.Files[p] = f
+		pre.Files[e.Name] = f
 	}
 	for _, mf := range m.Files {
 		pre.Files[mf.Path] = &File{Mode: mf.Mode, Size: mf.Size, Mtime: mf.Mtime, Ctime: mf.Ctime, Ino: mf.Ino, OID: mf.OID}

@@ -31,17 +31,17 @@ func (r *Repo) measure(s *Snapshot) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur, err := r.scanNow(s, gs)
+	pre, cur, err := r.scanNow(s, gs)
 	if err != nil {
 		return nil, err
 	}
-	paths, err := r.diffTree(s.Pre, cur)
+	paths, err := r.diffTree(pre, cur)
 	if err != nil {
 		return nil, err
 	}
-	c := &Change{Paths: append(paths, dirChanges(s.Pre, cur)...)}
+	c := &Change{Paths: append(paths, dirChanges(s.Pre, pre, cur)...)}
 	sort.Strings(c.Paths)
-	c.IgnoredChanged, c.IgnoredCreated = ignoredChanges(s.Pre, cur)
+	c.IgnoredChanged, c.IgnoredCreated = ignoredChanges(pre, cur)
 	for _, k := range diffFiles(s.git.files, gs.files) {
 		c.Git = append(c.Git, displayKey(k))
 	}
@@ -54,44 +54,48 @@ func (r *Repo) measure(s *Snapshot) (*Change, error) {
 	return c, nil
 }
 
-// scanNow scans the tree counting as tracked what either the snapshot's
-// index or the current one names.
-func (r *Repo) scanNow(s *Snapshot, gs *gitState) (*Tree, error) {
+// scanNow looks at the tree as it is now, counting as tracked what either
+// the snapshot's index or the current one names. It returns the
+// snapshot's tree and the current one, both restricted to the part of the
+// work tree it looked at (see partialScan); without a change journal that
+// can vouch for the rest, that is all of it.
+func (r *Repo) scanNow(s *Snapshot, gs *gitState) (pre, cur *Tree, err error) {
 	idx := []*indexInfo{s.idx}
 	if b, ok := gs.files[inGitDir+"index"]; ok && !bytes.Equal(b, s.git.files[inGitDir+"index"]) {
 		if now, err := parseIndex(b, s.Pre.Start); err == nil {
 			idx = append(idx, now)
 		}
 	}
-	if s.w != nil {
-		if dirty, fresh, ok := s.w.sync(); ok {
-			// A write through another hard link of a file makes no event
-			// in the file's directory: those directories are read again.
-			for p := range s.Pre.Linked {
-				dirty[parentDir(p)] = true
-			}
-			cur, err := r.partialScan(s, idx, dirty, fresh)
-			if err != nil || !newLinkToOld(s.Pre, cur) {
-				return cur, err
-			}
-			// The edit linked a new name to a file of the tree: a write
-			// through it made no event where the old name lives. Scan whole.
+	if dirty, fresh, ok := s.changed(); ok {
+		// A write through another hard link of a file makes no event
+		// in the file's directory: those directories are read again.
+		for p := range s.Pre.Linked {
+			dirty[parentDir(p)] = true
 		}
-		s.Close() // the journal missed something: from now on, scan whole
+		pre, cur, err := r.partialScan(s, idx, dirty, fresh)
+		if err != nil || !newLinkToOld(s.Pre, cur) {
+			return pre, cur, err
+		}
+		// The edit linked a new name to a file of the tree: a write
+		// through it made no event where the old name lives. Scan whole.
+		s.stopWatching("a file of the tree got a new name")
 	}
 	sc, err := r.snapshotScanner(s, idx...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return sc.scan()
+	cur, err = sc.scan()
+	return s.Pre, cur, err
 }
 
 // dirChanges names what changed that is not a file: an empty directory
-// made or removed ("dir/"), a submodule's directory gone (its path).
-func dirChanges(pre, cur *Tree) []string {
+// made or removed ("dir/"), a submodule's directory gone (its path). pre
+// and cur are restricted to the same region (see partialScan); snap is
+// the whole snapshot.
+func dirChanges(snap, pre, cur *Tree) []string {
 	var out []string
 	for d := range cur.Empty {
-		if !pre.Dirs[d] {
+		if !snap.Dirs[d] {
 			out = append(out, d+"/")
 		}
 	}

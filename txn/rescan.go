@@ -4,65 +4,66 @@ import (
 	"sort"
 )
 
-// partialScan builds the current tree from the snapshot's and a rescan of
-// only the directories the change journal reported: a dirty directory is
-// listed again (its files stat'ed), and every directory under it that is
-// new, was moved in, or was not part of the snapshot's tree is scanned
-// whole. Directories that vanished take their snapshot content with them.
-func (r *Repo) partialScan(s *Snapshot, idx []*indexInfo, dirty, fresh map[string]bool) (*Tree, error) {
-	pre := s.Pre
+// partialScan compares the tree with the snapshot by rescanning only the
+// directories the change journal (inotify or an fsmonitor hook) reported:
+// a dirty directory is listed again (its files stat'ed), and every
+// directory under it that is new, was moved in, or was not part of the
+// snapshot's tree is scanned whole. Directories that vanished take their
+// snapshot content with them.
+//
+// It returns two trees restricted to the same region, the part of the
+// work tree it looked at: what the snapshot had there (pre) and what is
+// there now (cur). Outside the region nothing changed, so comparing the
+// two is comparing the whole trees, at the cost of the change rather
+// than of the repository.
+func (r *Repo) partialScan(s *Snapshot, idx []*indexInfo, dirty, fresh map[string]bool) (pre, cur *Tree, err error) {
 	sc, err := r.snapshotScanner(s, idx...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	byDir, childDirs := s.layout()
-	cur := &Tree{Files: make(map[string]*File, len(pre.Files)), Dirs: make(map[string]bool, len(pre.Dirs)),
-		Empty: make(map[string]bool, len(pre.Empty)), Start: pre.Start, jobs: pre.jobs,
-		Ignores: pre.Ignores, Gitlinks: map[string]bool{}, Linked: map[string]bool{}, Ignored: make(map[string]*File, len(pre.Ignored))}
-	for p, f := range pre.Ignored {
-		cur.Ignored[p] = f
+	if err := sc.open(); err != nil {
+		return nil, nil, err
 	}
-	byIgnoredDir := map[string][]string{}
-	for p := range pre.Ignored {
-		byIgnoredDir[parentDir(p)] = append(byIgnoredDir[parentDir(p)], p)
-	}
-	for d := range pre.Gitlinks {
-		cur.Gitlinks[d] = true
-	}
-	for p := range pre.Linked {
-		cur.Linked[p] = true
-	}
-	for p, f := range pre.Files {
-		cur.Files[p] = f
-	}
-	for d := range pre.Dirs {
-		cur.Dirs[d] = true
-	}
-	for d := range pre.Empty {
-		cur.Empty[d] = true
-	}
-	// cover forgets what the snapshot had in a directory (and below it,
-	// when deep), before the rescan says what is there now.
-	var cover func(d string, deep bool)
-	cover = func(d string, deep bool) {
-		for _, p := range byDir[d] {
-			delete(cur.Files, p)
+	defer sc.close()
+	return regionScan(sc, s.Pre, s.layout(), dirty, fresh)
+}
+
+// regionScan is partialScan against any base tree and its layout.
+func regionScan(sc *scanner, base *Tree, l *layout, dirty, fresh map[string]bool) (pre, cur *Tree, err error) {
+	pre, cur = newTree(0, 0), newTree(0, 0)
+	pre.Start, cur.Start = base.Start, base.Start
+	pre.Ignores, cur.Ignores = base.Ignores, base.Ignores
+	included := map[string]bool{} // directories whose snapshot content is in pre; true: deep
+	// include puts what the snapshot had directly in d (and below it,
+	// when deep) into pre.
+	var include func(d string, deep bool)
+	include = func(d string, deep bool) {
+		if was, ok := included[d]; ok && (was || !deep) {
+			return
 		}
-		for g := range pre.Gitlinks {
-			if parentDir(g) == d {
-				delete(cur.Gitlinks, g)
+		if _, ok := included[d]; !ok {
+			if base.Dirs[d] {
+				pre.Dirs[d] = true
+			}
+			if base.Empty[d] {
+				pre.Empty[d] = true
+			}
+			for _, p := range l.byDir[d] {
+				if f := base.Files[p]; f != nil {
+					pre.Files[p] = f
+				}
+			}
+			for _, p := range l.ignoredByDir[d] {
+				pre.Ignored[p] = base.Ignored[p]
+			}
+			for _, g := range l.gitlinksByDir[d] {
+				pre.Gitlinks[g] = true
 			}
 		}
-		for _, p := range byIgnoredDir[d] {
-			delete(cur.Ignored, p)
-		}
-		delete(cur.Empty, d)
+		included[d] = deep
 		if deep {
-			if d != "" {
-				delete(cur.Dirs, d)
-			}
-			for _, c := range childDirs[d] {
-				cover(c, true)
+			for _, c := range l.childDirs[d] {
+				include(c, true)
 			}
 		}
 	}
@@ -72,83 +73,93 @@ func (r *Repo) partialScan(s *Snapshot, idx []*indexInfo, dirty, fresh map[strin
 	}
 	var queue []item
 	for _, d := range sortedKeys(dirty) {
-		if j, ok := pre.jobs[d]; ok {
+		if j, ok := base.jobs[d]; ok {
 			queue = append(queue, item{j, false})
 		}
 	}
-	found := map[string]*File{}
+	var sw scanWorker
 	for len(queue) > 0 {
 		it := queue[0]
 		queue = queue[1:]
 		d := it.job.rel
-		cover(d, it.deep)
+		include(d, it.deep)
 		var children []dirJob
-		var info dirInfo
-		kind, err := sc.dir(it.job, found, func(c dirJob) { children = append(children, c) }, &info)
+		res := &dirResult{job: it.job}
+		res.kind, err = sc.dir(&sw, it.job, res, func(c dirJob) { children = append(children, c) })
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		for _, p := range info.linked {
-			cur.Linked[p] = true
-		}
-		for p, f := range info.ignored {
-			cur.Ignored[p] = f
-		}
-		if info.gitlink {
-			cur.Gitlinks[d] = true
-		}
-		if kind == dirIgnored {
-			// Gone, or a submodule: nothing of it is part of the tree.
-			cover(d, true)
+		cur.add(res)
+		if res.kind == dirGone {
+			// Gone, or a submodule now: nothing of it is part of the tree.
+			include(d, true)
 			continue
-		}
-		if d != "" {
-			cur.Dirs[d] = true
-		}
-		if kind == dirEmpty && d != "" {
-			cur.Empty[d] = true
 		}
 		listed := map[string]bool{}
 		for _, c := range children {
 			listed[c.rel] = true
-			if pre.Gitlinks[c.rel] && sc.gitlink(c.rel) {
+			if base.Gitlinks[c.rel] && sc.gitlink(c.rel) {
 				cur.Gitlinks[c.rel] = true
 			}
-			if it.deep || fresh[c.rel] || !pre.Dirs[c.rel] {
+			if _, known := base.jobs[c.rel]; it.deep || fresh[c.rel] || !known {
 				queue = append(queue, item{c, true})
 			}
 		}
 		if !it.deep {
-			for _, c := range childDirs[d] {
+			for _, c := range l.childDirs[d] {
 				if !listed[c] {
-					cover(c, true) // removed, replaced by a file, or now ignored
+					include(c, true) // removed, replaced by a file, or now ignored
 				}
 			}
 		}
 	}
-	for p, f := range found {
-		cur.Files[p] = f
-	}
-	return cur, nil
+	return pre, cur, nil
 }
 
-// layout indexes the snapshot's tree by directory: the files directly in
-// each directory, and each directory's subdirectories.
-func (s *Snapshot) layout() (byDir, childDirs map[string][]string) {
-	s.layoutOnce.Do(func() {
-		s.byDir = map[string][]string{}
-		s.childDirs = map[string][]string{}
-		for p := range s.Pre.Files {
+// A layout indexes a tree by directory.
+type layout struct {
+	byDir         map[string][]string // the files directly in each directory
+	childDirs     map[string][]string // the scanned subdirectories of each directory
+	ignoredByDir  map[string][]string // the ignored entries directly in each directory
+	gitlinksByDir map[string][]string // the submodules directly in each directory
+}
+
+// layout indexes the snapshot's tree by directory, once.
+func (s *Snapshot) layout() *layout {
+	s.layoutOnce.Do(func() { s.lay = newLayout(s.Pre) })
+	return s.lay
+}
+
+func newLayout(t *Tree) *layout {
+	l := &layout{byDir: t.byDir, childDirs: map[string][]string{}, ignoredByDir: map[string][]string{}, gitlinksByDir: map[string][]string{}}
+	if l.byDir == nil {
+		l.byDir = map[string][]string{}
+		for p := range t.Files {
 			d := parentDir(p)
-			s.byDir[d] = append(s.byDir[d], p)
+			l.byDir[d] = append(l.byDir[d], p)
 		}
-		for d := range s.Pre.Dirs {
-			parent := parentDir(d)
-			s.childDirs[parent] = append(s.childDirs[parent], d)
+	}
+	dirs := t.Dirs
+	if len(t.jobs) > 0 {
+		dirs = make(map[string]bool, len(t.jobs))
+		for d := range t.jobs {
+			if d != "" {
+				dirs[d] = true
+			}
 		}
-		for _, l := range s.childDirs {
-			sort.Strings(l)
-		}
-	})
-	return s.byDir, s.childDirs
+	}
+	for d := range dirs {
+		parent := parentDir(d)
+		l.childDirs[parent] = append(l.childDirs[parent], d)
+	}
+	for _, c := range l.childDirs {
+		sort.Strings(c)
+	}
+	for p := range t.Ignored {
+		l.ignoredByDir[parentDir(p)] = append(l.ignoredByDir[parentDir(p)], p)
+	}
+	for g := range t.Gitlinks {
+		l.gitlinksByDir[parentDir(g)] = append(l.gitlinksByDir[parentDir(g)], g)
+	}
+	return l
 }

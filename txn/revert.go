@@ -61,11 +61,11 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	if err != nil {
 		return res, err
 	}
-	cur, err := r.scanNow(s, gs)
+	pre, cur, err := r.scanNow(s, gs)
 	if err != nil {
 		return res, err
 	}
-	paths, err := r.diffTree(s.Pre, cur)
+	paths, err := r.diffTree(pre, cur)
 	if err != nil {
 		return res, err
 	}
@@ -75,11 +75,11 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	if err := r.restoreTree(s, cur, paths); err != nil {
 		return res, err
 	}
-	res.Kept = append(res.Kept, r.restoreIgnored(s, cur)...)
+	res.Kept = append(res.Kept, r.restoreIgnored(pre, cur)...)
 	// A submodule's work tree is its own repository's, outside the
 	// transaction: one the edit removed is reported, its directory made
 	// again (git submodule update brings its files back).
-	for d := range s.Pre.Gitlinks {
+	for d := range pre.Gitlinks {
 		if cur.Gitlinks[d] {
 			continue
 		}
@@ -112,7 +112,8 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	if err := r.prove(s, paths, res.Kept); err != nil {
 		return res, err
 	}
-	s.Close()
+	// The change journal stays open: a baseline run or a later revert
+	// of the same transaction measures against the snapshot again.
 	res.Verified = true
 	return res, nil
 }

@@ -1,19 +1,22 @@
 package txn
 
 import (
+	"bytes"
 	"crypto/sha1"
+	"encoding/binary"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -49,6 +52,9 @@ type Tree struct {
 	Empty map[string]bool   // the directories among Dirs with no entries at all
 	Start time.Time         // when the scan began
 	jobs  map[string]dirJob // how each directory was scanned, to rescan one alone
+	// byDir lists the files directly in each directory (nil: not known,
+	// see Snapshot.layout).
+	byDir map[string][]string
 	// Ignores holds each directory's own .gitignore patterns, as read by
 	// this scan: later scans of a transaction judge with these.
 	Ignores map[string][]gitignore.Pattern
@@ -63,7 +69,12 @@ type Tree struct {
 	Ignored map[string]*File
 }
 
-// scanner walks a work tree in parallel.
+// scanner walks a work tree in parallel, the way git status does: one
+// getdents pass over every directory that is part of the tree, and one
+// fstatat per file it holds; nothing is read. Ignored directories are not
+// entered (unless the index tracks something inside), and a file's
+// content is known without reading it when the index vouches for its
+// stat (see indexInfo.vouches).
 type scanner struct {
 	root string
 	fs   *fsroot.Root // the work tree, opened beneath without symlinks
@@ -77,6 +88,13 @@ type scanner struct {
 	// snapshot read them: the tree is judged by the rules from before the
 	// edit, whatever .gitignore files it wrote (nil: read them).
 	rules map[string][]gitignore.Pattern
+	// vouch: set the OID of every file idx[0] vouches for, note which of
+	// idx[0]'s files were found, and list the files it does not vouch for
+	// (a snapshot's scan).
+	vouch bool
+
+	rootfd int // the work tree, for openat2 beneath it
+	found  []bool
 }
 
 type dirJob struct {
@@ -92,6 +110,9 @@ type dirInfo struct {
 	gitlink bool                // a submodule: not entered
 	linked  []string            // files with several hard links
 	ignored map[string]*File    // its ignored entries
+	unknown []string            // files idx[0] does not vouch for (scanner.vouch)
+	perms   []string            // files whose permission bits are not 0644 or 0755
+	attrs   []string            // .gitattributes files
 }
 
 func (info *dirInfo) addIgnored(rel string, f *File) {
@@ -101,21 +122,49 @@ func (info *dirInfo) addIgnored(rel string, f *File) {
 	info.ignored[rel] = f
 }
 
-type scanResult struct {
-	files map[string]*File
-	dirs  []string
-	err   error
+// dirResult is one directory as a scan found it.
+type dirResult struct {
+	job   dirJob
+	kind  dirKind
+	paths []string // its files, in directory order
+	files []*File  // and what they are
+	info  dirInfo
 }
 
-// scan walks the tree. Files are stat'ed, not read: OIDs stay zero.
+// scanStats counts what a scan did.
+type scanStats struct {
+	Dirs, Files int
+}
+
+// scan walks the tree. OIDs stay zero except where the index vouches for
+// them (scanner.vouch).
 func (s *scanner) scan() (*Tree, error) {
-	t := &Tree{Files: make(map[string]*File, len(s.idx[0].all)+64), Dirs: map[string]bool{}, Empty: map[string]bool{}, Start: time.Now(), jobs: map[string]dirJob{},
-		Ignores: map[string][]gitignore.Pattern{}, Gitlinks: map[string]bool{}, Linked: map[string]bool{}, Ignored: map[string]*File{}}
-	var pending sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
+	t, _, err := s.scanVouched()
+	return t, err
+}
+
+// vouched is what a scan with scanner.vouch learns besides the tree.
+type vouched struct {
+	unknown []string // files idx[0] does not vouch for, sorted
+	perms   []string // files whose permission bits are not the default
+	attrs   []string // .gitattributes files
+	found   []bool   // which of idx[0]'s entries were found as files
+}
+
+// scanVouched is scan that also says, with scanner.vouch, what the index
+// does not vouch for.
+func (s *scanner) scanVouched() (*Tree, *vouched, error) {
+	start := time.Now()
+	if err := s.open(); err != nil {
+		return nil, nil, err
+	}
+	defer s.close()
+	if s.vouch && len(s.idx) > 0 {
+		s.found = make([]bool, len(s.idx[0].list))
+	}
 	// Directory reads and lstats block in the kernel: more workers than
-	// cores keep the cores busy.
+	// cores keep the cores and the disk busy (git status runs up to 20
+	// threads for the same reason).
 	workers := runtime.GOMAXPROCS(0) * 4
 	if workers < 8 {
 		workers = 8
@@ -124,147 +173,298 @@ func (s *scanner) scan() (*Tree, error) {
 		workers = s.workers
 	}
 	// The queue is unbounded: workers push subdirectories without blocking.
-	var qmu sync.Mutex
-	var queue []dirJob
-	cond := sync.NewCond(&qmu)
-	done := false
+	var (
+		qmu      sync.Mutex
+		cond     = sync.NewCond(&qmu)
+		queue    []dirJob
+		pending  int
+		firstErr error
+		results  [][]*dirResult
+		wg       sync.WaitGroup
+	)
 	push := func(j dirJob) {
-		pending.Add(1)
 		qmu.Lock()
 		queue = append(queue, j)
+		pending++
 		qmu.Unlock()
 		cond.Signal()
 	}
-	var wg sync.WaitGroup
+	results = make([][]*dirResult, workers)
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
-		go func() {
+		go func(i int) {
 			defer wg.Done()
-			local := make(map[string]*File, 256)
-			var dirs, empty, gitlinks, linked []string
-			var jobs []dirJob
-			ignores := map[string][]gitignore.Pattern{}
-			ignoredEntries := map[string]*File{}
+			var sw scanWorker
 			for {
 				qmu.Lock()
-				for len(queue) == 0 && !done {
+				for len(queue) == 0 && pending > 0 {
 					cond.Wait()
 				}
-				if len(queue) == 0 && done {
+				if pending == 0 {
 					qmu.Unlock()
-					break
+					cond.Broadcast()
+					return
 				}
 				j := queue[len(queue)-1]
 				queue = queue[:len(queue)-1]
 				qmu.Unlock()
-				var info dirInfo
-				kind, err := s.dir(j, local, push, &info)
-				if info.ignores != nil {
-					ignores[j.rel] = info.ignores
+				res := &dirResult{job: j}
+				var err error
+				res.kind, err = s.dir(&sw, j, res, push)
+				results[i] = append(results[i], res)
+				qmu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
 				}
-				if info.gitlink {
-					gitlinks = append(gitlinks, j.rel)
+				pending--
+				done := pending == 0
+				qmu.Unlock()
+				if done {
+					cond.Broadcast()
 				}
-				linked = append(linked, info.linked...)
-				for p, f := range info.ignored {
-					ignoredEntries[p] = f
-				}
-				if kind != dirIgnored {
-					jobs = append(jobs, j)
-				}
-				if kind != dirIgnored && j.rel != "" {
-					dirs = append(dirs, j.rel)
-					if kind == dirEmpty {
-						empty = append(empty, j.rel)
-					}
-				}
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-				}
-				pending.Done()
 			}
-			mu.Lock()
-			for k, v := range local {
-				t.Files[k] = v
-			}
-			for _, d := range dirs {
-				t.Dirs[d] = true
-			}
-			for _, d := range empty {
-				t.Empty[d] = true
-			}
-			for _, j := range jobs {
-				t.jobs[j.rel] = j
-			}
-			for d, ps := range ignores {
-				t.Ignores[d] = ps
-			}
-			for _, d := range gitlinks {
-				t.Gitlinks[d] = true
-			}
-			for _, p := range linked {
-				t.Linked[p] = true
-			}
-			for p, f := range ignoredEntries {
-				t.Ignored[p] = f
-			}
-			mu.Unlock()
-		}()
+		}(i)
 	}
 	push(dirJob{rel: "", patterns: s.excludes})
-	pending.Wait()
-	qmu.Lock()
-	done = true
-	qmu.Unlock()
-	cond.Broadcast()
 	wg.Wait()
 	if firstErr != nil {
-		return nil, firstErr
+		return nil, nil, firstErr
 	}
-	return t, nil
+	n, dirs := 0, 0
+	for _, rs := range results {
+		dirs += len(rs)
+		for _, r := range rs {
+			n += len(r.paths)
+		}
+	}
+	t := newTree(n, dirs)
+	t.Start = start
+	v := &vouched{found: s.found}
+	for _, rs := range results {
+		for _, r := range rs {
+			t.add(r)
+			v.unknown = append(v.unknown, r.info.unknown...)
+			v.perms = append(v.perms, r.info.perms...)
+			v.attrs = append(v.attrs, r.info.attrs...)
+		}
+	}
+	sort.Strings(v.unknown)
+	return t, v, nil
+}
+
+// newTree returns an empty tree sized for n files in dirs directories.
+func newTree(n, dirs int) *Tree {
+	return &Tree{Files: make(map[string]*File, n), Dirs: make(map[string]bool, dirs), Empty: map[string]bool{},
+		jobs: make(map[string]dirJob, dirs), byDir: make(map[string][]string, dirs),
+		Ignores: map[string][]gitignore.Pattern{}, Gitlinks: map[string]bool{}, Linked: map[string]bool{}, Ignored: map[string]*File{}}
+}
+
+// add records one scanned directory in the tree.
+func (t *Tree) add(r *dirResult) {
+	d := r.job.rel
+	if r.info.ignores != nil {
+		t.Ignores[d] = r.info.ignores
+	}
+	if r.info.gitlink {
+		t.Gitlinks[d] = true
+	}
+	for _, p := range r.info.linked {
+		t.Linked[p] = true
+	}
+	for p, f := range r.info.ignored {
+		t.Ignored[p] = f
+	}
+	if r.kind == dirGone {
+		return
+	}
+	// An ignored directory holding tracked files is rescanned like any
+	// other, but is not a directory of the tree.
+	t.jobs[d] = r.job
+	if d != "" && r.kind != dirIgnored {
+		t.Dirs[d] = true
+		if r.kind == dirEmpty {
+			t.Empty[d] = true
+		}
+	}
+	for i, p := range r.paths {
+		t.Files[p] = r.files[i]
+	}
+	if len(r.paths) > 0 {
+		t.byDir[d] = r.paths
+	}
+}
+
+// open opens the work tree for the scan.
+func (s *scanner) open() error {
+	fd, err := unix.Open(s.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: s.root, Err: err}
+	}
+	s.rootfd = fd
+	return nil
+}
+
+func (s *scanner) close() {
+	unix.Close(s.rootfd)
+	s.rootfd = -1
+}
+
+var noOpenat2 struct {
+	once sync.Once
+	yes  bool
+}
+
+// openDir opens the directory rel of the tree beneath the root, never
+// through a symlink, whatever the length of its path.
+func (s *scanner) openDir(rel string) (int, error) {
+	if rel == "" {
+		return unix.Openat(s.rootfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	}
+	noOpenat2.once.Do(func() {
+		fd, err := unix.Openat2(s.rootfd, ".", &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC})
+		noOpenat2.yes = errors.Is(err, unix.ENOSYS)
+		if err == nil {
+			unix.Close(fd)
+		}
+	})
+	if !noOpenat2.yes && len(rel) < unix.PathMax {
+		fd, err := unix.Openat2(s.rootfd, rel, &unix.OpenHow{
+			Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+		})
+		if err != nil {
+			if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
+				err = fsroot.ErrEscapes
+			}
+			return -1, &os.PathError{Op: "open", Path: rel, Err: err}
+		}
+		return fd, nil
+	}
+	// Without openat2, or for a path longer than PATH_MAX: fsroot walks
+	// it one directory at a time.
+	f, err := s.fs.OpenDir(rel)
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	return unix.Dup(int(f.Fd()))
+}
+
+// A scanWorker holds one worker's buffers: paths and File records are
+// carved out of large blocks, not allocated one by one.
+type scanWorker struct {
+	buf   []byte
+	arena []byte
+	slab  []File
+	names []dirent
+}
+
+type dirent struct {
+	name string // the entry's path in the tree (name is its last part)
+	typ  uint8
+}
+
+// path returns dir/name as a string of the worker's arena.
+func (sw *scanWorker) path(dir string, name []byte) string {
+	size := len(name)
+	if dir != "" {
+		size += len(dir) + 1
+	}
+	if cap(sw.arena)-len(sw.arena) < size {
+		sw.arena = make([]byte, 0, max(32<<10, size))
+	}
+	start := len(sw.arena)
+	if dir != "" {
+		sw.arena = append(append(sw.arena, dir...), '/')
+	}
+	sw.arena = append(sw.arena, name...)
+	return unsafe.String(&sw.arena[start], size)
+}
+
+func (sw *scanWorker) file() *File {
+	if len(sw.slab) == 0 {
+		sw.slab = make([]File, 256)
+	}
+	f := &sw.slab[0]
+	sw.slab = sw.slab[1:]
+	return f
+}
+
+// readDir lists an open directory (without "." and ".."), its entries'
+// paths built below dir.
+func (sw *scanWorker) readDir(fd int, dir string) ([]dirent, error) {
+	if sw.buf == nil {
+		sw.buf = make([]byte, 32<<10)
+	}
+	sw.names = sw.names[:0]
+	for {
+		n, err := unix.Getdents(fd, sw.buf)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return nil, err
+		}
+		if n <= 0 {
+			return sw.names, nil
+		}
+		for off := 0; off+19 <= n; {
+			reclen := int(binary.NativeEndian.Uint16(sw.buf[off+16:]))
+			if reclen == 0 || off+reclen > n {
+				return nil, errors.New("getdents: malformed record")
+			}
+			typ := sw.buf[off+18]
+			name := sw.buf[off+19 : off+reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			off += reclen
+			if len(name) == 0 || name[0] == '.' && (len(name) == 1 || len(name) == 2 && name[1] == '.') {
+				continue
+			}
+			sw.names = append(sw.names, dirent{name: sw.path(dir, name), typ: typ})
+		}
+	}
 }
 
 type dirKind int
 
 const (
-	dirIgnored dirKind = iota // inside an ignored directory: not part of the tree
+	dirGone    dirKind = iota // removed, no longer a directory, or a submodule: nothing of it is in the tree
+	dirIgnored                // inside an ignored directory: only the tracked files in it are in the tree
 	dirKept
 	dirEmpty // part of the tree, with no entries at all
 )
 
-// dir scans one directory, queueing its subdirectories, and says what kind
-// of directory it is. It opens the directory beneath the root, never
-// through a symlink, whatever the length of its path.
-func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob), info *dirInfo) (dirKind, error) {
+// dir scans one directory into res, queueing its subdirectories, and says
+// what kind of directory it is. It opens the directory beneath the root,
+// never through a symlink, whatever the length of its path.
+func (s *scanner) dir(sw *scanWorker, j dirJob, res *dirResult, push func(dirJob)) (dirKind, error) {
+	info := &res.info
 	if j.rel != "" && !j.guarded && s.gitlink(j.rel) {
 		info.gitlink = true
-		return dirIgnored, nil // a submodule: its content is its own repository's
+		return dirGone, nil // a submodule: its content is its own repository's
 	}
-	f, err := s.fs.OpenDir(j.rel)
+	dirfd, err := s.openDir(j.rel)
 	if err != nil {
 		if os.IsNotExist(err) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, fsroot.ErrEscapes) {
-			return dirIgnored, nil // removed, or no longer a directory
+			return dirGone, nil // removed, or no longer a directory
 		}
-		return dirIgnored, err
+		return dirGone, err
 	}
-	defer f.Close()
+	defer unix.Close(dirfd)
 	if s.w != nil {
-		s.w.add(filepath.Join(s.root, filepath.FromSlash(j.rel)), j.rel)
+		s.w.add(s.abs(j.rel), j.rel)
 	}
-	entries, err := f.ReadDir(-1)
+	entries, err := sw.readDir(dirfd, j.rel)
 	if err != nil {
-		return dirIgnored, err
+		return dirGone, &os.PathError{Op: "readdir", Path: j.rel, Err: err}
 	}
-	dirfd := int(f.Fd())
 	patterns := j.patterns
 	if !j.guarded {
 		ps, err := s.ownRules(j.rel, dirfd, entries)
 		if err != nil {
-			return dirIgnored, err
+			return dirGone, err
 		}
 		if ps != nil {
 			info.ignores = ps
@@ -272,16 +472,28 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob), info *d
 		}
 	}
 	for _, e := range entries {
-		name := e.Name()
-		rel := name
-		if j.rel != "" {
-			rel = j.rel + "/" + name
-		}
+		rel := e.name
+		name := rel[len(rel)-len(baseName(rel)):]
 		if j.rel == "" && name == ".git" {
 			continue
 		}
-		typ := e.Type()
-		if typ.IsDir() {
+		typ := e.typ
+		var st unix.Stat_t
+		stated := false
+		if typ == unix.DT_UNKNOWN {
+			// Some file systems do not say: ask.
+			if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				if errors.Is(err, unix.ENOENT) {
+					continue
+				}
+				return dirGone, &os.PathError{Op: "lstat", Path: rel, Err: err}
+			}
+			stated = true
+			if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+				typ = unix.DT_DIR
+			}
+		}
+		if typ == unix.DT_DIR {
 			child := dirJob{rel: rel, patterns: patterns, ignored: j.ignored, guarded: j.guarded}
 			if j.rel == "" && name == scope.OrketDir {
 				if s.noOrket {
@@ -302,21 +514,38 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob), info *d
 			continue
 		}
 		ignoredFile := false
-		if !j.guarded && !s.tracked(rel) {
+		var vouched *indexEntry
+		tracked := false
+		for k, ii := range s.idx {
+			lo, hi := ii.lookup(rel)
+			if hi == lo || ii.gitlinks[rel] {
+				continue
+			}
+			tracked = true
+			if k == 0 && s.found != nil {
+				for i := lo; i < hi; i++ {
+					if ii.list[i].isFile() {
+						vouched = &ii.list[i]
+					}
+				}
+			}
+		}
+		if !tracked && !j.guarded {
 			if j.ignored {
 				continue
 			}
 			ignoredFile = gitignore.Ignored(patterns, rel, false)
 		}
-		var st unix.Stat_t
-		if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			if errors.Is(err, unix.ENOENT) {
-				continue // removed while we looked
+		if !stated {
+			if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				if errors.Is(err, unix.ENOENT) {
+					continue // removed while we looked
+				}
+				return dirGone, &os.PathError{Op: "lstat", Path: rel, Err: err}
 			}
-			return dirIgnored, &os.PathError{Op: "lstat", Path: rel, Err: err}
 		}
-		file, ok := fileOfStat(&st)
-		if !ok {
+		file := sw.file()
+		if !statFile(&st, file) {
 			continue // sockets, fifos, devices: git does not track them either
 		}
 		if ignoredFile {
@@ -326,7 +555,24 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob), info *d
 		if st.Nlink > 1 && file.Mode != filemode.Symlink {
 			info.linked = append(info.linked, rel)
 		}
-		out[rel] = file
+		if s.found != nil {
+			if vouched != nil {
+				s.found[vouched.pos(s.idx[0])] = true
+			}
+			if vouched != nil && s.idx[0].vouches(vouched, file) {
+				file.OID = vouched.Hash
+			} else {
+				info.unknown = append(info.unknown, rel)
+			}
+			if file.Perm != defaultPerm(file.Mode) && file.Mode != filemode.Symlink {
+				info.perms = append(info.perms, rel)
+			}
+			if name == ".gitattributes" {
+				info.attrs = append(info.attrs, rel)
+			}
+		}
+		res.paths = append(res.paths, rel)
+		res.files = append(res.files, file)
 	}
 	switch {
 	case j.ignored && !j.guarded:
@@ -337,23 +583,44 @@ func (s *scanner) dir(j dirJob, out map[string]*File, push func(dirJob), info *d
 	return dirKept, nil
 }
 
+// pos returns e's position in ii.list (e must point into it).
+func (e *indexEntry) pos(ii *indexInfo) int {
+	return int((uintptr(unsafe.Pointer(e)) - uintptr(unsafe.Pointer(&ii.list[0]))) / unsafe.Sizeof(*e))
+}
+
+// abs returns the absolute path of a directory of the tree.
+func (s *scanner) abs(rel string) string {
+	if rel == "" {
+		return s.root
+	}
+	return s.root + "/" + rel
+}
+
+// baseName is path.Base for the slash paths of a tree.
+func baseName(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
+
 // ownRules returns a directory's .gitignore patterns: those a snapshot
 // recorded, when the scanner judges by them, or the file read now (never
 // through a symlink, as git reads it).
-func (s *scanner) ownRules(rel string, dirfd int, entries []os.DirEntry) ([]gitignore.Pattern, error) {
+func (s *scanner) ownRules(rel string, dirfd int, entries []dirent) ([]gitignore.Pattern, error) {
 	if s.rules != nil {
 		return s.rules[rel], nil
 	}
 	for _, e := range entries {
-		if e.Name() != ".gitignore" || !e.Type().IsRegular() {
+		if baseName(e.name) != ".gitignore" || e.typ != unix.DT_REG && e.typ != unix.DT_UNKNOWN {
 			continue
 		}
 		fd, err := unix.Openat(dirfd, ".gitignore", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			if errors.Is(err, unix.ENOENT) {
-				return nil, nil
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) {
+				return nil, nil // gone, or a symlink: git does not follow it either
 			}
 			return nil, &os.PathError{Op: "open", Path: path.Join(rel, ".gitignore"), Err: err}
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			unix.Close(fd)
+			return nil, nil
 		}
 		gf := os.NewFile(uintptr(fd), ".gitignore")
 		b, err := io.ReadAll(io.LimitReader(gf, maxIgnoreFile))
@@ -381,7 +648,7 @@ func (s *scanner) gitlink(d string) bool {
 
 func (s *scanner) tracked(p string) bool {
 	for _, ii := range s.idx {
-		if ii.all[p] && !ii.gitlinks[p] {
+		if ii.tracked(p) {
 			return true
 		}
 	}
@@ -398,7 +665,14 @@ func (s *scanner) trackedDir(d string) bool {
 }
 
 func fileOfStat(st *unix.Stat_t) (*File, bool) {
-	f := &File{Size: st.Size, Mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec,
+	f := &File{}
+	return f, statFile(st, f)
+}
+
+// statFile fills f from a stat and reports whether it is a file git
+// tracks (a regular file or a symlink).
+func statFile(st *unix.Stat_t, f *File) bool {
+	*f = File{Size: st.Size, Mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec,
 		Ino: st.Ino, Perm: st.Mode & 0o7777}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
@@ -409,9 +683,9 @@ func fileOfStat(st *unix.Stat_t) (*File, bool) {
 	case unix.S_IFLNK:
 		f.Mode = filemode.Symlink
 	default:
-		return nil, false
+		return false
 	}
-	return f, true
+	return true
 }
 
 func fileOf(fi fs.FileInfo) (*File, bool) {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
+
 	"path/filepath"
 	"sort"
 	"strings"
@@ -48,8 +48,8 @@ type Snapshot struct {
 	w        *watcher // the change journal since the snapshot; nil: scan whole
 	dirty    bool     // the tree had uncommitted changes (other than .orket)
 
-	layoutOnce       sync.Once
-	byDir, childDirs map[string][]string
+	layoutOnce sync.Once
+	lay        *layout
 }
 
 // Dirty reports whether the tree had uncommitted changes (besides
@@ -64,6 +64,24 @@ func (s *Snapshot) Close() {
 		s.w = nil
 	}
 }
+
+// changed returns the directories where something happened since the
+// snapshot (dirty: its entries; fresh: created or moved in, to be scanned
+// whole), if the change journal can vouch for having seen everything.
+func (s *Snapshot) changed() (dirty, fresh map[string]bool, ok bool) {
+	if s.w == nil {
+		return nil, nil, false
+	}
+	dirty, fresh, ok = s.w.sync()
+	if !ok {
+		s.stopWatching("")
+	}
+	return dirty, fresh, ok
+}
+
+// stopWatching drops the change journal: from now on every measurement
+// scans the whole tree.
+func (s *Snapshot) stopWatching(why string) { s.Close() }
 
 // manifest is the machine-readable part of a snapshot commit: what the
 // index does not already say about the tree.
@@ -92,69 +110,6 @@ type manifestFile struct {
 	Mtime int64             `json:"mtime"`
 	Ctime int64             `json:"ctime"`
 	Ino   uint64            `json:"ino"`
-}
-
-// indexInfo is the parsed index of a snapshot.
-type indexInfo struct {
-	entries  map[string]*indexEntry // stage-0 files (no gitlinks)
-	all      map[string]bool        // every path the index names, any stage
-	dirs     map[string]bool        // directories holding indexed paths
-	gitlinks map[string]bool
-	mtime    time.Time
-	list     []indexEntry // every entry, in index order
-	cache    *cacheTree   // the TREE extension, if the index has one
-}
-
-func parseIndex(b []byte, mtime time.Time) (*indexInfo, error) {
-	ii := &indexInfo{all: map[string]bool{}, dirs: map[string]bool{}, gitlinks: map[string]bool{}, mtime: mtime}
-	if b == nil {
-		ii.entries = map[string]*indexEntry{}
-		return ii, nil
-	}
-	list, ct, err := decodeIndex(b)
-	if err != nil {
-		return nil, &UnsupportedError{Path: ".git/index", Reason: "cannot read the index: " + err.Error()}
-	}
-	ii.entries = make(map[string]*indexEntry, len(list))
-	ii.list, ii.cache = list, ct
-	lastDir := ""
-	for i := range list {
-		e := &list[i]
-		if e.SkipWorktree {
-			return nil, &UnsupportedError{Path: ".git/index", Reason: "sparse checkout (skip-worktree entries) is not supported"}
-		}
-		ii.all[e.Name] = true
-		// Entries are sorted: consecutive ones mostly share a directory.
-		if d := parentDir(e.Name); d != lastDir {
-			lastDir = d
-			for d != "" && !ii.dirs[d] {
-				ii.dirs[d] = true
-				d = parentDir(d)
-			}
-		}
-		if e.Mode == filemode.Submodule {
-			ii.gitlinks[e.Name] = true
-			continue
-		}
-		if e.Stage == 0 && !e.IntentToAdd {
-			ii.entries[e.Name] = e
-		}
-	}
-	return ii, nil
-}
-
-// statMatches reports whether a file looks as the index recorded it.
-func statMatches(f *File, e *indexEntry) bool {
-	return f.Mode == e.Mode && uint32(f.Size) == e.Size && f.Mtime == e.Mtime &&
-		f.Ctime == e.Ctime && uint32(f.Ino) == e.Ino
-}
-
-// indexClean reports whether the index vouches for a file's content: the
-// stat matches and the file was not modified in the same instant the index
-// was written (git's racy-clean rule).
-func (ii *indexInfo) clean(p string, f *File) (*indexEntry, bool) {
-	e := ii.entries[p]
-	return e, e != nil && statMatches(f, e) && e.Mtime < ii.mtime.UnixNano()
 }
 
 // newScanner returns a scanner judging by the repository's ignore rules as
@@ -250,20 +205,26 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 			w, _ = newWatcher(syncDir) // without inotify, measuring scans the whole tree
 		}
 	}
-	sc.w = w
-	pre, err := sc.scan()
+	sc.w, sc.vouch = w, true
+	pre, v, err := sc.scanVouched()
 	if err != nil {
 		w.close()
 		return nil, fmt.Errorf("scan the working tree: %w", err)
 	}
-	for p := range pre.Files {
-		if path.Base(p) == ".gitattributes" {
-			if err := checkAttributes(filepath.Join(r.Root, filepath.FromSlash(p)), p); err != nil {
-				return nil, err
-			}
+	for _, p := range v.attrs {
+		if err := checkAttributes(filepath.Join(r.Root, filepath.FromSlash(p)), p); err != nil {
+			w.close()
+			return nil, err
 		}
 	}
-	if err := r.fillOIDs(ii, pre); err != nil {
+	root, err := r.FS()
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	// Only the files the index does not vouch for are read.
+	if err := hashAll(root, pre, v.unknown); err != nil {
+		w.close()
 		return nil, fmt.Errorf("read the working tree: %w", err)
 	}
 	s := &Snapshot{RunID: runID, Ref: SnapshotRefPrefix + runID, Pre: pre, git: gs, guard: guard, idx: ii, w: w, perms: map[string]uint32{},
@@ -276,20 +237,23 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	}()
 	m := &manifest{Version: 1, RunID: runID, Start: pre.Start, Deleted: []string{}, EmptyDirs: sortedKeys(pre.Empty),
 		Git: map[string]plumbing.Hash{}, Guard: map[string]plumbing.Hash{}, GuardModes: guard.modes}
-	var stored []string
-	// Only the few files the index does not hold are sorted, not the tree.
-	for p, f := range pre.Files {
-		if perm := f.Perm; perm != defaultPerm(f.Mode) && f.Mode != filemode.Symlink {
-			s.perms[p] = perm
+	for _, p := range v.perms {
+		if f := pre.Files[p]; f != nil {
+			s.perms[p] = f.Perm
 		}
-		if e := ii.entries[p]; e != nil && e.Hash == f.OID && e.Mode == f.Mode {
+	}
+	// Stored: the files whose content or mode the index does not hold,
+	// among those it did not vouch for (sorted, as unknown is).
+	var stored []string
+	for _, p := range v.unknown {
+		f := pre.Files[p]
+		if f == nil {
+			continue // removed while hashed
+		}
+		if e := ii.entry(p); e != nil && e.Hash == f.OID && e.Mode == f.Mode {
 			continue
 		}
 		stored = append(stored, p)
-	}
-	sort.Strings(stored)
-	for _, p := range stored {
-		f := pre.Files[p]
 		m.Files = append(m.Files, manifestFile{Path: p, Mode: f.Mode, OID: f.OID, Size: f.Size, Mtime: f.Mtime, Ctime: f.Ctime, Ino: f.Ino})
 	}
 	m.Perms = s.perms
@@ -299,12 +263,13 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 			break
 		}
 	}
-	for p := range ii.entries {
-		if pre.Files[p] == nil {
-			m.Deleted = append(m.Deleted, p)
+	for i := range ii.list {
+		if e := &ii.list[i]; e.isFile() && !v.found[i] {
+			m.Deleted = append(m.Deleted, e.Name)
+		} else if v.found[i] && pre.Files[e.Name] == nil {
+			m.Deleted = append(m.Deleted, e.Name) // removed while hashed
 		}
 	}
-	sort.Strings(m.Deleted)
 	s.dirty = s.dirty || len(m.Deleted) > 0
 	ow := newObjectWriter(r)
 	for _, p := range stored {
