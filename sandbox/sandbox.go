@@ -148,8 +148,9 @@ type Sandbox struct {
 // envVar carries a spec from orket to the helper it re-executes.
 const envVar = "ORKET_SANDBOX_EXEC"
 
-// self is the path that re-executes the running orket binary.
-const self = "/proc/self/exe"
+// self is the helper's program: the running orket binary, re-executed.
+// A benchmark points it at another build of orket.
+var self = "/proc/self/exe"
 
 // helperName is argv[0] of the helper process (ps shows it briefly).
 const helperName = "orket-sandbox"

@@ -32,7 +32,7 @@ type fixture struct {
 	home string // $HOME for the commands
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -62,7 +62,7 @@ func (f *fixture) env() []string {
 	}
 }
 
-func (f *fixture) git(t *testing.T, args ...string) string {
+func (f *fixture) git(t testing.TB, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir, cmd.Env = f.root, f.env()
@@ -74,7 +74,7 @@ func (f *fixture) git(t *testing.T, args ...string) string {
 }
 
 // sandbox makes a sandbox for the fixture and closes it with the test.
-func (f *fixture) sandbox(t *testing.T, p Policy) *Sandbox {
+func (f *fixture) sandbox(t testing.TB, p Policy) *Sandbox {
 	t.Helper()
 	if p.Root == "" {
 		p.Root = f.root
@@ -96,7 +96,7 @@ func (f *fixture) sandbox(t *testing.T, p Policy) *Sandbox {
 
 // sh runs a shell script at the repository root under s (nil: no
 // sandbox) and returns its output and exit status.
-func (f *fixture) sh(t *testing.T, s *Sandbox, script string, env ...string) (string, int) {
+func (f *fixture) sh(t testing.TB, s *Sandbox, script string, env ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir, cmd.Env = f.root, append(f.env(), env...)
