@@ -84,13 +84,15 @@ func runChecks(cfg *config.Config, adv []lessons.Advisory, env preflight.Env, st
 	for _, c := range cfg.Preflight.Checks {
 		add(c, "orket.yaml", false)
 	}
-	for _, stale := range []bool{false, true} {
+	// Checks only stale or flaky lessons suggest come last, advisory
+	// only: they never fail a strict preflight.
+	for _, weak := range []bool{false, true} {
 		for _, a := range adv {
-			if a.Stale != stale {
+			if (a.Stale || a.Flaky) != weak {
 				continue
 			}
 			for _, c := range a.PreflightChecks {
-				add(c, "lesson "+ShortID(a.ID), stale)
+				add(c, "lesson "+ShortID(a.ID), weak)
 			}
 		}
 	}
@@ -203,6 +205,30 @@ func AdvisoriesMarkdown(rec *Record) string {
 	var b strings.Builder
 	clean := lessons.StripANSI
 	fmt.Fprintf(&b, "# orket advisories for run %s\n\nScope: %s. Verify profile: %s.\n\n", rec.RunID, strings.Join(rec.Request.Scope, ", "), rec.Request.Profile)
+	if a := rec.Attempt; a != nil {
+		fmt.Fprintf(&b, "## Attempt %d at task %s (agent %s)\n\n", a.Number, a.Task, a.Agent)
+		switch {
+		case len(a.Previous) == 0:
+			b.WriteString("No earlier attempt of this task was rejected.\n\n")
+		case a.Maximum > 0:
+			fmt.Fprintf(&b, "The attempts below were rejected, in a row. At %d rejections the task goes to a person: this is attempt %d of %d.\n\n", a.Maximum, a.Number, a.Maximum)
+		default:
+			b.WriteString("The attempts below were rejected, in a row.\n\n")
+		}
+		for i, p := range a.Previous {
+			fmt.Fprintf(&b, "%d. run %s: %s, score %d", i+1, p.RunID, p.Verdict, p.Score)
+			if p.FailedStep != "" {
+				fmt.Fprintf(&b, "; step `%s` failed", p.FailedStep)
+			}
+			if len(p.Tags) > 0 {
+				fmt.Fprintf(&b, " (%s)", strings.Join(p.Tags, ", "))
+			}
+			fmt.Fprintf(&b, ": %s\n", clean(p.Summary))
+		}
+		if len(a.Previous) > 0 {
+			b.WriteString("\n")
+		}
+	}
 	if len(rec.Advisories) == 0 {
 		b.WriteString("No past failures are relevant to this run.\n")
 	}

@@ -28,6 +28,7 @@ const (
 	EPreflightFailed      Code = "E_PREFLIGHT_FAILED"
 	ELocked               Code = "E_LOCKED"
 	ERecoveryNeeded       Code = "E_RECOVERY_NEEDED"
+	EEscalated            Code = "E_ESCALATED"
 	EInterrupted          Code = "E_INTERRUPTED"
 	EInternal             Code = "E_INTERNAL"
 )
@@ -55,6 +56,7 @@ var codes = map[Code]CodeInfo{
 	EPreflightFailed:      {EPreflightFailed, 4, "a preflight check failed in strict mode; nothing was written"},
 	ELocked:               {ELocked, 5, "another orket run holds the repository lock"},
 	ERecoveryNeeded:       {ERecoveryNeeded, 5, "an interrupted transaction must be recovered first"},
+	EEscalated:            {EEscalated, 6, "the task is escalated to a person: this run was its last rejected attempt (reverted, its lesson recorded), or it stopped before the snapshot, writing nothing"},
 	EInterrupted:          {EInterrupted, 130, "interrupted by SIGINT (130) or SIGTERM (143); the change was reverted"},
 	EInternal:             {EInternal, 70, "orket failed internally"},
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -430,3 +431,32 @@ func (e *InterruptedError) problem() Problem {
 	}
 	return Problem{Code: EInterrupted, Exit: exit, Msg: e.Error(), Hint: "run again when ready"}
 }
+
+// An EscalatedError is a run of an escalated task: either the run whose
+// rejection escalated it (Err is its own failure; the change was reverted
+// and its lesson recorded), or a later run, stopped before the snapshot
+// with nothing written (Refused).
+type EscalatedError struct {
+	Task, Agent string
+	Report      string // the report's Markdown file
+	Attempts    int    // consecutive rejections that escalated it (0: by hand)
+	Refused     bool
+	Err         error
+}
+
+func (e *EscalatedError) Error() string {
+	if e.Refused {
+		return "task " + quoteTask(e.Task) + " is escalated to a person (report: " + e.Report + "); nothing was written"
+	}
+	return fmt.Sprintf("agent %s was rejected %d times in a row on task %s: escalated to a person (report: %s); this change was reverted",
+		e.Agent, e.Attempts, quoteTask(e.Task), e.Report)
+}
+
+func (e *EscalatedError) Unwrap() error { return e.Err }
+
+func (e *EscalatedError) problem() Problem {
+	hint := "stop retrying: a person reads the report and runs orket task resolve " + config.ShellQuote([]string{e.Task}) + " --reason \"...\""
+	return Problem{Code: EEscalated, Msg: e.Error(), Hint: hint, Fields: map[string]any{"task": e.Task, "report": e.Report}}
+}
+
+func quoteTask(t string) string { return strconv.Quote(t) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"time"
 
@@ -16,22 +17,31 @@ import (
 	"github.com/orket/orket/verify"
 )
 
+// FlakyTag marks a lesson of a step that failed and then passed on the
+// same tree: it weighs less and never fails a strict preflight.
+const FlakyTag = lessons.FlakyTag
+
 // lessonCodes are the outcomes that record lessons (SPEC 5.1).
 var lessonCodes = map[Code]bool{EVerifyFailedReverted: true, EVerifyFailedKept: true, EVerifyFailed: true, EDraftFailure: true}
 
 // recordLessons classifies every failing required step of the run (the
-// edit command, for E_DRAFT_FAILURE) and appends one lesson for each.
+// edit command, for E_DRAFT_FAILURE) and every step that passed only on
+// retry (flaky, SPEC 8.2), and appends one lesson for each.
 func (r *Run) recordLessons() error {
 	rec := r.rec
 	redactRecord(rec, r.red)
-	if !lessonCodes[rec.Code] {
-		return nil
-	}
 	var failed []*verify.StepResult
-	if rec.Code == EDraftFailure && rec.Edit != nil {
+	switch {
+	case !lessonCodes[rec.Code]:
+	case rec.Code == EDraftFailure && rec.Edit != nil:
 		failed = append(failed, rec.Edit)
-	} else {
+	default:
 		failed = failedSteps(rec.Steps)
+	}
+	for _, s := range rec.Steps {
+		if s.Status == verify.Passed && s.Retries > 0 && s.FirstFailure != "" {
+			failed = append(failed, s)
+		}
 	}
 	if len(failed) == 0 {
 		return nil
@@ -46,26 +56,39 @@ func (r *Run) recordLessons() error {
 	var batch []*lessons.Lesson
 	now := r.req.Env.Now().UTC().Truncate(time.Second)
 	for _, s := range failed {
+		flaky := s.Status == verify.Passed
 		// Classified as printed (in memory); stored redacted.
-		text := s.RawTail
+		text, tail := s.RawTail, s.OutputTail
+		if flaky {
+			text, tail = s.FirstFailure, s.FirstFailure
+		}
 		if text == "" {
-			text = s.OutputTail
+			text = tail
 		}
 		// Evidence first: the lines the step's last passing run did not
 		// print are what the rules look at first.
 		cl := c.ClassifyWithBaseline(text, r.lastPassing(s))
+		advice := classify.AdviceFor(cl, s.Command)
+		tags := cl.Tags
+		if flaky {
+			tags = append(append([]string{}, tags...), FlakyTag)
+			advice.Title = "Flaky step " + s.Name + ": " + advice.Title
+			advice.SuggestedActions = append(advice.SuggestedActions,
+				fmt.Sprintf("the step failed, then passed on retry %d on the same tree: fix or quarantine what makes it flaky", s.Retries))
+		}
 		l := &lessons.Lesson{
 			CreatedAt: now, Command: "run",
 			Request: lessons.Request{EditSource: rec.Request.EditSource, Argv: append([]string{}, rec.Request.Argv...),
 				Instruction: rec.Request.Instruction, Scope: append([]string{}, rec.Request.Scope...),
-				VerifyProfile: rec.Request.Profile, DryRun: rec.Request.DryRun, AutoConfirm: rec.Request.AutoConfirm},
+				VerifyProfile: rec.Request.Profile, DryRun: rec.Request.DryRun, AutoConfirm: rec.Request.AutoConfirm,
+				Agent: rec.Request.Agent, Task: rec.Request.Task},
 			Repo: lessons.RepoContext{HeadPre: rec.HeadPre, HeadPost: headPost, DirtyAfterRevert: r.dirtyBefore},
 			Plan: lessons.Plan{TouchSet: append([]string{}, rec.Plan.TouchSet...), TouchCount: rec.Plan.TouchCount},
 			Verify: lessons.Verify{Profile: rec.Request.Profile, Commands: commands, FailedStep: s.Name, FailedCommand: s.Command, FailedDir: s.Dir,
-				ExitCode: s.ExitCode, Signal: s.Signal, TimedOut: s.TimedOut, OutputTail: s.OutputTail,
+				ExitCode: s.ExitCode, Signal: s.Signal, TimedOut: s.TimedOut, OutputTail: tail,
 				OutputBytes: s.OutputBytes, DurationMS: s.DurationMS},
-			Classification: lessons.Classification{Tags: cl.Tags, Confidence: cl.Confidence, Signals: cl.Signals, FirstError: cl.FirstError},
-			Advice:         classify.AdviceFor(cl, s.Command),
+			Classification: lessons.Classification{Tags: tags, Confidence: cl.Confidence, Signals: cl.Signals, FirstError: cl.FirstError},
+			Advice:         advice,
 			Outcome:        lessons.Outcome{Code: string(rec.Code), RunID: rec.RunID},
 		}
 		l.Seal(r.red.WithValues(r.stepEnvValues(s.Name)...))
@@ -80,7 +103,8 @@ func (r *Run) recordLessons() error {
 	}
 	for i, l := range batch {
 		rec.LessonIDs = append(rec.LessonIDs, l.ID)
-		rec.Lessons = append(rec.Lessons, LessonView{ID: l.ID, Step: failed[i].Name, Tags: l.Classification.Tags, Title: l.Advice.Title})
+		rec.Lessons = append(rec.Lessons, LessonView{ID: l.ID, Step: failed[i].Name, Tags: l.Classification.Tags, Title: l.Advice.Title,
+			FirstError: l.Classification.FirstError})
 	}
 	id := rec.LessonIDs[0]
 	rec.LessonID = &id

@@ -55,13 +55,24 @@ type Record struct {
 	Commit        string   `json:"commit,omitempty"`
 	// CommitRefused is what git said when it refused the commit (a hook,
 	// signing, no identity); the change stays in the tree.
-	CommitRefused string           `json:"commit_refused,omitempty"`
-	HeadPre       string           `json:"head_pre,omitempty"`
-	LessonID      *string          `json:"lesson_id"`
-	LessonIDs     []string         `json:"lesson_ids"`
-	Lessons       []LessonView     `json:"lessons,omitempty"`
-	Timings       map[string]int64 `json:"timings_ms"`
-	RecordFile    string           `json:"record,omitempty"`
+	CommitRefused string       `json:"commit_refused,omitempty"`
+	HeadPre       string       `json:"head_pre,omitempty"`
+	LessonID      *string      `json:"lesson_id"`
+	LessonIDs     []string     `json:"lesson_ids"`
+	Lessons       []LessonView `json:"lessons,omitempty"`
+	// Verdict and Score judge a run that verified (SPEC 8.2); Notes say
+	// what kept it from APPROVE.
+	Verdict      string   `json:"verdict,omitempty"`
+	Score        *int     `json:"score,omitempty"`
+	VerdictNotes []string `json:"verdict_notes,omitempty"`
+	// Attempt is where the run stands among its agent's attempts at its
+	// task: what it was told before, and the count after its verdict.
+	Attempt *Attempt `json:"attempt,omitempty"`
+	// Escalation names the report of the task's escalation, when this
+	// run escalated it or was stopped by it.
+	Escalation *Escalation      `json:"escalation,omitempty"`
+	Timings    map[string]int64 `json:"timings_ms"`
+	RecordFile string           `json:"record,omitempty"`
 }
 
 // RecordRequest is what the run was asked to do.
@@ -78,6 +89,8 @@ type RecordRequest struct {
 	AutoConfirm bool     `json:"auto_confirm"`
 	KeepOnFail  bool     `json:"keep_on_fail,omitempty"`
 	Commit      string   `json:"commit_message,omitempty"`
+	Agent       string   `json:"agent"`
+	Task        string   `json:"task"`
 }
 
 // Plan is the run's touch set and steps.
@@ -118,10 +131,11 @@ type Revert struct {
 
 // LessonView is a lesson as a run reports it.
 type LessonView struct {
-	ID    string   `json:"id"`
-	Step  string   `json:"step"`
-	Tags  []string `json:"tags"`
-	Title string   `json:"title"`
+	ID         string   `json:"id"`
+	Step       string   `json:"step"`
+	Tags       []string `json:"tags"`
+	Title      string   `json:"title"`
+	FirstError string   `json:"first_error,omitempty"`
 }
 
 func newRecord() *Record {

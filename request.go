@@ -3,16 +3,22 @@ package orket
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/scope"
 	"github.com/orket/orket/txn"
+	"github.com/orket/orket/verdict"
 )
+
+// DefaultAgent is the agent of a run that names none.
+const DefaultAgent = "default"
 
 // A Request is what a run is asked to do: the repository and its
 // configuration, the edit, the scope and the profile, and how to behave.
@@ -29,6 +35,12 @@ type Request struct {
 	Profile string
 	// Skip names steps not to run (--skip, ORKET_SKIP).
 	Skip []string
+	// Agent names who made the edit (--agent, ORKET_AGENT); empty is
+	// DefaultAgent.
+	Agent string
+	// Task names the piece of work across attempts (--task, ORKET_TASK);
+	// empty is the pair (scope, profile).
+	Task string
 
 	DryRun          bool // print the plan and advisories; write nothing
 	AutoConfirm     bool // --yes: do not ask
@@ -121,6 +133,11 @@ func (r *Run) validate() error {
 			return Errorf(EUsage, "--keep-on-fail needs an edit source; a verify-only run never reverts", "--keep-on-fail on a verify-only run")
 		}
 	}
+	for _, n := range []struct{ flag, v string }{{"--agent", req.Agent}, {"--task", req.Task}} {
+		if err := checkName(n.v); err != nil {
+			return Errorf(EUsage, "name it with printable characters, at most 200 bytes", "%s %q: %v", n.flag, n.v, err)
+		}
+	}
 	prof, err := req.Config.Profile(req.Profile)
 	if err != nil {
 		return err
@@ -147,7 +164,13 @@ func (r *Run) validate() error {
 	}
 	rr := RecordRequest{EditSource: req.Edit.Source(), Scope: append([]string{}, r.scope.Patterns()...),
 		Profile: prof.Name, Skip: sortedKeys(r.skip), DryRun: req.DryRun, AutoConfirm: req.AutoConfirm,
-		KeepOnFail: req.KeepOnFail, Commit: req.Commit}
+		KeepOnFail: req.KeepOnFail, Commit: req.Commit, Agent: req.Agent, Task: req.Task}
+	if rr.Agent == "" {
+		rr.Agent = DefaultAgent
+	}
+	if rr.Task == "" {
+		rr.Task = verdict.TaskKey(rr.Scope, rr.Profile)
+	}
 	switch e := req.Edit.(type) {
 	case PatchEdit:
 		rr.Patch = e.Name
@@ -185,4 +208,17 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(s)
 	return s
+}
+
+// checkName checks an agent or task name: printable, one line, bounded.
+func checkName(s string) error {
+	if len(s) > 200 {
+		return errors.New("too long")
+	}
+	for _, c := range s {
+		if !unicode.IsPrint(c) {
+			return fmt.Errorf("contains %q", c)
+		}
+	}
+	return nil
 }

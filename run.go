@@ -46,6 +46,7 @@ type Run struct {
 	ctx          context.Context
 	baselineOff  bool          // verify.baseline: off
 	baselineMax  time.Duration // verify.baseline_max
+	verdictNotes []string      // notes on the run beside its steps' (tests modified)
 }
 
 // Execute runs a request in the order of SPEC section 3.2 and returns its
@@ -85,7 +86,9 @@ func (r *Run) execute(ctx context.Context) (*Record, error) {
 
 	// 3. Advisories and preflight.
 	r.obs.Phase(PhaseAdvise, r.rec)
-	r.advise()
+	if err := r.advise(); err != nil {
+		return r.rec, r.outcome(err)
+	}
 	if failed := failedChecks(r.rec.Preflight); r.strict && len(failed) > 0 {
 		return r.rec, r.outcome(&PreflightFailedError{Failed: failed, Run: true})
 	}
@@ -290,8 +293,9 @@ func planSteps(p *config.Resolved, skip map[string]bool, touch []string) []PlanS
 	return out
 }
 
-// advise is step 3.
-func (r *Run) advise() {
+// advise is step 3: advisories, preflight, and the task's attempts (an
+// escalated task stops a mutating run here).
+func (r *Run) advise() error {
 	a := Advise(AdviceQuery{Repo: r.req.Repo, Config: r.req.Config, Profile: r.prof, Scope: r.rec.Request.Scope,
 		TouchSet: r.rec.Plan.TouchSet, Getenv: r.req.Env.Getenv, Now: r.req.Env.Now(), Strict: r.strict})
 	if a.Err != nil {
@@ -301,7 +305,9 @@ func (r *Run) advise() {
 		r.obs.Warn(damagedText(r.req.Config.Lessons.Path, a.Damaged))
 	}
 	r.rec.Advisories, r.rec.Preflight = a.Advisories, a.Preflight
+	err := r.checkAttempts()
 	r.obs.Advised(r.rec)
+	return err
 }
 
 func damagedText(file string, d []lessons.Damaged) string {
@@ -385,6 +391,8 @@ func (r *Run) finish(runErr error) error {
 	if err := r.keepPassing(); err != nil {
 		r.obs.Warn("could not keep the passing steps' output: " + err.Error())
 	}
+	runErr = r.judge(runErr)
+	rec.setOutcome(runErr)
 	rec.Timings["total_ms"] = r.req.Env.Now().Sub(r.start).Milliseconds()
 	rec.RecordFile = RunsDir + "/" + rec.RunID + ".json"
 	root, err := r.req.Repo.FS()

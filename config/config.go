@@ -78,7 +78,6 @@ type Step struct {
 	Line     int
 }
 
-// Command returns the step's command as one line, for output and lessons.
 // ScoreWeight is the step's weight in a run's score (1 by default).
 func (s Step) ScoreWeight() int {
 	if s.Weight == 0 {
@@ -87,6 +86,7 @@ func (s Step) ScoreWeight() int {
 	return s.Weight
 }
 
+// Command returns the step's command as one line, for output and lessons.
 func (s Step) Command() string {
 	if s.Argv != nil {
 		return ShellQuote(s.Argv)
@@ -139,7 +139,7 @@ type Preflight struct {
 // Verdict sets how runs are judged (SPEC 8.2).
 type Verdict struct {
 	Approve       int // the least score that approves (80)
-	EscalateAfter int // consecutive rejections of a task that escalate it (3)
+	EscalateAfter int // consecutive rejections of a task that escalate it (3; 0: never)
 }
 
 // Escalation sets what happens when a task is escalated.

@@ -315,7 +315,7 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 				case "approve":
 					c.Verdict.Approve, err = d.integer(v, "verdict.approve", 1, 100)
 				case "escalate_after":
-					c.Verdict.EscalateAfter, err = d.integer(v, "verdict.escalate_after", 1, 100)
+					c.Verdict.EscalateAfter, err = d.integer(v, "verdict.escalate_after", 0, 100)
 				}
 				return err
 			})

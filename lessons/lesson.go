@@ -46,6 +46,8 @@ type Request struct {
 	VerifyProfile string   `json:"verify_profile"`
 	DryRun        bool     `json:"dry_run"`
 	AutoConfirm   bool     `json:"auto_confirm"`
+	Agent         string   `json:"agent,omitempty"` // who made the edit (SPEC 8.1)
+	Task          string   `json:"task,omitempty"`  // the piece of work across attempts
 }
 
 // RepoContext is the repository context.

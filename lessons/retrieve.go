@@ -48,7 +48,11 @@ type Advisory struct {
 	// Stale: the failed command (in its dir) is not in the run's profile
 	// (its step was removed or changed): the advisory weighs less and its
 	// preflight checks never fail a strict preflight.
-	Stale            bool              `json:"stale,omitempty"`
+	Stale bool `json:"stale,omitempty"`
+	// Flaky: the lessons are tagged flaky (the step failed, then passed on
+	// the same tree): it weighs less and its checks never fail a strict
+	// preflight either.
+	Flaky            bool              `json:"flaky,omitempty"`
 	Count            int               `json:"count"`
 	FirstSeen        time.Time         `json:"first_seen"`
 	LastSeen         time.Time         `json:"last_seen"`
@@ -67,15 +71,23 @@ type Explain struct {
 	TagRelevance      float64 `json:"tag_relevance"`
 	Recency           float64 `json:"recency"`
 	StaleWeight       float64 `json:"stale_weight"`
+	FlakyWeight       float64 `json:"flaky_weight"`
 	Formula           string  `json:"formula"`
 }
 
 // Formula is the documented scoring formula.
-const Formula = "score = recency * stale_weight * (1*same_command + 2*scope_overlap + 3*touch_intersection + 2*same_failed_command + 2*tag_relevance) / 10; recency = 0.5^(age/half_life); stale_weight = 0.5 when the failed command (in its dir) is not in the profile, else 1"
+const Formula = "score = recency * stale_weight * flaky_weight * (1*same_command + 2*scope_overlap + 3*touch_intersection + 2*same_failed_command + 2*tag_relevance) / 10; recency = 0.5^(age/half_life); stale_weight = 0.5 when the failed command (in its dir) is not in the profile, else 1; flaky_weight = 0.5 for a lesson tagged flaky, else 1"
 
 // StaleWeight is the factor of a stale lesson's score: its failed command
 // (in its dir) is not in the run's profile any more.
 const StaleWeight = 0.5
+
+// FlakyTag marks the lesson of a step that failed and then passed on the
+// same tree (SPEC 8.2).
+const FlakyTag = "flaky"
+
+// FlakyWeight is the factor of a flaky lesson's score.
+const FlakyWeight = 0.5
 
 // MinScore is the least score an advisory needs to be shown.
 const MinScore = 0.15
@@ -195,13 +207,21 @@ func (sc *scorer) score(l *rawEntry) {
 		e.StaleWeight = StaleWeight
 	}
 	e.TagRelevance = 0.25
+	e.FlakyWeight = 1
+	flaky := false
 	if len(l.tags) > 0 {
 		e.TagRelevance = 0.5
 		eachItem(l.tags, func(t []byte) {
 			if envTags[string(t)] {
 				e.TagRelevance = 1
 			}
+			if string(t) == FlakyTag {
+				flaky = true
+			}
 		})
+	}
+	if flaky {
+		e.FlakyWeight = FlakyWeight
 	}
 	created := time.Unix(0, l.created).UTC()
 	age := sc.q.Now.Sub(created)
@@ -213,7 +233,7 @@ func (sc *scorer) score(l *rawEntry) {
 		e.Recency = math.Pow(0.5, float64(age)/float64(sc.q.HalfLife))
 	}
 	base := (1*e.SameCommand + 2*e.ScopeOverlap + 3*e.TouchIntersection + 2*e.SameFailedCommand + 2*e.TagRelevance) / 10
-	s := round3(e.Recency * e.StaleWeight * base)
+	s := round3(e.Recency * e.StaleWeight * e.FlakyWeight * base)
 	// Lessons of one failure share a failed command (in its dir), tags and
 	// first error.
 	sc.key = append(append(append(append(append(append(append(sc.key[:0], l.failedDir...), 0), l.failedCommand...), 0), l.tags...), 0), l.firstError...)
@@ -226,7 +246,7 @@ func (sc *scorer) score(l *rawEntry) {
 			tags = []string{}
 		}
 		a = &fold{Advisory: Advisory{FailedStep: item(l.failedStep), FailedCommand: item(l.failedCommand), FailedDir: item(l.failedDir),
-			Tags: tags, FirstError: unesc(string(l.firstError)), Stale: stale,
+			Tags: tags, FirstError: unesc(string(l.firstError)), Stale: stale, Flaky: flaky,
 			FirstSeen: created, LastSeen: created}, offset: l.offset, length: l.length}
 		sc.folds[string(sc.key)] = a
 	}

@@ -58,7 +58,7 @@ func TestAdvisoriesScoreFoldAndOrder(t *testing.T) {
 	// env-3 scores best: same command, full scope and touch overlap, same
 	// failed command, an environment tag, one day old.
 	want := Explain{SameCommand: 1, ScopeOverlap: 1, TouchIntersection: 1, SameFailedCommand: 1, TagRelevance: 1,
-		Recency: round3(0.5 / 0.5 * pow(1.0/14)), StaleWeight: 1, Formula: Formula}
+		Recency: round3(0.5 / 0.5 * pow(1.0/14)), StaleWeight: 1, FlakyWeight: 1, Formula: Formula}
 	if diff := cmp.Diff(want, a.Why); diff != "" {
 		t.Errorf("why (-want +got):\n%s", diff)
 	}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/orket/orket/config"
 )
 
 // ReportSchema is the schema of an escalation report's JSON file.
@@ -36,7 +38,7 @@ type Trigger struct {
 // rejections (or by hand, with the person's reason).
 func NewReport(id string, now time.Time, task, agent string, attempts []*Evaluation, reason string) *Report {
 	r := &Report{Schema: ReportSchema, ID: id, Time: now.UTC(), Severity: "high", Task: task, Agent: agent, Attempts: attempts,
-		ActionRequired: "Human intervention needed: runs of this task stop (E_ESCALATED) until `orket task resolve " + shellWord(task) + " --reason \"...\"`."}
+		ActionRequired: "Human intervention needed: runs of this task stop (E_ESCALATED) until `orket task resolve " + config.ShellQuote([]string{task}) + " --reason \"...\"`."}
 	if reason != "" {
 		r.Trigger = Trigger{Type: "human_request", Description: "escalated by hand: " + reason}
 		r.Severity = "medium"
@@ -137,8 +139,14 @@ func (r *Report) Markdown() string {
 		for _, c := range a.Checks {
 			fmt.Fprintf(&b, "- Preflight check: %s\n", c)
 		}
+		if a.OutputTail != "" {
+			fmt.Fprintf(&b, "- Output (last lines):\n\n  ```\n  %s\n  ```\n", strings.ReplaceAll(strings.TrimRight(a.OutputTail, "\n"), "\n", "\n  "))
+		}
 		if a.PatchFile != "" {
 			fmt.Fprintf(&b, "- The attempt's change: `%s` (`git apply %s` brings it back)\n", a.PatchFile, a.PatchFile)
+		}
+		if a.Patch != "" {
+			fmt.Fprintf(&b, "\n  ```diff\n  %s\n  ```\n", strings.ReplaceAll(strings.TrimRight(clipLines(a.Patch, maxPatchLines), "\n"), "\n", "\n  "))
 		}
 		b.WriteString("\n")
 	}
@@ -148,6 +156,18 @@ func (r *Report) Markdown() string {
 	}
 	fmt.Fprintf(&b, "\n## Action required\n\n%s\n", r.ActionRequired)
 	return b.String()
+}
+
+// maxPatchLines bounds an attempt's change as the Markdown shows it (the
+// file beside the report has all of it).
+const maxPatchLines = 80
+
+func clipLines(s string, n int) string {
+	lines := strings.SplitAfter(s, "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return strings.Join(lines[:n], "") + fmt.Sprintf("... (%d more lines)\n", len(lines)-n)
 }
 
 // JSON renders the report for tools.
@@ -180,12 +200,4 @@ func byCount(m map[string]int) []string {
 		return keys[i] < keys[j]
 	})
 	return keys
-}
-
-// shellWord quotes a word for a shell command line when it needs it.
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

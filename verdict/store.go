@@ -28,6 +28,7 @@ type Evaluation struct {
 	Task             string    `json:"task"`
 	Agent            string    `json:"agent"`
 	Profile          string    `json:"profile"`
+	EditSource       string    `json:"edit_source"` // none: a verify-only run, never an attempt
 	Verdict          string    `json:"verdict"`
 	Score            int       `json:"score"`
 	Notes            []string  `json:"notes,omitempty"`
@@ -42,6 +43,14 @@ type Evaluation struct {
 	PatchFile        string    `json:"patch_file,omitempty"`
 	DurationMS       int64     `json:"duration_ms"`
 	EvaluatorVersion string    `json:"evaluator_version"`
+	// Report is the escalation report an ESCALATE verdict wrote,
+	// repository-relative (its .md; the .json beside it).
+	Report string `json:"escalation_report,omitempty"`
+	// OutputTail and Patch are filled in escalation reports only: the
+	// failed step's last lines and the attempt's change, from its run
+	// record (run records are pruned; reports stay).
+	OutputTail string `json:"output_tail,omitempty"`
+	Patch      string `json:"patch,omitempty"`
 	// Guardrails is the version of the agent's guardrails the run was
 	// given (0: none).
 	Guardrails int `json:"guardrails_version,omitempty"`
@@ -132,6 +141,9 @@ type TaskState struct {
 	// Escalation is the event that escalated the task, while no one has
 	// resolved it (any agent's run of it stops).
 	Escalation *TaskEvent
+	// Last is the agent's latest evaluation of the task (verify-only runs
+	// aside).
+	Last *Evaluation
 }
 
 // State reads what the logs say of a task for an agent. One run counts
@@ -181,9 +193,18 @@ func (s *Store) State(task, agent string) (*TaskState, error) {
 			continue
 		}
 		e := it.ev
+		if e.EditSource == "none" {
+			continue // a verify-only run is no attempt, and resets none
+		}
+		if e.Verdict == Escalate {
+			// The escalating run's one line is the escalation: a crash
+			// cannot leave one without the other.
+			st.Escalation = &TaskEvent{Time: e.Time, Type: EventEscalate, Task: e.Task, Agent: e.Agent, RunID: e.RunID, Report: e.Report}
+		}
 		if e.Agent != agent {
 			continue
 		}
+		st.Last = e
 		switch {
 		case e.Verdict == Reject || e.Verdict == Escalate:
 			if e.Counted {
@@ -194,6 +215,18 @@ func (s *Store) State(task, agent string) (*TaskState, error) {
 		}
 	}
 	return st, nil
+}
+
+// Find returns the evaluation of a run, or nil.
+func (s *Store) Find(runID string) (*Evaluation, error) {
+	var found *Evaluation
+	_, err := s.EachEvaluation(func(e *Evaluation) error {
+		if e.RunID == runID {
+			found = e
+		}
+		return nil
+	})
+	return found, err
 }
 
 // Tasks lists every task the logs know, with its latest state per agent.
@@ -234,7 +267,9 @@ func (s *Store) Tasks() ([]*TaskState, error) {
 }
 
 // Prune applies retention to the evaluation log: none older than maxAge
-// (0: no age limit), at most maxPerAgent per agent (the newest).
+// (0: no age limit), at most maxPerAgent per agent (the newest). The
+// evaluations a task's state rests on (its open attempts, its escalation)
+// are kept whatever their age: retention never resets a count.
 func (s *Store) Prune(maxPerAgent int, maxAge time.Duration, now time.Time) (int, error) {
 	counts := map[string]int{}
 	total := map[string]int{}
@@ -244,12 +279,28 @@ func (s *Store) Prune(maxPerAgent int, maxAge time.Duration, now time.Time) (int
 	}); err != nil {
 		return 0, err
 	}
+	open := map[string]bool{}
+	tasks, err := s.Tasks()
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range tasks {
+		for _, a := range t.Attempts {
+			open[a.RunID] = true
+		}
+		if t.Escalation != nil && t.Escalation.RunID != "" {
+			open[t.Escalation.RunID] = true
+		}
+	}
 	return s.Evaluations.Rewrite(func(line []byte) bool {
 		var e Evaluation
 		if json.Unmarshal(line, &e) != nil {
 			return false
 		}
 		counts[e.Agent]++
+		if open[e.RunID] {
+			return true
+		}
 		if maxPerAgent > 0 && total[e.Agent]-counts[e.Agent] >= maxPerAgent {
 			return false // older than the newest maxPerAgent
 		}

@@ -132,3 +132,44 @@ func TestRecommend(t *testing.T) {
 		}
 	}
 }
+
+// TestEscalateLine: the escalating run's evaluation is the escalation; a
+// verify-only run neither counts nor resets; retention keeps what a
+// task's state rests on.
+func TestEscalateLine(t *testing.T) {
+	s := Open(t.TempDir())
+	t0 := time.Now().Add(-400 * 24 * time.Hour)
+	rec := func(i int, run, v, src string, counted bool) {
+		if err := s.Record(&Evaluation{Time: t0.Add(time.Duration(i) * time.Minute), RunID: run, Task: "T", Agent: "a",
+			Verdict: v, Counted: counted, EditSource: src, Report: map[bool]string{true: ".orket/escalations/x.md"}[v == Escalate]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec(1, "r1", Reject, "command", true)
+	rec(2, "v1", Approve, "none", false) // verify-only: resets nothing
+	rec(3, "r2", Reject, "command", true)
+	rec(4, "r3", Escalate, "command", true)
+	rec(5, "old", Approve, "command", false)
+	rec(6, "r4", Reject, "patch", true)
+	st, err := s.State("T", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Escalation == nil || st.Escalation.RunID != "r3" || st.Escalation.Report != ".orket/escalations/x.md" {
+		t.Fatalf("escalation %+v, want the one of run r3", st.Escalation)
+	}
+	st, _ = s.State("T", "a")
+	if got := runs(st.Attempts); got != "r4" {
+		t.Errorf("attempts %q, want r4", got)
+	}
+	// Everything is a year old: retention drops what no state rests on.
+	n, err := s.Prune(100, 30*24*time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	s.EachEvaluation(func(e *Evaluation) error { kept = append(kept, e.RunID); return nil })
+	if n != 4 || strings.Join(kept, " ") != "r3 r4" {
+		t.Errorf("pruned %d, kept %v; want 4 pruned, r3 r4 kept", n, kept)
+	}
+}

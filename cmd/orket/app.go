@@ -49,11 +49,86 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	var result any
 	app := newApp(o, &result)
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, flagsFirst(app, args))
 	if isNil(result) {
 		result = nil
 	}
 	return render(o, result, err)
+}
+
+// flagsFirst moves the flags a command line gives after a command's
+// arguments in front of them (orket task resolve T --reason R), as git
+// and most tools accept; the flag parser stops at the first argument.
+// Nothing after "--" moves, and orket run's arguments are the edit
+// command: they are left as they are.
+func flagsFirst(app *cli.App, args []string) []string {
+	cmds, flags := app.Commands, app.Flags
+	i := 1
+	var leaf *cli.Command
+	for i < len(args) {
+		a := args[i]
+		if a == "--" {
+			return args
+		}
+		if strings.HasPrefix(a, "-") && a != "-" {
+			i += 1 + flagValueArgs(flags, a, args[i+1:])
+			continue
+		}
+		var next *cli.Command
+		for _, c := range cmds {
+			if c.HasName(a) {
+				next = c
+			}
+		}
+		if next == nil {
+			break
+		}
+		leaf, cmds, flags = next, next.Subcommands, next.Flags
+		i++
+		if len(cmds) == 0 {
+			break
+		}
+	}
+	if leaf == nil || leaf.Name == "run" || len(leaf.Subcommands) > 0 {
+		return args
+	}
+	out := append([]string{}, args[:i]...)
+	var positional []string
+	for j := i; j < len(args); j++ {
+		a := args[j]
+		if a == "--" {
+			positional = append(positional, args[j:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			positional = append(positional, a)
+			continue
+		}
+		n := flagValueArgs(flags, a, args[j+1:])
+		out = append(out, args[j:j+1+n]...)
+		j += n
+	}
+	return append(out, positional...)
+}
+
+// flagValueArgs is how many of the arguments after the flag arg are its
+// value: one for a known flag that takes a value not given with "=".
+func flagValueArgs(flags []cli.Flag, arg string, rest []string) int {
+	name, _, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	if hasValue || len(rest) == 0 {
+		return 0
+	}
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				if tv, ok := f.(cli.DocGenerationFlag); ok && tv.TakesValue() {
+					return 1
+				}
+				return 0
+			}
+		}
+	}
+	return 0
 }
 
 // globalFlags are accepted before and after the command name.
@@ -76,6 +151,9 @@ func newApp(o *options, result *any) *cli.App {
 		classifyCommand(o, result),
 		preflightCommand(o, result),
 		lessonsCommand(o, result),
+		taskCommand(o, result),
+		escalateCommand(o, result),
+		overrideCommand(o, result),
 		initCommand(o, result),
 		schemaCommand(o, result),
 		versionCommand(o, result),

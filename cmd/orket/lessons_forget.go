@@ -31,7 +31,7 @@ every lesson with --tag T, of the failed step --step NAME, or both.`,
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
-				return orket.Errorf(orket.EUsage, "give one id, or --tag/--step (flags go before the id)",
+				return orket.Errorf(orket.EUsage, "give one id, or --tag/--step",
 					"lessons forget takes one lesson id, not %d arguments (%s)", c.NArg(), strings.Join(c.Args().Slice(), " "))
 			}
 			fo.id = c.Args().First()

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -270,6 +271,36 @@ func (p *runPrinter) Recorded(res *orket.Record) {
 		}
 		p.line("  lesson %.8s recorded for %s: %s %s", l.ID, l.Step, l.Title, tags)
 	}
+	if res.Verdict != "" {
+		p.line("  %s", verdictLine(res, p.paint))
+	}
+}
+
+// verdictLine is the run's verdict in one line: the verdict and score,
+// its notes, and where the agent stands on the task.
+func verdictLine(res *orket.Record, paint func(c, s string) string) string {
+	colour := green
+	switch res.Verdict {
+	case "CONDITIONAL":
+		colour = yellow
+	case "REJECT", "ESCALATE":
+		colour = red
+	}
+	s := fmt.Sprintf("verdict %s, score %d", paint(colour, res.Verdict), *res.Score)
+	if len(res.VerdictNotes) > 0 {
+		s += ": " + strings.Join(res.VerdictNotes, "; ")
+	}
+	if a := res.Attempt; a != nil && a.Rejections != nil {
+		switch n := *a.Rejections; {
+		case res.Verdict == "ESCALATE":
+			s += fmt.Sprintf("; %d rejections in a row at task %s: escalated (%s)", n, quoteName(a.Task), res.Escalation.Report)
+		case n > 0 && a.Maximum > 0:
+			s += fmt.Sprintf("; rejection %d of %d at task %s before escalation", n, a.Maximum, quoteName(a.Task))
+		case n > 0:
+			s += fmt.Sprintf("; rejection %d in a row at task %s", n, quoteName(a.Task))
+		}
+	}
+	return s
 }
 
 // Warn is part of orket.Observer. Warnings are printed under -q too.
@@ -374,6 +405,26 @@ func stderrIsTerminal(w io.Writer) bool {
 // under -v, and the preflight results.
 func (p *runPrinter) Advised(res *orket.Record) {
 	p.advisories(res.Advisories, res.Preflight)
+	if a := res.Attempt; a != nil && len(a.Previous) > 0 {
+		last := a.Previous[len(a.Previous)-1]
+		p.line("  attempt %s at task %s; the last one: %s, score %d: %s", attemptOf(a), quoteName(a.Task), last.Verdict, last.Score, clipRunes(last.Summary, 120))
+	}
+}
+
+// attemptOf is "2 of 3", or "2" when escalation is off.
+func attemptOf(a *orket.Attempt) string {
+	if a.Maximum == 0 {
+		return strconv.Itoa(a.Number)
+	}
+	return fmt.Sprintf("%d of %d", a.Number, a.Maximum)
+}
+
+// quoteName quotes a task or agent name when it has spaces or quotes.
+func quoteName(s string) string {
+	if strings.ContainsAny(s, " \t\"'") || s == "" {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // advisories prints each advisory in one or two short lines (its title,
@@ -397,14 +448,17 @@ func (p *runPrinter) advisories(adv []lessons.Advisory, checks []preflight.Resul
 		if a.Stale {
 			stale = "; stale: its step is not in this profile"
 		}
+		if a.Flaky {
+			stale += "; flaky"
+		}
 		p.line("    %s %s: seen %s, last %s (lesson %s, score %.2f%s)", p.paint(yellow, "!"), title, times, a.LastSeen.Format("2006-01-02"), orket.ShortID(a.ID), a.Score, stale)
 		if first := lessons.StripANSI(a.FirstError); first != "" && first != lessons.StripANSI(a.Title) {
 			p.line("      %s", clipRunes(first, 100))
 		}
 		if p.o.verbose {
 			w := a.Why
-			p.line("      why: same command %.0f, scope overlap %.2f, touch overlap %.2f, same failed command %.0f, tag relevance %.2f, recency %.2f, stale weight %.1f",
-				w.SameCommand, w.ScopeOverlap, w.TouchIntersection, w.SameFailedCommand, w.TagRelevance, w.Recency, w.StaleWeight)
+			p.line("      why: same command %.0f, scope overlap %.2f, touch overlap %.2f, same failed command %.0f, tag relevance %.2f, recency %.2f, stale weight %.1f, flaky weight %.1f",
+				w.SameCommand, w.ScopeOverlap, w.TouchIntersection, w.SameFailedCommand, w.TagRelevance, w.Recency, w.StaleWeight, w.FlakyWeight)
 			for _, s := range a.SuggestedActions {
 				p.line("      - %s", s)
 			}
@@ -424,17 +478,17 @@ func (p *runPrinter) advisories(adv []lessons.Advisory, checks []preflight.Resul
 			advisoryOnly++
 		}
 		if c.AdvisoryOnly && !c.OK {
-			note = "; advisory only: a stale lesson"
+			note = "; advisory only: a stale or flaky lesson"
 		}
 		p.line("    preflight %s: %s (%s%s)", state, c.Detail, c.Source, note)
 	}
 	switch {
 	case stops > 0 && advisoryOnly > 0:
-		p.line("    %d preflight check(s) failed; strict mode stops the run before anything is written (%d more, from stale lessons, advisory only)", stops, advisoryOnly)
+		p.line("    %d preflight check(s) failed; strict mode stops the run before anything is written (%d more, from stale or flaky lessons, advisory only)", stops, advisoryOnly)
 	case stops > 0:
 		p.line("    %d preflight check(s) failed; strict mode stops the run before anything is written", stops)
 	case failed > 0 && failed == advisoryOnly:
-		p.line("    %d preflight check(s) failed: advisory only, from stale lessons; they never stop a run", failed)
+		p.line("    %d preflight check(s) failed: advisory only, from stale or flaky lessons; they never stop a run", failed)
 	case failed > 0:
 		p.line("    %d preflight check(s) failed: advisory only; strict mode would stop the run", failed)
 	}
