@@ -69,12 +69,17 @@ func TestGoBuildAndTest(t *testing.T) {
 	}
 }
 
-// TestGitCommitAllowed: with AllowGit the edit can stage, commit, branch
-// and tag, in the main worktree and in a linked one.
+// TestGitCommitAllowed: with AllowGit the edit can stage, commit, branch,
+// rebase, stash and tag, in the main worktree and in a linked one.
 func TestGitCommitAllowed(t *testing.T) {
 	requireLandlock(t)
-	script := `echo 'func F() {}' >> pkg/api/api.go && git add pkg/api/api.go && git commit -qm edit &&
-git branch feature && git tag v0.1 && git checkout -q feature && git log --oneline | wc -l`
+	script := `set -e
+git checkout -qb work; echo 'func F() {}' >> pkg/api/api.go; git add pkg/api/api.go; git commit -qm one
+git checkout -qb feature HEAD~1; echo 'package api' > pkg/api/b.go; git add pkg/api/b.go; git commit -qm two
+git rebase -q work
+echo '// more' >> pkg/api/b.go; git stash -q; git stash pop -q; git commit -qam three
+git tag v0.1; git gc -q
+git log --oneline | wc -l`
 	check := func(t *testing.T, f *fixture, root string) {
 		t.Helper()
 		s := f.sandbox(t, Policy{Mode: Required, Root: root, Scope: []string{"pkg/api"}, AllowGit: true})
@@ -84,7 +89,7 @@ git branch feature && git tag v0.1 && git checkout -q feature && git log --oneli
 			t.Fatal(err)
 		}
 		out, err := cmd.CombinedOutput()
-		if err != nil || strings.TrimSpace(string(out)) != "2" {
+		if err != nil || strings.TrimSpace(string(out)) != "4" {
 			t.Fatalf("git commit in the sandbox: %v\n%s", err, out)
 		}
 		// And the guarded files stay closed unless measurement is told.

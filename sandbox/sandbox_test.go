@@ -311,6 +311,11 @@ func TestGitWithoutAllowGit(t *testing.T) {
 	if u := s.Report().Unguarded; len(u) != 0 {
 		t.Errorf("unguarded = %v, want none", u)
 	}
+	// Reading the repository still works (git status refreshes the index
+	// only when it can).
+	if out, code := f.sh(t, s, `git status --short && git diff --stat && git log --oneline -1`); code != 0 || !strings.Contains(out, "pkg/api/api.go") {
+		t.Errorf("read-only git in the sandbox: exit %d\n%s", code, out)
+	}
 }
 
 // TestAllowGitLeavesGuardedToMeasurement: with AllowGit the report names
