@@ -174,12 +174,12 @@ const (
 	writeDir = ll.AccessFSWriteFile | ll.AccessFSTruncate | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile |
 		ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo |
 		ll.AccessFSMakeSym | ll.AccessFSRefer
-	writeFile   = ll.AccessFSWriteFile | ll.AccessFSTruncate
+	writeFile = ll.AccessFSWriteFile | ll.AccessFSTruncate
 	// The git directory's own files (index, HEAD, their locks) and state
 	// directories (rebase-merge, sequencer); no symlinks, sockets or fifos.
 	gitTopLevel = writeFile | ll.AccessFSMakeReg | ll.AccessFSRemoveFile | ll.AccessFSMakeDir |
 		ll.AccessFSRemoveDir | ll.AccessFSRefer
-	handledV1   = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar |
+	handledV1 = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar |
 		ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo |
 		ll.AccessFSMakeBlock | ll.AccessFSMakeSym
 )
