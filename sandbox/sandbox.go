@@ -278,6 +278,11 @@ func New(p Policy) (*Sandbox, error) {
 	return s, nil
 }
 
+// Available reports the kernel's Landlock ABI version and, when edit
+// commands cannot be sandboxed here, why. It creates nothing: for a plan
+// or a dry run (ScopeDirs gives the directories).
+func Available() (abi int, reason string) { return probe() }
+
 // probe returns the ABI version, or why the kernel cannot sandbox.
 func probe() (int, string) {
 	abi, err := abiVersion()

@@ -394,6 +394,10 @@ func TestModes(t *testing.T) {
 			}
 		})
 	}
+	abiVersion = enosys
+	if abi, reason := Available(); abi != 0 || !strings.Contains(reason, "not available") {
+		t.Errorf("Available() = %d, %q without Landlock", abi, reason)
+	}
 	for in, want := range map[string]Mode{"": Auto, "auto": Auto, "required": Required, "off": Off} {
 		if got, err := ParseMode(in); got != want || err != nil {
 			t.Errorf("ParseMode(%q) = %q, %v", in, got, err)
