@@ -169,6 +169,9 @@ var (
 // value is a secret.
 func secretName(name string) bool {
 	u := strings.ToUpper(name)
+	if u == "PWD" || u == "OLDPWD" {
+		return false // the shell's working directories
+	}
 	parts := strings.FieldsFunc(u, func(c rune) bool { return c == '_' || c == '-' || c == '.' })
 	if len(parts) == 0 || len(parts) > 1 && notSecretLast[parts[len(parts)-1]] {
 		return false

@@ -144,7 +144,7 @@ func TestSecretName(t *testing.T) {
 		"AZURE_STORAGE_CONNECTION_STRING": true, "client_secret": true, "SLACK_WEBHOOK_URL": true,
 		"HOME": false, "PATH": false, "GIT_AUTHOR_NAME": false, "GIT_AUTHOR_EMAIL": false, "SSH_AUTH_SOCK": false,
 		"TOKEN_FILE": false, "GITHUB_TOKEN_PATH": false, "KEYBOARD": false, "DBUS_SESSION_BUS_ADDRESS": false,
-		"TOKENIZERS_PARALLELISM": false, "BYPASS_CACHE": false,
+		"TOKENIZERS_PARALLELISM": false, "BYPASS_CACHE": false, "PWD": false, "OLDPWD": false,
 	}
 	for name, want := range tests {
 		if got := secretName(name); got != want {
