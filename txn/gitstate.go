@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +22,8 @@ import (
 // merge, a rebase).
 type gitState struct {
 	files map[string][]byte // key: "gitdir:HEAD", "common:refs/heads/main", ...; value: raw bytes
+	// index is the stat of the index file whose bytes files holds.
+	index *unix.Stat_t
 }
 
 // guardState is what an edit may never change: git's configuration, hooks
@@ -56,6 +59,12 @@ func displayKey(key string) string {
 func (r *Repo) readGitState() (*gitState, error) {
 	s := &gitState{files: map[string][]byte{}}
 	for _, name := range perWorktree {
+		if name == "index" {
+			if err := r.readIndexFile(s); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err := r.collect(s.files, inGitDir, name); err != nil {
 			return nil, err
 		}
@@ -84,6 +93,32 @@ func (r *Repo) readGuardState() (*guardState, error) {
 		}
 	}
 	return s, nil
+}
+
+// readIndexFile reads the index and the stat of the very file it read
+// (git replaces the index by renaming a new one over it).
+func (r *Repo) readIndexFile(s *gitState) error {
+	f, err := os.Open(filepath.Join(r.GitDir, "index"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return &UnsupportedError{Path: ".git/index", Reason: "not a regular file"}
+	}
+	b := make([]byte, st.Size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return fmt.Errorf("read .git/index: %w", err)
+	}
+	s.files[inGitDir+"index"], s.index = b, &st
+	return nil
 }
 
 // collect reads a file, or every file below a directory, into m.

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitignore"
 	"github.com/orket/orket/scope"
 )
@@ -50,13 +51,31 @@ type Journal struct {
 
 func (r *Repo) journalPath() string { return filepath.Join(r.GitDir, "orket", "txn.json") }
 
-// writeJournal records j durably.
-func (r *Repo) writeJournal(j *Journal) error {
+// writeJournal records j, atomically (a reader sees the old journal or
+// the new one, whatever happens), and durably (fsynced, with its
+// directory) when durable is set. Recovery does the same in every phase
+// but one (it reverts), so only two writes must survive a power loss:
+// phase edit, before anything is written to the tree, and the list of
+// saved files (see Txn.Save). A journal write that is lost leaves the
+// previous one, which recovery treats the same way.
+func (r *Repo) writeJournal(j *Journal, durable bool) error {
 	b, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFile(r.journalPath(), append(b, '\n'), false)
+	p := r.journalPath()
+	if durable {
+		return writeFile(p, append(b, '\n'), false)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	root, err := fsroot.Open(filepath.Dir(p))
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.WriteFile(filepath.Base(p), append(b, '\n'), 0o644, fsroot.Options{})
 }
 
 // readJournal returns the journal of an unfinished transaction, or nil.

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -23,12 +24,14 @@ import (
 
 // objectWriter writes loose objects into the repository's object store
 // itself: streamed (a file of any size costs a buffer, not its size in
-// memory), each object file fsynced, and its directory fsynced by sync, so
-// that the snapshot is durable without flushing the whole filesystem.
+// memory). sync makes what it wrote durable, and only that: each new
+// object file fsynced (all at once, so the file system commits them
+// together), then their directories, never the whole file system.
 // Objects that exist are not written again.
 type objectWriter struct {
-	r    *Repo
-	dirs map[string]bool // object directories written into since the last sync
+	r     *Repo
+	dirs  map[string]bool // object directories written into since the last sync
+	files []string        // object files written since the last sync
 }
 
 func newObjectWriter(r *Repo) *objectWriter { return &objectWriter{r: r, dirs: map[string]bool{}} }
@@ -85,9 +88,6 @@ func (w *objectWriter) write(t plumbing.ObjectType, size int64, rd io.Reader) (p
 	if err := zw.Close(); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := tmp.Sync(); err != nil {
-		return plumbing.ZeroHash, err
-	}
 	if err := tmp.Close(); err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -110,19 +110,53 @@ func (w *objectWriter) write(t plumbing.ObjectType, size int64, rd io.Reader) (p
 	}
 	done = true
 	w.dirs[filepath.Dir(final)] = true
+	w.files = append(w.files, final)
 	testhook.Point("object-written")
 	return id, nil
 }
 
-// sync fsyncs the directories objects were written into.
+// sync makes the objects written since the last sync durable: their
+// files, then the directories they were renamed into.
 func (w *objectWriter) sync() error {
+	files := w.files
 	for d := range w.dirs {
-		if err := syncDir(d); err != nil {
-			return err
-		}
+		files = append(files, d)
 	}
-	w.dirs = map[string]bool{}
+	if err := syncAll(files[:len(w.files)]); err != nil {
+		return err
+	}
+	if err := syncAll(files[len(w.files):]); err != nil {
+		return err
+	}
+	w.dirs, w.files = map[string]bool{}, nil
 	return nil
+}
+
+// syncAll fsyncs files (or directories) concurrently: a journaling file
+// system commits fsyncs that wait together in one go.
+func syncAll(paths []string) error {
+	if len(paths) <= 1 {
+		for _, p := range paths {
+			if err := syncDir(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i, p := range paths {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			errs[i] = syncDir(p)
+			<-sem
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // storeFile stores a working-tree file as a blob, streamed, and checks it

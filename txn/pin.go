@@ -29,20 +29,25 @@ import (
 // indexTree writes the tree objects of the index's stage-0 entries (where
 // missing) and returns the root tree's id.
 func (w *objectWriter) indexTree(ii *indexInfo) (plumbing.Hash, error) {
-	var list []indexEntry
 	clean := true // no conflicts or intent-to-add entries: the cache tree counts hold
-	for _, e := range ii.list {
-		if e.Stage != 0 || e.IntentToAdd {
+	for i := range ii.list {
+		if e := &ii.list[i]; e.Stage != 0 || e.IntentToAdd {
 			clean = false
-			continue
+			break
 		}
-		list = append(list, e)
 	}
-	ct := ii.cache
-	if !clean {
-		ct = nil
+	if clean {
+		// The usual case: the entries are the list itself, and a valid
+		// cache tree names the whole tree without hashing anything.
+		return w.dirTree(ii.list, "", ii.cache)
 	}
-	return w.dirTree(list, "", ct)
+	var list []indexEntry
+	for _, e := range ii.list {
+		if e.Stage == 0 && !e.IntentToAdd {
+			list = append(list, e)
+		}
+	}
+	return w.dirTree(list, "", nil)
 }
 
 // dirTree writes the tree of the entries below prefix (sorted, every name

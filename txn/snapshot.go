@@ -16,7 +16,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/internal/gitignore"
 	"github.com/orket/orket/internal/testhook"
@@ -50,6 +49,40 @@ type Snapshot struct {
 
 	layoutOnce sync.Once
 	lay        *layout
+
+	// Timings are the parts of taking the snapshot, in order.
+	Timings Timings
+}
+
+// Timings are the parts of a phase and how long each took.
+type Timings []Timing
+
+// A Timing is one part of a phase.
+type Timing struct {
+	Part string
+	Time time.Duration
+}
+
+// start returns a function that records the time since the last call
+// (since start, the first time) as a part.
+func (tm *Timings) start() func(part string) {
+	t := time.Now()
+	return func(part string) {
+		now := time.Now()
+		*tm = append(*tm, Timing{part, now.Sub(t)})
+		t = now
+	}
+}
+
+// Of returns how long the named part took (zero if it did not happen).
+func (tm Timings) Of(part string) time.Duration {
+	var d time.Duration
+	for _, t := range tm {
+		if t.Part == part {
+			d += t.Time
+		}
+	}
+	return d
 }
 
 // Dirty reports whether the tree had uncommitted changes (besides
@@ -176,6 +209,8 @@ func (r *Repo) excludesFile() string {
 // does not hold, a commit under refs/orket/snapshots/<runID>, all fsynced
 // before it returns.
 func (r *Repo) snapshot(runID string) (*Snapshot, error) {
+	var tm Timings
+	lap := tm.start()
 	if err := r.CheckSupported(); err != nil {
 		return nil, err
 	}
@@ -187,10 +222,12 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read git configuration: %w", err)
 	}
+	lap("git-state")
 	ii, err := r.indexOf(gs)
 	if err != nil {
 		return nil, err
 	}
+	lap("index")
 	sc, err := r.newScanner(ii)
 	if err != nil {
 		return nil, err
@@ -211,6 +248,7 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 		w.close()
 		return nil, fmt.Errorf("scan the working tree: %w", err)
 	}
+	lap("scan")
 	for _, p := range v.attrs {
 		if err := checkAttributes(filepath.Join(r.Root, filepath.FromSlash(p)), p); err != nil {
 			w.close()
@@ -227,6 +265,7 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 		w.close()
 		return nil, fmt.Errorf("read the working tree: %w", err)
 	}
+	lap("hash")
 	s := &Snapshot{RunID: runID, Ref: SnapshotRefPrefix + runID, Pre: pre, git: gs, guard: guard, idx: ii, w: w, perms: map[string]uint32{},
 		excludes: excludes}
 	ok := false
@@ -294,7 +333,12 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 		}
 	}
 	for k, b := range gs.files {
-		if m.Git[k], err = ow.blob(b); err != nil {
+		if k == inGitDir+"index" {
+			m.Git[k], err = r.indexBlob(ow, gs)
+		} else {
+			m.Git[k], err = ow.blob(b)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -303,10 +347,12 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 			return nil, err
 		}
 	}
+	lap("blobs")
 	commit, tags, err := ow.snapshotCommit(m, stored, pre, gs, ii)
 	if err != nil {
 		return nil, fmt.Errorf("write snapshot commit: %w", err)
 	}
+	lap("commit")
 	// Every object is on disk before the ref that makes it findable.
 	if err := ow.sync(); err != nil {
 		return nil, err
@@ -319,6 +365,8 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 		return nil, fmt.Errorf("publish %s: %w", s.Ref, err)
 	}
 	s.Commit, s.tags = commit, tags
+	lap("sync")
+	s.Timings = tm
 	testhook.Point("snapshot-published")
 	ok = true
 	return s, nil
@@ -333,22 +381,43 @@ func defaultPerm(m filemode.FileMode) uint32 {
 
 func (r *Repo) indexOf(gs *gitState) (*indexInfo, error) {
 	var mtime time.Time
-	if fi, err := os.Stat(filepath.Join(r.GitDir, "index")); err == nil {
-		mtime = fi.ModTime()
+	if st := gs.index; st != nil {
+		mtime = time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
 	}
 	return parseIndex(gs.files[inGitDir+"index"], mtime)
 }
 
-func syncFS(dir string) error {
-	f, err := os.Open(dir)
+// indexBlob stores the index's bytes as a blob and returns its id. The id
+// of the index file last stored is remembered beside the journal, with the
+// file's stat: git never rewrites the index in place (it renames a new
+// file over it), so while the stat is the same so are the bytes, and
+// megabytes are not hashed again on every run. A stat is remembered only
+// once the file is older than racyWindow, so that no later file can reuse
+// its inode with the same times.
+func (r *Repo) indexBlob(ow *objectWriter, gs *gitState) (plumbing.Hash, error) {
+	b := gs.files[inGitDir+"index"]
+	st := gs.index
+	if st == nil {
+		return ow.blob(b)
+	}
+	key := fmt.Sprintf("%d %d %d.%09d %d.%09d", st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+	memo := filepath.Join(r.GitDir, "orket", "index-blob")
+	if old, err := os.ReadFile(memo); err == nil {
+		if k, id, ok := strings.Cut(strings.TrimSpace(string(old)), " = "); ok && k == key {
+			if h := plumbing.NewHash(id); !h.IsZero() && ow.has(h) {
+				return h, nil
+			}
+		}
+	}
+	id, err := ow.blob(b)
 	if err != nil {
-		return err
+		return id, err
 	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
+	if time.Since(time.Unix(st.Ctim.Sec, st.Ctim.Nsec)) > racyWindow && time.Since(time.Unix(st.Mtim.Sec, st.Mtim.Nsec)) > racyWindow {
+		// A cache: losing it costs a hash, so it is not synced.
+		_ = os.WriteFile(memo, []byte(key+" = "+id.String()+"\n"), 0o644)
 	}
-	return nil
+	return id, nil
 }
 
 // snapshotCommit writes the commit a user can restore from with plain git:

@@ -43,7 +43,9 @@ type Start struct {
 func (r *Repo) Begin(st Start) (*Txn, error) {
 	t := &Txn{r: r, j: Journal{RunID: st.RunID, Ref: SnapshotRefPrefix + st.RunID, Phase: PhaseSnapshot,
 		PID: os.Getpid(), Started: st.Time, Command: st.Command, Group: st.Group}}
-	if err := r.writeJournal(&t.j); err != nil {
+	// Not durable yet: until phase edit nothing is written to the tree,
+	// and a snapshot without a journal is only an unused ref.
+	if err := r.writeJournal(&t.j, false); err != nil {
 		return nil, fmt.Errorf("write the transaction journal: %w", err)
 	}
 	testhook.Point("phase:" + PhaseSnapshot)
@@ -103,7 +105,7 @@ func (t *Txn) advance(phase string) error {
 		return errors.New("the transaction has ended")
 	}
 	t.j.Phase = phase
-	if err := t.r.writeJournal(&t.j); err != nil {
+	if err := t.r.writeJournal(&t.j, phase == PhaseEdit); err != nil {
 		return fmt.Errorf("write the transaction journal: %w", err)
 	}
 	testhook.Point("phase:" + phase)
@@ -146,7 +148,7 @@ func (t *Txn) Save(name string, write func(io.Writer) error) (string, error) {
 		return "", err
 	}
 	t.j.Saved = appendUnique(t.j.Saved, name)
-	if err := t.r.writeJournal(&t.j); err != nil {
+	if err := t.r.writeJournal(&t.j, true); err != nil {
 		return "", fmt.Errorf("write the transaction journal: %w", err)
 	}
 	return filepath.Join(dir, name), nil
