@@ -151,6 +151,21 @@ func setupGit(e *testscript.Env) error {
 			}
 		}
 	}
+	// The fixture generator of testdata/fixtures, for the fixture_*
+	// scripts: sh $WORK/fixtures/make.sh KIND DIR.
+	fixtures, _ := filepath.Glob("../../testdata/fixtures/*.sh")
+	for _, f := range fixtures {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(e.WorkDir, "fixtures"), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(e.WorkDir, "fixtures", filepath.Base(f)), b, 0o755); err != nil {
+			return err
+		}
+	}
 	for k, v := range map[string]string{
 		"HOME": home, "GIT_CONFIG_NOSYSTEM": "1",
 		"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
