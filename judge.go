@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -167,6 +168,14 @@ func (r *Run) judge(runErr error) error {
 		r.obs.Warn("could not append to the evaluation log: " + err.Error())
 	}
 	testhook.Point("judge:after-evaluation")
+	marked, err := r.markFlaky(store)
+	if err != nil {
+		r.obs.Warn("could not mark flaky lessons: " + err.Error())
+	}
+	rec.FlakyLessons = marked
+	if err := pruneEvaluations(store, r.req.Config.Lessons.Retention, r.req.Env.Now()); err != nil {
+		r.obs.Warn("could not prune the evaluation log: " + err.Error())
+	}
 	rec.Verdict, rec.Score, rec.VerdictNotes = ev.Verdict, &ev.Score, j.Notes
 	if esc == nil {
 		return runErr
@@ -175,12 +184,23 @@ func (r *Run) judge(runErr error) error {
 	return esc
 }
 
+// pruneEvaluations applies lessons.retention to the evaluation log (per
+// agent) once it may hold more lines than that; a small log is not read.
+func pruneEvaluations(s *verdict.Store, keep config.Retention, now time.Time) error {
+	fi, err := os.Stat(s.Evaluations.Path)
+	if err != nil || fi.Size() < int64(keep.MaxEntries)*256 {
+		return nil
+	}
+	_, err = s.Prune(keep.MaxEntries, keep.MaxAge, now)
+	return err
+}
+
 // evaluation is the run's line of the evaluation log.
 func (r *Run) evaluation(j verdict.Judgement) *verdict.Evaluation {
 	rec := r.rec
 	ev := &verdict.Evaluation{Time: r.req.Env.Now().UTC(), RunID: rec.RunID, Task: rec.Request.Task, Agent: rec.Request.Agent,
 		Profile: rec.Request.Profile, EditSource: rec.Request.EditSource, Verdict: j.Verdict, Score: j.Score, Notes: j.Notes,
-		Counted: j.Counted, Code: string(rec.Code), PatchFile: rec.PatchFile, DurationMS: r.req.Env.Now().Sub(r.start).Milliseconds()}
+		Counted: j.Counted, Code: string(rec.Code), PatchFile: rec.PatchFile, Content: r.content, DurationMS: r.req.Env.Now().Sub(r.start).Milliseconds()}
 	var failed *verify.StepResult
 	if rec.Code == EDraftFailure {
 		failed = rec.Edit

@@ -60,6 +60,9 @@ type Record struct {
 	LessonID      *string      `json:"lesson_id"`
 	LessonIDs     []string     `json:"lesson_ids"`
 	Lessons       []LessonView `json:"lessons,omitempty"`
+	// FlakyLessons are earlier lessons this run marked flaky: their
+	// command passed here on the content it failed on then.
+	FlakyLessons []string `json:"flaky_lessons,omitempty"`
 	// Verdict and Score judge a run that verified (SPEC 8.2); Notes say
 	// what kept it from APPROVE.
 	Verdict      string   `json:"verdict,omitempty"`

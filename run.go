@@ -47,6 +47,7 @@ type Run struct {
 	baselineOff  bool          // verify.baseline: off
 	baselineMax  time.Duration // verify.baseline_max
 	verdictNotes []string      // notes on the run beside its steps' (tests modified)
+	content      string        // names the content of the verified tree (contentKey)
 }
 
 // Execute runs a request in the order of SPEC section 3.2 and returns its
@@ -341,6 +342,7 @@ func (r *Run) lock(ctx context.Context) (func(), error) {
 // run that writes nothing).
 func (r *Run) verifyOnly(ctx context.Context) error {
 	r.obs.Phase(PhaseVerify, r.rec)
+	r.content = r.contentKey(r.treeOfCommit(r.baseCommit(r.rec.Request.Base)), r.rec.Plan.TouchSet)
 	t := r.req.Env.Now()
 	r.rec.Steps = r.runSteps(ctx)
 	r.phaseTime("verify", t)

@@ -159,6 +159,7 @@ func (r *Run) barrier() error {
 	if len(rec.Plan.TouchSet) == 0 {
 		return &TouchsetEmptyError{}
 	}
+	r.content = r.contentKey(r.snapshotContent(r.tx.Snapshot().Commit), rec.Plan.TouchSet)
 	r.obs.Touched(rec)
 	return nil
 }

@@ -21,28 +21,31 @@ const EvaluatorVersion = "orket-verdict/1"
 // An Evaluation is one run's verdict, a line of
 // .orket/memory/evaluations.jsonl.
 type Evaluation struct {
-	Schema           string    `json:"schema_version"`
-	ID               string    `json:"id"`
-	Time             time.Time `json:"time"`
-	RunID            string    `json:"run_id"`
-	Task             string    `json:"task"`
-	Agent            string    `json:"agent"`
-	Profile          string    `json:"profile"`
-	EditSource       string    `json:"edit_source"` // none: a verify-only run, never an attempt
-	Verdict          string    `json:"verdict"`
-	Score            int       `json:"score"`
-	Notes            []string  `json:"notes,omitempty"`
-	Counted          bool      `json:"counted"` // a REJECT that counts as an attempt
-	Code             string    `json:"code"`
-	FailedStep       string    `json:"failed_step,omitempty"`
-	FailedCommand    string    `json:"failed_command,omitempty"`
-	Tags             []string  `json:"tags,omitempty"`
-	Summary          string    `json:"summary,omitempty"` // one line: what failed
-	FirstError       string    `json:"first_error,omitempty"`
-	Checks           []string  `json:"preflight_checks,omitempty"`
-	PatchFile        string    `json:"patch_file,omitempty"`
-	DurationMS       int64     `json:"duration_ms"`
-	EvaluatorVersion string    `json:"evaluator_version"`
+	Schema        string    `json:"schema_version"`
+	ID            string    `json:"id"`
+	Time          time.Time `json:"time"`
+	RunID         string    `json:"run_id"`
+	Task          string    `json:"task"`
+	Agent         string    `json:"agent"`
+	Profile       string    `json:"profile"`
+	EditSource    string    `json:"edit_source"` // none: a verify-only run, never an attempt
+	Verdict       string    `json:"verdict"`
+	Score         int       `json:"score"`
+	Notes         []string  `json:"notes,omitempty"`
+	Counted       bool      `json:"counted"` // a REJECT that counts as an attempt
+	Code          string    `json:"code"`
+	FailedStep    string    `json:"failed_step,omitempty"`
+	FailedCommand string    `json:"failed_command,omitempty"`
+	Tags          []string  `json:"tags,omitempty"`
+	Summary       string    `json:"summary,omitempty"` // one line: what failed
+	FirstError    string    `json:"first_error,omitempty"`
+	Checks        []string  `json:"preflight_checks,omitempty"`
+	PatchFile     string    `json:"patch_file,omitempty"`
+	// Content names the content of the tree the run verified: a command
+	// that failed on it and later passes on it is flaky.
+	Content          string `json:"tree_content,omitempty"`
+	DurationMS       int64  `json:"duration_ms"`
+	EvaluatorVersion string `json:"evaluator_version"`
 	// Report is the escalation report an ESCALATE verdict wrote,
 	// repository-relative (its .md; the .json beside it).
 	Report string `json:"escalation_report,omitempty"`

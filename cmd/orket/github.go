@@ -455,6 +455,9 @@ func writeAnnotations(w io.Writer, root string, res *orket.Record) {
 			all.add(annotation{level: "error", title: "orket: write outside the scope", message: p + " is outside --scope " + strings.Join(res.Request.Scope, ", ")})
 		}
 	}
+	if res.Code == orket.EEscalated && res.Escalation != nil {
+		all.add(annotation{level: "error", title: "orket: task escalated", message: res.Error + " (report: " + res.Escalation.Report + ")"})
+	}
 	for _, a := range all.list {
 		fmt.Fprintln(w, a)
 	}
@@ -466,6 +469,9 @@ func writeSummary(w io.Writer, res *orket.Record) {
 		fmt.Fprintf(w, "%s\n\n", res.Error)
 	}
 	fmt.Fprintf(w, "Profile `%s`, %s, touch set of %d path(s).\n\n", res.Request.Profile, scopeText(res.Request.Scope), res.Plan.TouchCount)
+	if res.Verdict != "" {
+		fmt.Fprintf(w, "**%s**\n\n", verdictLine(res, func(_, s string) string { return s }))
+	}
 	fmt.Fprintln(w, "| step | result | time |")
 	fmt.Fprintln(w, "|---|---|---:|")
 	for _, s := range res.Steps {

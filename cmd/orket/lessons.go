@@ -87,11 +87,33 @@ type lessonSummary struct {
 	Title         string    `json:"title"`
 	Scope         []string  `json:"scope"`
 	RunID         string    `json:"run_id"`
+	Agent         string    `json:"agent,omitempty"`
+	Task          string    `json:"task,omitempty"`
 }
 
 func summarize(l *lessons.Lesson) lessonSummary {
 	return lessonSummary{ID: l.ID, CreatedAt: l.CreatedAt, Tags: l.Classification.Tags, FailedStep: l.Verify.FailedStep,
-		FailedCommand: l.Verify.FailedCommand, Title: l.Advice.Title, Scope: l.Request.Scope, RunID: l.Outcome.RunID}
+		FailedCommand: l.Verify.FailedCommand, Title: l.Advice.Title, Scope: l.Request.Scope, RunID: l.Outcome.RunID,
+		Agent: l.Request.Agent, Task: l.Request.Task}
+}
+
+// whoFilter selects lessons by --agent and --task (SPEC 8.1). Lessons
+// recorded before agents were named are the default agent's.
+type whoFilter struct{ agent, task string }
+
+func (f *whoFilter) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "agent", Usage: "only lessons of runs by `AGENT`", Destination: &f.agent},
+		&cli.StringFlag{Name: "task", Usage: "only lessons of runs of `TASK`", Destination: &f.task},
+	}
+}
+
+func (f whoFilter) match(l *lessons.Lesson) bool {
+	agent := l.Request.Agent
+	if agent == "" {
+		agent = orket.DefaultAgent
+	}
+	return (f.agent == "" || agent == f.agent) && (f.task == "" || l.Request.Task == f.task)
 }
 
 func byCount(m map[string]int) []string {

@@ -18,18 +18,19 @@ import (
 type lessonsListOptions struct {
 	tag, scope, since string
 	limit             int
+	who               whoFilter
 }
 
 func lessonsListCommand(o *options, result *any) *cli.Command {
 	var lo lessonsListOptions
 	return &cli.Command{
-		Name: "list", Usage: "list lessons, newest first", UsageText: "orket lessons list [--tag T] [--scope S] [--since D] [--limit N]",
-		Flags: []cli.Flag{
+		Name: "list", Usage: "list lessons, newest first", UsageText: "orket lessons list [--tag T] [--scope S] [--since D] [--agent A] [--task T] [--limit N]",
+		Flags: append(lo.who.flags(),
 			&cli.StringFlag{Name: "tag", Usage: "only lessons with `TAG`", Destination: &lo.tag},
 			&cli.StringFlag{Name: "scope", Usage: "only lessons whose scope overlaps `PATH`", Destination: &lo.scope},
 			&cli.StringFlag{Name: "since", Usage: "only lessons newer than `AGE` (14d, 12h) or a date (2026-11-01)", Destination: &lo.since},
 			&cli.IntFlag{Name: "limit", Usage: "at most `N` lessons", Value: 50, Destination: &lo.limit},
-		},
+		),
 		Action: func(*cli.Context) error { return runLessonsList(o, &lo, result) },
 	}
 }
@@ -46,7 +47,7 @@ func runLessonsList(o *options, lo *lessonsListOptions, result *any) error {
 	list := []lessonSummary{}
 	damaged, err := s.Each(func(l *lessons.Lesson) error {
 		if lo.tag != "" && !contains(l.Classification.Tags, lo.tag) || !cutoff.IsZero() && l.CreatedAt.Before(cutoff) ||
-			lo.scope != "" && !scopeHits(l.Request.Scope, lo.scope) {
+			lo.scope != "" && !scopeHits(l.Request.Scope, lo.scope) || !lo.who.match(l) {
 			return nil
 		}
 		list = append(list, summarize(l))

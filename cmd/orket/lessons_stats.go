@@ -11,13 +11,15 @@ import (
 )
 
 func lessonsStatsCommand(o *options, result *any) *cli.Command {
+	var who whoFilter
 	return &cli.Command{
-		Name: "stats", Usage: "count lessons per tag, scope and failed command", UsageText: "orket lessons stats",
-		Action: func(*cli.Context) error { return runLessonsStats(o, result) },
+		Name: "stats", Usage: "count lessons per tag, scope and failed command", UsageText: "orket lessons stats [--agent A] [--task T]",
+		Flags:  who.flags(),
+		Action: func(*cli.Context) error { return runLessonsStats(o, who, result) },
 	}
 }
 
-func runLessonsStats(o *options, result *any) error {
+func runLessonsStats(o *options, who whoFilter, result *any) error {
 	_, _, s, err := lessonStore(o)
 	if err != nil {
 		return err
@@ -25,6 +27,9 @@ func runLessonsStats(o *options, result *any) error {
 	tags, scopes, cmds := map[string]int{}, map[string]int{}, map[string]int{}
 	total := 0
 	damaged, err := s.Each(func(l *lessons.Lesson) error {
+		if !who.match(l) {
+			return nil
+		}
 		total++
 		if len(l.Classification.Tags) == 0 {
 			tags["(none)"]++

@@ -271,6 +271,9 @@ func (p *runPrinter) Recorded(res *orket.Record) {
 		}
 		p.line("  lesson %.8s recorded for %s: %s %s", l.ID, l.Step, l.Title, tags)
 	}
+	for _, id := range res.FlakyLessons {
+		p.line("  lesson %.8s is flaky: its step passed here on the tree content it failed on", id)
+	}
 	if res.Verdict != "" {
 		p.line("  %s", verdictLine(res, p.paint))
 	}
@@ -318,6 +321,8 @@ func (p *runPrinter) StepDone(r *verify.StepResult) {
 	switch {
 	case r.Status == verify.Skipped:
 		p.line("  %-12s %s", r.Name, p.paint(yellow, "skipped ("+skipText(r.SkipReason)+")"))
+	case r.Status == verify.Passed && r.Retries > 0:
+		p.line("  %-12s %s (%s), on retry %d: flaky", r.Name, p.paint(yellow, "ok"), dur(r.DurationMS), r.Retries)
 	case r.Status == verify.Passed:
 		p.line("  %-12s %s (%s)", r.Name, p.paint(green, "ok"), dur(r.DurationMS))
 	case !r.Required:

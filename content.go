@@ -1,0 +1,196 @@
+package orket
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"golang.org/x/sys/unix"
+
+	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/scope"
+	"github.com/orket/orket/verdict"
+	"github.com/orket/orket/verify"
+)
+
+// maxContentBytes bounds what a run reads to name its tree's content; a
+// bigger change has no content key (and no flaky mark by content).
+const maxContentBytes = 64 << 20
+
+// contentKey names the content of the tree a run verified, so that a
+// command that failed and later passed on the same content is known to be
+// flaky (SPEC 8.2): a tree id (the snapshot's, or the base commit's for a
+// verify-only run) and the content of every path the run changed from it.
+// It returns "" when the content cannot be named cheaply.
+func (r *Run) contentKey(base plumbing.Hash, paths []string) string {
+	if base.IsZero() {
+		return ""
+	}
+	root, err := r.req.Repo.FS()
+	if err != nil {
+		return ""
+	}
+	h := sha256.New()
+	h.Write([]byte(r.req.Edit.Source() + "\x00" + base.String() + "\n"))
+	sorted := append([]string{}, paths...)
+	sort.Strings(sorted)
+	var total int64
+	for _, p := range sorted {
+		io.WriteString(h, p+"\x00")
+		st, err := root.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
+			io.WriteString(h, "-\n")
+			continue
+		case err != nil:
+			return ""
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			target, err := root.Readlink(p)
+			if err != nil {
+				return ""
+			}
+			io.WriteString(h, "l"+target+"\n")
+		case unix.S_IFREG:
+			if total += st.Size; total > maxContentBytes {
+				return ""
+			}
+			f, err := root.Open(p)
+			if err != nil {
+				return ""
+			}
+			x := "f"
+			if st.Mode&0o111 != 0 {
+				x = "x"
+			}
+			io.WriteString(h, x)
+			_, err = io.Copy(h, f)
+			f.Close()
+			if err != nil {
+				return ""
+			}
+			io.WriteString(h, "\n")
+		default:
+			io.WriteString(h, "d\n")
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// treeOfCommit is the tree id of a commit; zero when it cannot be read.
+func (r *Run) treeOfCommit(id plumbing.Hash) plumbing.Hash {
+	c, err := object.GetCommit(r.req.Repo.Git.Storer, id)
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	return c.TreeHash
+}
+
+// snapshotContent names the working tree a snapshot recorded: the index's
+// tree, overlaid with the files of its worktree entry that differ from it
+// (a file whose stat data is stale is stored there with the index's
+// content), and the deleted paths. The rest of a snapshot (its manifest,
+// git state) differs from run to run. Zero when it cannot be read.
+func (r *Run) snapshotContent(commit plumbing.Hash) plumbing.Hash {
+	c, err := object.GetCommit(r.req.Repo.Git.Storer, commit)
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	top, err := c.Tree()
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	index, err1 := top.Tree("index-tree")
+	work, err2 := top.Tree("worktree")
+	if err1 != nil || err2 != nil {
+		return plumbing.ZeroHash
+	}
+	h := sha256.New()
+	io.WriteString(h, "index "+index.Hash.String()+"\n")
+	if e, err := top.FindEntry("deleted"); err == nil {
+		io.WriteString(h, "deleted "+e.Hash.String()+"\n")
+	}
+	err = work.Files().ForEach(func(f *object.File) error {
+		if strings.HasPrefix(f.Name, scope.OrketDir+"/") {
+			return nil // orket's own state, which runs change
+		}
+		if e, err := index.FindEntry(f.Name); err == nil && e.Hash == f.Hash && e.Mode == f.Mode {
+			return nil // as the index has it
+		}
+		io.WriteString(h, f.Mode.String()+" "+f.Hash.String()+" "+f.Name+"\n")
+		return nil
+	})
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	var id plumbing.Hash
+	copy(id[:], h.Sum(nil))
+	return id
+}
+
+// baseCommit is the commit a verify-only run's touch set is the diff
+// from: --base, or HEAD.
+func (r *Run) baseCommit(rev string) plumbing.Hash {
+	if rev == "" {
+		rev = "HEAD"
+	}
+	h, err := r.req.Repo.Git.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	return *h
+}
+
+// markFlaky is the tree-content rule of SPEC 8.2: a step that passes on
+// content an earlier run failed it on makes that run's lessons of it
+// flaky. It returns the lessons it marked.
+func (r *Run) markFlaky(store *verdict.Store) ([]string, error) {
+	if r.content == "" {
+		return nil, nil
+	}
+	passed := map[string]bool{}
+	for _, s := range r.rec.Steps {
+		if s.Status == verify.Passed {
+			passed[s.Dir+"\x00"+s.Command] = true
+		}
+	}
+	if len(passed) == 0 {
+		return nil, nil
+	}
+	runs := map[string]bool{}
+	if _, err := store.EachEvaluation(func(e *verdict.Evaluation) error {
+		if e.Content == r.content && e.RunID != r.rec.RunID && (e.Verdict == verdict.Reject || e.Verdict == verdict.Escalate) {
+			runs[e.RunID] = true
+		}
+		return nil
+	}); err != nil || len(runs) == 0 {
+		return nil, err
+	}
+	var marked []string
+	s := &lessons.Store{Path: LessonPath(r.req.Repo, r.req.Config)}
+	_, err := s.Rewrite(func(l *lessons.Lesson) bool {
+		if !runs[l.Outcome.RunID] || !passed[l.Verify.FailedDir+"\x00"+l.Verify.FailedCommand] || hasTag(l.Classification.Tags, FlakyTag) {
+			return false
+		}
+		l.Classification.Tags = append(l.Classification.Tags, FlakyTag)
+		marked = append(marked, l.ID)
+		return true
+	})
+	return marked, err
+}
+
+func hasTag(tags []string, t string) bool {
+	for _, x := range tags {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
