@@ -456,7 +456,7 @@ func writeAnnotations(w io.Writer, root string, res *orket.Record) {
 		}
 	}
 	if res.Code == orket.EEscalated && res.Escalation != nil {
-		all.add(annotation{level: "error", title: "orket: task escalated", message: res.Error + " (report: " + res.Escalation.Report + ")"})
+		all.add(annotation{level: "error", title: "orket: task escalated", message: res.Error})
 	}
 	for _, a := range all.list {
 		fmt.Fprintln(w, a)
