@@ -123,5 +123,5 @@ func (r *Repo) ScanWithOIDs() (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cur, hashAll(root, cur, v.unknown)
+	return cur, hashAll(root, cur, r.loadCache().reuse(cur, v.unknown))
 }

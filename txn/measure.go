@@ -51,6 +51,9 @@ func (r *Repo) measure(s *Snapshot) (*Change, error) {
 	if !r.snapshotRefIntact(s) {
 		c.Guarded = append(c.Guarded, ".git/"+s.Ref)
 	}
+	if r.cacheChanged(s.cacheStat) {
+		c.Guarded = append(c.Guarded, ".git/orket/scan-cache")
+	}
 	return c, nil
 }
 

@@ -32,17 +32,40 @@ type objectWriter struct {
 	r     *Repo
 	dirs  map[string]bool // object directories written into since the last sync
 	files []string        // object files written since the last sync
+	// packs reports whether the store has packs (or alternates), where
+	// an object missing as a loose one may be; packsKnown once looked.
+	packs, packsKnown bool
 }
 
 func newObjectWriter(r *Repo) *objectWriter { return &objectWriter{r: r, dirs: map[string]bool{}} }
 
 func (w *objectWriter) objectsDir() string { return filepath.Join(w.r.CommonDir, "objects") }
 
+// zlibWriters keeps compressors: each holds about a megabyte of tables.
+var zlibWriters = sync.Pool{New: func() any {
+	zw, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
+	return zw
+}}
+
 func (w *objectWriter) has(id plumbing.Hash) bool {
 	if _, err := os.Stat(w.r.loosePath(id)); err == nil {
 		return true
 	}
-	return w.r.Git.Storer.HasEncodedObject(id) == nil
+	if !w.packsKnown {
+		// Without packs, a missing loose object is missing.
+		w.packsKnown = true
+		if names, err := os.ReadDir(filepath.Join(w.objectsDir(), "pack")); err == nil {
+			for _, n := range names {
+				if strings.HasSuffix(n.Name(), ".pack") {
+					w.packs = true
+				}
+			}
+		}
+		if _, err := os.Stat(filepath.Join(w.objectsDir(), "info", "alternates")); err == nil {
+			w.packs = true
+		}
+	}
+	return w.packs && w.r.Git.Storer.HasEncodedObject(id) == nil
 }
 
 func (r *Repo) loosePath(id plumbing.Hash) string {
@@ -73,7 +96,9 @@ func (w *objectWriter) write(t plumbing.ObjectType, size int64, rd io.Reader) (p
 		}
 	}()
 	h := sha1.New()
-	zw, _ := zlib.NewWriterLevel(tmp, zlib.BestSpeed)
+	zw := zlibWriters.Get().(*zlib.Writer)
+	defer zlibWriters.Put(zw)
+	zw.Reset(tmp)
 	mw := io.MultiWriter(h, zw)
 	if _, err := io.WriteString(mw, t.String()+" "+strconv.FormatInt(size, 10)+"\x00"); err != nil {
 		return plumbing.ZeroHash, err

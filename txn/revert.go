@@ -52,6 +52,11 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	if err := r.restoreTags(s); err != nil {
 		return res, err
 	}
+	if r.cacheChanged(s.cacheStat) {
+		// Not orket's: what it says cannot be trusted.
+		r.dropCache()
+		s.cacheStat = nil
+	}
 	if !r.snapshotRefIntact(s) {
 		if err := writeFile(filepath.Join(r.CommonDir, filepath.FromSlash(s.Ref)), []byte(s.Commit.String()+"\n"), true); err != nil {
 			return res, fmt.Errorf("restore %s: %w", s.Ref, err)

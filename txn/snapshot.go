@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/internal/gitignore"
 	"github.com/orket/orket/internal/testhook"
@@ -49,6 +50,9 @@ type Snapshot struct {
 
 	layoutOnce sync.Once
 	lay        *layout
+	// cacheStat is the scan cache's stat after the snapshot: an edit that
+	// rewrites the cache is a write to orket's own state (see measure).
+	cacheStat *unix.Stat_t
 
 	// Timings are the parts of taking the snapshot, in order.
 	Timings Timings
@@ -260,8 +264,11 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 		w.close()
 		return nil, err
 	}
-	// Only the files the index does not vouch for are read.
-	if err := hashAll(root, pre, v.unknown); err != nil {
+	// Only the files the index does not vouch for are read, and of
+	// those only the ones the last snapshot did not read as they are.
+	cache := r.loadCache()
+	toHash := cache.reuse(pre, v.unknown)
+	if err := hashAll(root, pre, toHash); err != nil {
 		w.close()
 		return nil, fmt.Errorf("read the working tree: %w", err)
 	}
@@ -366,6 +373,12 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	}
 	s.Commit, s.tags = commit, tags
 	lap("sync")
+	if cache == nil || len(toHash) > 0 || len(v.unknown) != len(cache.tree.Files) {
+		s.cacheStat, _ = r.saveCache(&treeCache{start: pre.Start.UnixNano(), excludes: excludesDigest(excludes), tree: subtree(pre, v.unknown)})
+	} else {
+		s.cacheStat = cache.stat
+	}
+	lap("cache")
 	s.Timings = tm
 	testhook.Point("snapshot-published")
 	ok = true
