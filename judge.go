@@ -15,6 +15,7 @@ import (
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/testhook"
+	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/scope"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verdict"
@@ -222,8 +223,25 @@ func (r *Run) evaluation(j verdict.Judgement) *verdict.Evaluation {
 			ev.Checks = append(ev.Checks, c.Detail)
 		}
 	}
-	ev.Summary = summary(rec, failed, ev.FirstError)
+	line := ev.FirstError
+	if line == "" && failed != nil {
+		line = lastLine(failed.OutputTail)
+	}
+	ev.Summary = summary(rec, failed, line)
 	return ev
+}
+
+// lastLine is the last line of output with something on it, as a
+// terminal shows it: what a failure printed last, when no rule found its
+// first error.
+func lastLine(out string) string {
+	lines := strings.Split(lessons.StripANSI(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return l
+		}
+	}
+	return ""
 }
 
 // summary is one line on what failed: the step and how, and its first

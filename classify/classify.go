@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/preflight"
@@ -294,25 +295,41 @@ func clip(s string) string {
 var errorLine = regexp.MustCompile(`(?i)\b(?:error|fail(?:ed|ure)?|panic|exception|cannot|undefined|refused|not found|no such|missing|denied|invalid)\b`)
 
 // FirstError returns the first line of output that looks like an error,
-// normalised: paths' line numbers, hex addresses, durations and temporary
-// directories are replaced so the same failure reads the same every time.
-// It reads output as a terminal shows it (see Plain).
+// as a person reads it (see Plain), without a log timestamp in front,
+// trimmed and cut to 200 bytes. Compare first errors through Normalize:
+// the same failure prints other durations, addresses and temporary paths
+// every time.
 func FirstError(output string) string {
 	for _, line := range strings.Split(Plain(output), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || !errorLine.MatchString(line) {
 			continue
 		}
-		return Normalize(line)
+		return clipAt(logStamp.ReplaceAllString(line, ""), 200)
 	}
 	return ""
 }
+
+// clipAt cuts s to at most n bytes, at a rune boundary.
+func clipAt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// logStamp is the timestamp Go's log package (and others) put in front of
+// a line.
+var logStamp = regexp.MustCompile(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? `)
 
 var normalizers = []struct {
 	re   *regexp.Regexp
 	with string
 }{
-	{regexp.MustCompile(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? `), ""}, // log timestamps
+	{logStamp, ""},
 	{regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?`), "<time>"},
 	{regexp.MustCompile(`(?:/tmp|/var/folders)/[\w./-]+`), "<tmp>"},
 	{regexp.MustCompile(`0x[0-9a-fA-F]+`), "0x…"},

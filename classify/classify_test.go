@@ -110,11 +110,18 @@ func TestUserRulesComeFirst(t *testing.T) {
 	}
 }
 
-func TestFirstErrorIsNormalised(t *testing.T) {
+// TestFirstError: the line as a person reads it (no log timestamp), and
+// the same failure compares equal through Normalize.
+func TestFirstError(t *testing.T) {
 	a := FirstError("2026/11/22 04:48:47 dial tcp 127.0.0.1:5432: connect: connection refused\n")
 	b := FirstError("2026/11/23 09:00:01 dial tcp 127.0.0.1:5432: connect: connection refused\n")
 	if a != b || a != "dial tcp 127.0.0.1:5432: connect: connection refused" {
 		t.Errorf("%q vs %q", a, b)
+	}
+	a = FirstError("--- FAIL: TestCleanPath (0.00s)\n")
+	b = FirstError("--- FAIL: TestCleanPath (0.31s)\n")
+	if a != "--- FAIL: TestCleanPath (0.00s)" || Normalize(a) != Normalize(b) {
+		t.Errorf("%q, %q: shown as printed, equal normalised", a, b)
 	}
 	if FirstError("ok\nall good\n") != "" {
 		t.Error("a line with no error word is not an error")

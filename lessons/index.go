@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/orket/orket/classify"
 	"io"
 	"os"
 	"strconv"
@@ -63,7 +64,7 @@ func unescList(s string) []string {
 func indexLine(l *Lesson, offset, length int64) string {
 	return strings.Join([]string{strconv.FormatInt(offset, 10), strconv.FormatInt(length, 10),
 		strconv.FormatInt(l.CreatedAt.UnixNano(), 10), esc(l.Command), escList(l.Request.Scope), escList(l.Plan.TouchSet),
-		esc(l.Verify.FailedCommand), escList(l.Classification.Tags), esc(StripANSI(l.Classification.FirstError)),
+		esc(l.Verify.FailedCommand), escList(l.Classification.Tags), esc(classify.Normalize(StripANSI(l.Classification.FirstError))),
 		esc(l.Verify.FailedDir), esc(l.Verify.FailedStep)}, "\t") + "\n"
 }
 
@@ -146,7 +147,7 @@ func item(b []byte) string {
 
 // indexVersion names the index line's format (v2 added the failed dir
 // and step).
-const indexVersion = "v2"
+const indexVersion = "v3"
 
 // stamp identifies the log's state.
 func stamp(path string) string {

@@ -152,6 +152,16 @@ func (s *Store) Advisories(q Query) ([]Advisory, []Damaged, error) {
 		a.File = ErrorFile(a.FirstError)
 		if l, err := s.readAt(f.offset, f.length); err == nil {
 			a.ID, a.Title = l.ID, l.Advice.Title
+			// The index holds the first error normalised, to fold; a
+			// person reads it as the step printed it, and the file it,
+			// or a line just after it, names.
+			if first := StripANSI(l.Classification.FirstError); first != "" {
+				a.FirstError = first
+				a.File = ErrorFile(first)
+				if a.File == "" {
+					a.File = fileNear(StripANSI(l.Verify.OutputTail), first)
+				}
+			}
 			if l.Advice.SuggestedActions != nil {
 				a.SuggestedActions = l.Advice.SuggestedActions
 			}

@@ -45,3 +45,25 @@ func ErrorFile(line string) string {
 	}
 	return ""
 }
+
+// fileNear returns the file named by the first error line in output or
+// by one of the few lines after it (a failed Go test prints its file on
+// the line after "--- FAIL"), or "".
+func fileNear(output, first string) string {
+	lines := strings.Split(output, "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) != first && !strings.Contains(l, first) {
+			continue
+		}
+		for j := i; j < len(lines) && j <= i+nearLines; j++ {
+			if f := ErrorFile(lines[j]); f != "" {
+				return f
+			}
+		}
+		return ""
+	}
+	return ""
+}
+
+// nearLines is how far after a first error fileNear looks.
+const nearLines = 5

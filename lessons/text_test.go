@@ -88,3 +88,13 @@ func TestANSIIsNeverStored(t *testing.T) {
 		t.Errorf("advisories %+v", adv)
 	}
 }
+
+func TestFileNear(t *testing.T) {
+	out := "=== RUN   TestCleanPath\n--- FAIL: TestCleanPath (0.00s)\n    clean_test.go:14: CleanPath(\"\") = \".\", want \"/\"\nFAIL\n"
+	if got := fileNear(out, "--- FAIL: TestCleanPath (0.00s)"); got != "clean_test.go" {
+		t.Errorf("fileNear = %q, want clean_test.go", got)
+	}
+	if got := fileNear("error: boom\n\n\n\n\n\n\nx.go:1: far\n", "error: boom"); got != "" {
+		t.Errorf("fileNear = %q, want nothing past %d lines", got, nearLines)
+	}
+}

@@ -122,6 +122,34 @@ run "$ORKET" run --yes --scope api -- sed -i 's/name = "world"/name = "world" \/
 grep -q '// default' api/greet.go || fail "the good edit was not kept"
 git diff --stat
 
+step "An agent rejected three times in a row on one task is stopped; a person gets a report"
+export ORKET_AGENT=demo-agent ORKET_TASK=GREET-7
+for greeting in 'Hi %s' 'Hey %s' 'Yo %s'; do
+  code=0
+  run "$ORKET" run --yes --scope api -- sed -i "s/Hello, %s!/$greeting/" api/greet.go 2>"$ERR" || code=$?
+  grep -E '^  (verdict|attempt) ' "$ERR" || true
+  tail -n 1 "$ERR"
+done
+[ "$code" = 6 ] || fail "the third rejection exited $code, not 6 (E_ESCALATED)"
+report=$(ls .orket/escalations/*.md)
+sed -n '1,/^## Attempts/p' "$report"
+grep -c '^### Attempt' "$report" | grep -qx 3 || fail "the report does not list the three attempts"
+sed -n '/^## Recommendation/,$p' "$report"
+
+step "While it is escalated, the task's runs stop before anything is written"
+before=$(git ls-files -s; git status --porcelain; cksum < api/greet.go)
+if "$ORKET" run --yes --scope api -- sed -i 's/Hello/Howdy/' api/greet.go 2>"$ERR"; then fail "an escalated task ran"; fi
+tail -n 1 "$ERR"
+after=$(git ls-files -s; git status --porcelain; cksum < api/greet.go)
+[ "$before" = "$after" ] || fail "a refused run wrote something"
+run "$ORKET" task list
+
+step "A person resolves it; the agent goes on"
+run "$ORKET" task resolve GREET-7 --reason "the greeting is fixed by the spec; told the agent"
+run "$ORKET" run --yes --scope api -- sed -i 's/name = "world" \/\/ default/name = "world" \/\/ the default/' api/greet.go 2>"$ERR" || { cat "$ERR"; fail "the run after resolve failed"; }
+grep '^  verdict ' "$ERR"
+unset ORKET_AGENT ORKET_TASK
+
 step "A verify-only run, as a CI job runs it, with --json for machines"
 run "$ORKET" run --json --base HEAD | grep -E '"(code|touch_set|status)"' || fail "verify-only run failed"
 

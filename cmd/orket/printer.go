@@ -265,7 +265,7 @@ func (p *runPrinter) StepStarted(s config.Step) {
 // Recorded is part of orket.Observer: the lessons the run recorded.
 func (p *runPrinter) Recorded(res *orket.Record) {
 	for _, l := range res.Lessons {
-		tags := "no tag"
+		tags := "[no tag]"
 		if len(l.Tags) > 0 {
 			tags = fmt.Sprint(l.Tags)
 		}
