@@ -245,6 +245,9 @@ func AdvisoriesMarkdown(rec *Record) string {
 		if a.Stale {
 			b.WriteString("Stale: that command is not in this profile any more; its checks are advisory only.\n")
 		}
+		if a.PreExisting {
+			b.WriteString("It failed without that run's change too: the failure was already there.\n")
+		}
 		if a.FirstError != "" {
 			fmt.Fprintf(&b, "First error: `%s`\n", clean(a.FirstError))
 		}

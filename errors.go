@@ -341,8 +341,11 @@ func (e *VerifyFailedError) Error() string {
 	var parts []string
 	for _, s := range e.Failed {
 		part := fmt.Sprintf("step %s failed (%s)", s.Name, ExitText(s))
-		if s.Baseline == verify.FailsToo {
+		switch s.Baseline {
+		case verify.FailsToo:
 			part += " and fails without your change too"
+		case verify.NewFailures:
+			part += " and fails without your change too, but your change adds: " + s.BaselineNew
 		}
 		parts = append(parts, part)
 	}

@@ -86,7 +86,7 @@ func (r *Run) recordLessons() error {
 			Plan: lessons.Plan{TouchSet: append([]string{}, rec.Plan.TouchSet...), TouchCount: rec.Plan.TouchCount},
 			Verify: lessons.Verify{Profile: rec.Request.Profile, Commands: commands, FailedStep: s.Name, FailedCommand: s.Command, FailedDir: s.Dir,
 				ExitCode: s.ExitCode, Signal: s.Signal, TimedOut: s.TimedOut, OutputTail: tail,
-				OutputBytes: s.OutputBytes, DurationMS: s.DurationMS},
+				OutputBytes: s.OutputBytes, DurationMS: s.DurationMS, Baseline: s.Baseline, BaselineNew: s.BaselineNew},
 			Classification: lessons.Classification{Tags: tags, Confidence: cl.Confidence, Signals: cl.Signals, FirstError: cl.FirstError},
 			Advice:         advice,
 			Outcome:        lessons.Outcome{Code: string(rec.Code), RunID: rec.RunID},

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/orket/orket/classify"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/testhook"
@@ -339,6 +340,12 @@ func (r *Run) baseline(cause error) error {
 		s.Baseline = verify.Passes
 		if res.FailedRequired() && !res.Interrupted {
 			s.Baseline = verify.FailsToo
+			// Red without the change is no licence to add failures: an
+			// error line the tree without it did not print is the
+			// change's.
+			if added := classify.NewErrors(rawTail(s), rawTail(res)); len(added) > 0 {
+				s.Baseline, s.BaselineNew = verify.NewFailures, r.red.Redact(added[0])
+			}
 		}
 	}
 	r.phaseTime("baseline", t)
@@ -346,6 +353,14 @@ func (r *Run) baseline(cause error) error {
 		return &RevertError{Err: err, Ref: r.tx.Ref()}
 	}
 	return nil
+}
+
+// rawTail is a step's output as it printed it (in memory only).
+func rawTail(s *verify.StepResult) string {
+	if s.RawTail != "" {
+		return s.RawTail
+	}
+	return s.OutputTail
 }
 
 // configStep finds a step of the profile by name.

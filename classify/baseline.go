@@ -100,6 +100,22 @@ func NewLines(output, lastPassing string) []int {
 	return fresh
 }
 
+// NewErrors returns the lines of output that look like errors (as
+// FirstError reads them) and that baseline, the output of the same
+// command on the tree without a change, did not print: the failures the
+// change adds to a step that fails without it too.
+func NewErrors(output, baseline string) []string {
+	output, baseline = Plain(output), Plain(baseline)
+	lines := strings.SplitAfter(output, "\n")
+	var out []string
+	for _, i := range NewLines(output, baseline) {
+		if l := strings.TrimSpace(lines[i]); errorLine.MatchString(l) {
+			out = append(out, clipAt(l, 200))
+		}
+	}
+	return out
+}
+
 var digits = regexp.MustCompile(`[0-9]+`)
 
 // LineKey is a line as NewLines compares it: as a terminal shows it (see

@@ -80,6 +80,11 @@ type Verify struct {
 	OutputTail  string `json:"output_tail"`
 	OutputBytes int64  `json:"output_bytes"`
 	DurationMS  int64  `json:"duration_ms"`
+	// Baseline is how the step did on the tree without the change
+	// (fails_too: the failure was there before; new_failures: it was,
+	// and the change added BaselineNew).
+	Baseline    string `json:"baseline,omitempty"`
+	BaselineNew string `json:"baseline_new_failure,omitempty"`
 }
 
 // Classification is what the rules said.

@@ -52,7 +52,10 @@ type Advisory struct {
 	// Flaky: the lessons are tagged flaky (the step failed, then passed on
 	// the same tree): it weighs less and its checks never fail a strict
 	// preflight either.
-	Flaky            bool              `json:"flaky,omitempty"`
+	Flaky bool `json:"flaky,omitempty"`
+	// PreExisting: the latest lesson's step failed without its change
+	// too (baseline fails_too): the failure was already there.
+	PreExisting      bool              `json:"pre_existing,omitempty"`
 	Count            int               `json:"count"`
 	FirstSeen        time.Time         `json:"first_seen"`
 	LastSeen         time.Time         `json:"last_seen"`
@@ -151,7 +154,7 @@ func (s *Store) Advisories(q Query) ([]Advisory, []Damaged, error) {
 		a.SuggestedActions, a.PreflightChecks = []string{}, []preflight.Check{}
 		a.File = ErrorFile(a.FirstError)
 		if l, err := s.readAt(f.offset, f.length); err == nil {
-			a.ID, a.Title = l.ID, l.Advice.Title
+			a.ID, a.Title, a.PreExisting = l.ID, l.Advice.Title, l.Verify.Baseline == "fails_too"
 			// The index holds the first error normalised, to fold; a
 			// person reads it as the step printed it, and the file it,
 			// or a line just after it, names.

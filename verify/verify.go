@@ -65,12 +65,17 @@ type StepResult struct {
 	// the change, after it failed with it: "fails_too" (the failure is
 	// not the change's), "passes", or why it was not run again.
 	Baseline string `json:"baseline,omitempty"`
+	// BaselineNew is, for a step that fails without the change too, the
+	// first error line the change adds (its failure is then the change's
+	// as well: Baseline is NewFailures).
+	BaselineNew string `json:"baseline_new_failure,omitempty"`
 }
 
 // Baseline outcomes.
 const (
-	FailsToo = "fails_too"
-	Passes   = "passes"
+	FailsToo    = "fails_too"
+	Passes      = "passes"
+	NewFailures = "new_failures" // fails without the change too, but the change adds failures
 )
 
 // FailedRequired reports whether a step failed and its failure fails the run.

@@ -456,6 +456,9 @@ func (p *runPrinter) advisories(adv []lessons.Advisory, checks []preflight.Resul
 		if a.Flaky {
 			stale += "; flaky"
 		}
+		if a.PreExisting {
+			stale += "; red without that change too"
+		}
 		p.line("    %s %s: seen %s, last %s (lesson %s, score %.2f%s)", p.paint(yellow, "!"), title, times, a.LastSeen.Format("2006-01-02"), orket.ShortID(a.ID), a.Score, stale)
 		if first := lessons.StripANSI(a.FirstError); first != "" && first != lessons.StripANSI(a.Title) {
 			p.line("      %s", clipRunes(first, 100))
