@@ -236,7 +236,8 @@ func detectDir(root, dir string, det *Detection, covered map[string][]string) {
 		protect = append(protect, "**/*_test.go", "**/testdata/**")
 		protect = append(protect, config(".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json")...)
 	}
-	if has("package.json") && !inside("node") {
+	nestedNode := inside("node")
+	if has("package.json") && !nestedNode {
 		covered["node"] = append(covered["node"], dir)
 		det.Found = append(det.Found, rel("package.json"))
 		var pkg struct {
@@ -270,6 +271,21 @@ func detectDir(root, dir string, det *Detection, covered map[string][]string) {
 			_, dep := pkg.Dependencies[t.pkg]
 			if dev || dep {
 				protect = append(protect, config(t.globs...)...)
+			}
+		}
+	}
+	if has("package.json") && nestedNode {
+		// A package inside another: its scripts run only if the outer
+		// one runs them (workspaces); say so rather than drop it.
+		var pkg struct {
+			Scripts map[string]string `json:"scripts"`
+		}
+		_ = json.Unmarshal([]byte(read("package.json")), &pkg)
+		for _, sc := range []string{"test", "lint", "typecheck", "type-check"} {
+			if body, ok := pkg.Scripts[sc]; ok && !strings.Contains(body, "no test specified") {
+				det.Skipped = append(det.Skipped, Skip{Path: rel("package.json"),
+					Reason: "a package inside another; its " + sc + " script runs only through the outer one (add a step with dir: " + dir + " to run it)"})
+				break
 			}
 		}
 	}

@@ -26,8 +26,10 @@ func TestDetect(t *testing.T) {
 			steps:   []step{{"go-vet", "go vet ./...", ""}, {"go-test", "go test ./...", ""}},
 			protect: goProtect},
 		// The nested pnpm package belongs to the outer workspace.
+		// A package inside it is named, not run.
 		{dir: "node", found: []string{"package.json"},
 			steps:   []step{{"npm-lint", "npm run lint", ""}, {"npm-typecheck", "npm run typecheck", ""}, {"npm-test", "npm run test", ""}},
+			skipped: []Skip{{"pnpm/package.json", "a package inside another; its lint script runs only through the outer one (add a step with dir: pnpm to run it)"}},
 			protect: []string{"**/*.test.*", "**/*.spec.*", "**/__tests__/**", ".github/workflows/**"}},
 		// npm's placeholder test script is not a test.
 		{dir: "node/pnpm", found: []string{"package.json"},
