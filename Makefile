@@ -6,7 +6,7 @@ COMMIT  ?= $(shell git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 FUZZTIME ?= 5s
 
-.PHONY: all build install test fmt-check vet race fuzz demo bench clean
+.PHONY: all build install test test-deps fmt-check vet race fuzz demo bench clean
 
 all: build
 
@@ -16,7 +16,20 @@ build:
 install:
 	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/orket
 
-test: fmt-check vet race fuzz
+test: test-deps fmt-check vet race fuzz
+
+# The tools the end-to-end scripts drive besides go and git (node and npm
+# for the Node fixtures, make, ssh-keygen for signed commits): installed
+# from Debian's packages when missing and apt-get can; otherwise the
+# scripts that need them skip, saying why.
+TEST_TOOLS := node:nodejs npm:npm make:make ssh-keygen:openssh-client
+test-deps:
+	@missing=""; for t in $(TEST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t#*:}"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		echo "installing$$missing for the end-to-end scripts"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	else echo "missing$$missing (no root apt-get): the scripts that need them will skip"; fi
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
