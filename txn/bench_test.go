@@ -65,6 +65,10 @@ func TestMain(m *testing.M) {
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
 	}
+	stopWatchman()
+	if wm.tmp != "" {
+		os.RemoveAll(wm.tmp)
+	}
 	os.Exit(code)
 }
 

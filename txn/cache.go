@@ -1,13 +1,14 @@
 package txn
 
 import (
-	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"unsafe"
 
@@ -42,10 +43,12 @@ type treeCache struct {
 	full     bool // tree is the whole tree (else: only unvouched files)
 	tree     *Tree
 	index    [20]byte     // the trailer of the index the tree was scanned with
+	missing  []string     // with a whole tree: the files that index tracks that were absent
+	vouched  *vouched     // with a whole tree: what that index did not vouch for
 	stat     *unix.Stat_t // the cache file's, as read
 }
 
-const cacheMagic = "orket scan cache 1\n"
+const cacheMagic = "orket scan cache 2\n"
 
 func (r *Repo) cachePath() string { return filepath.Join(r.GitDir, "orket", "scan-cache") }
 
@@ -75,6 +78,7 @@ func indexTrailer(b []byte) (t [20]byte) {
 // Flags of a file record.
 const (
 	cacheLinked = 1 << iota
+	cacheUntracked
 )
 
 // Flags of a directory record.
@@ -109,6 +113,7 @@ func (c *treeCache) encode() []byte {
 			byDir[parentDir(p)] = append(byDir[parentDir(p)], p)
 		}
 	}
+	b = binary.AppendUvarint(b, uint64(len(t.Files)))
 	b = binary.AppendUvarint(b, uint64(len(byDir)))
 	for d, paths := range byDir {
 		b = appendString(b, d)
@@ -124,10 +129,13 @@ func (c *treeCache) encode() []byte {
 			if f == nil {
 				continue
 			}
-			b = appendString(b, baseName(p))
+			b = appendString(b, p)
 			var fl byte
 			if t.Linked[p] {
 				fl |= cacheLinked
+			}
+			if t.untracked[p] {
+				fl |= cacheUntracked
 			}
 			b = append(b, fl)
 			b = appendFile(b, f)
@@ -173,10 +181,24 @@ func (c *treeCache) encode() []byte {
 		for g := range t.Gitlinks {
 			b = appendString(b, g)
 		}
+		v := c.vouched
+		if v == nil {
+			v = &vouched{}
+		}
+		for _, l := range [][]string{c.missing, v.unknown, v.perms, v.attrs} {
+			b = binary.AppendUvarint(b, uint64(len(l)))
+			for _, p := range l {
+				b = appendString(b, p)
+			}
+		}
 	}
-	sum := sha1.Sum(b)
-	return append(b, sum[:]...)
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
+
+// castagnoli is CRC-32C, which the processor computes: the cache's
+// checksum guards against a torn or damaged file, not against an
+// adversary (see treeCache).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
@@ -279,11 +301,11 @@ func (r *cacheReader) file(f *File) {
 
 // decodeCache reads a cache, checking its hash.
 func decodeCache(b []byte) (*treeCache, error) {
-	if len(b) < len(cacheMagic)+20 || string(b[:len(cacheMagic)]) != cacheMagic {
+	if len(b) < len(cacheMagic)+4 || string(b[:len(cacheMagic)]) != cacheMagic {
 		return nil, errCache
 	}
-	body, sum := b[:len(b)-20], b[len(b)-20:]
-	if h := sha1.Sum(body); !bytes.Equal(h[:], sum) {
+	body, sum := b[:len(b)-4], b[len(b)-4:]
+	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(sum) {
 		return nil, errCache
 	}
 	r := &cacheReader{b: body, off: len(cacheMagic)}
@@ -295,23 +317,20 @@ func decodeCache(b []byte) (*treeCache, error) {
 	c.start = r.varint()
 	copy(c.excludes[:], r.bytes(20))
 	copy(c.index[:], r.bytes(20))
+	nfiles := r.count(30)
 	ndirs := r.count(2)
-	t := newTree(0, ndirs)
-	files := 0
-	var slab []File
+	t := newTree(nfiles, ndirs)
+	slab := make([]File, nfiles)
 	for i := 0; i < ndirs && r.err == nil; i++ {
 		d := r.string()
 		n := r.count(30)
 		if len(slab) < n {
-			slab = make([]File, max(n, 1024))
+			r.err = errCache
+			break
 		}
 		paths := make([]string, 0, n)
 		for k := 0; k < n && r.err == nil; k++ {
-			name := r.string()
-			p := name
-			if d != "" {
-				p = d + "/" + name
-			}
+			p := r.string()
 			fl := r.byte1()
 			f := &slab[0]
 			slab = slab[1:]
@@ -320,10 +339,12 @@ func decodeCache(b []byte) (*treeCache, error) {
 			if fl&cacheLinked != 0 {
 				t.Linked[p] = true
 			}
+			if fl&cacheUntracked != 0 {
+				t.untracked[p] = true
+			}
 			paths = append(paths, p)
 		}
 		t.byDir[d] = paths
-		files += n
 	}
 	if c.full {
 		n := r.count(2)
@@ -355,6 +376,14 @@ func decodeCache(b []byte) (*treeCache, error) {
 		n = r.count(2)
 		for i := 0; i < n && r.err == nil; i++ {
 			t.Gitlinks[r.string()] = true
+		}
+		c.vouched = &vouched{}
+		for _, l := range []*[]string{&c.missing, &c.vouched.unknown, &c.vouched.perms, &c.vouched.attrs} {
+			n = r.count(1)
+			*l = make([]string, 0, n)
+			for i := 0; i < n && r.err == nil; i++ {
+				*l = append(*l, r.string())
+			}
 		}
 	}
 	if r.err != nil || r.off != len(body) {
@@ -388,6 +417,28 @@ func (r *Repo) loadCache() *treeCache {
 	return c
 }
 
+// cacheToken reads the hook and the token at the start of the scan cache,
+// without reading the rest: the hook can be asked while the cache is read.
+func (r *Repo) cacheToken() (hook, token string) {
+	f, err := os.Open(r.cachePath())
+	if err != nil {
+		return "", ""
+	}
+	defer f.Close()
+	b := make([]byte, 16<<10)
+	n, _ := io.ReadFull(f, b)
+	b = b[:n]
+	if len(b) < len(cacheMagic)+1 || string(b[:len(cacheMagic)]) != cacheMagic || b[len(cacheMagic)] != 1 {
+		return "", ""
+	}
+	cr := &cacheReader{b: b, s: string(b), off: len(cacheMagic) + 1}
+	hook, token = cr.string(), cr.string()
+	if cr.err != nil {
+		return "", ""
+	}
+	return hook, token
+}
+
 // cacheChanged reports whether the scan cache is no longer the file whose
 // stat was st (nil: there was none).
 func (r *Repo) cacheChanged(st *unix.Stat_t) bool {
@@ -407,6 +458,9 @@ func subtree(t *Tree, paths []string) *Tree {
 			s.Files[p] = f
 			if t.Linked[p] {
 				s.Linked[p] = true
+			}
+			if t.untracked[p] {
+				s.untracked[p] = true
 			}
 		}
 	}
@@ -476,4 +530,34 @@ func (c *treeCache) reuse(t *Tree, paths []string) (rest []string) {
 		rest = append(rest, p)
 	}
 	return rest
+}
+
+// resolveJobs gives the directories of a tree read from the cache the
+// ignore patterns their scan inherits (parents before children).
+func (t *Tree) resolveJobs(excludes []gitignore.Pattern) {
+	dirs := make([]string, 0, len(t.jobs))
+	for d := range t.jobs {
+		dirs = append(dirs, d)
+	}
+	depth := func(d string) int {
+		if d == "" {
+			return -1
+		}
+		return strings.Count(d, "/")
+	}
+	sort.Slice(dirs, func(i, j int) bool { return depth(dirs[i]) < depth(dirs[j]) })
+	for _, d := range dirs {
+		j := t.jobs[d]
+		if d == "" {
+			j.patterns = excludes
+		} else if parent, ok := t.jobs[parentDir(d)]; ok {
+			j.patterns = parent.patterns
+			if own := t.Ignores[parentDir(d)]; own != nil {
+				j.patterns = append(j.patterns[:len(j.patterns):len(j.patterns)], own...)
+			}
+		} else {
+			j.patterns = jobPatterns(t, excludes, d)
+		}
+		t.jobs[d] = j
+	}
 }

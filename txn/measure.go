@@ -19,6 +19,8 @@ type Change struct {
 	// Guarded lists writes to git's configuration, hooks and info files:
 	// never allowed.
 	Guarded []string
+	// Scan says how the tree was looked at.
+	Scan ScanInfo
 }
 
 // measure compares the repository with the snapshot.
@@ -31,7 +33,7 @@ func (r *Repo) measure(s *Snapshot) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	pre, cur, err := r.scanNow(s, gs)
+	pre, cur, info, err := r.scanNow(s, gs)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +41,7 @@ func (r *Repo) measure(s *Snapshot) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Change{Paths: append(paths, dirChanges(s.Pre, pre, cur)...)}
+	c := &Change{Paths: append(paths, dirChanges(s.Pre, pre, cur)...), Scan: info}
 	sort.Strings(c.Paths)
 	c.IgnoredChanged, c.IgnoredCreated = ignoredChanges(pre, cur)
 	for _, k := range diffFiles(s.git.files, gs.files) {
@@ -62,14 +64,14 @@ func (r *Repo) measure(s *Snapshot) (*Change, error) {
 // snapshot's tree and the current one, both restricted to the part of the
 // work tree it looked at (see partialScan); without a change journal that
 // can vouch for the rest, that is all of it.
-func (r *Repo) scanNow(s *Snapshot, gs *gitState) (pre, cur *Tree, err error) {
+func (r *Repo) scanNow(s *Snapshot, gs *gitState) (pre, cur *Tree, info ScanInfo, err error) {
 	idx := []*indexInfo{s.idx}
 	if b, ok := gs.files[inGitDir+"index"]; ok && !bytes.Equal(b, s.git.files[inGitDir+"index"]) {
 		if now, err := parseIndex(b, s.Pre.Start); err == nil {
 			idx = append(idx, now)
 		}
 	}
-	if dirty, fresh, ok := s.changed(); ok {
+	if dirty, fresh, how, ok := s.changed(); ok {
 		// A write through another hard link of a file makes no event
 		// in the file's directory: those directories are read again.
 		for p := range s.Pre.Linked {
@@ -77,18 +79,21 @@ func (r *Repo) scanNow(s *Snapshot, gs *gitState) (pre, cur *Tree, err error) {
 		}
 		pre, cur, err := r.partialScan(s, idx, dirty, fresh)
 		if err != nil || !newLinkToOld(s.Pre, cur) {
-			return pre, cur, err
+			return pre, cur, ScanInfo{How: how, Dirs: len(cur.jobs)}, err
 		}
 		// The edit linked a new name to a file of the tree: a write
 		// through it made no event where the old name lives. Scan whole.
-		s.stopWatching("a file of the tree got a new name")
+		s.stopWatching("a file of the tree got a new name (a hard link)")
 	}
 	sc, err := r.snapshotScanner(s, idx...)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, info, err
 	}
 	cur, err = sc.scan()
-	return s.Pre, cur, err
+	if err != nil {
+		return nil, nil, info, err
+	}
+	return s.Pre, cur, ScanInfo{How: "scan", Why: s.unwatched, Dirs: len(cur.jobs)}, nil
 }
 
 // dirChanges names what changed that is not a file: an empty directory

@@ -36,6 +36,10 @@ type Repo struct {
 	fsOnce sync.Once
 	fs     *fsroot.Root
 	fsErr  error
+
+	// noCache (tests) makes snapshots neither read nor write the scan
+	// cache: every file is learnt from the tree and the index.
+	noCache bool
 }
 
 // FS returns the work tree as a root that orket's own writes resolve
@@ -47,12 +51,19 @@ func (r *Repo) FS() (*fsroot.Root, error) {
 
 // Options say how a repository's working tree is scanned.
 type Options struct {
-	// NoWatch turns the inotify change journal off: every measurement
-	// scans the whole tree (ORKET_NO_INOTIFY=1 at the command line).
+	// NoWatch turns every change journal off (inotify and an fsmonitor
+	// hook): every snapshot and measurement scans the whole tree
+	// (ORKET_NO_INOTIFY=1 at the command line).
 	NoWatch bool
 	// ScanWorkers is how many directories are read at once; 0 sizes it
 	// to the machine.
 	ScanWorkers int
+	// FSMonitor chooses the fsmonitor hook transactions ask what changed
+	// (see fsmonitor.go): "" or FSMonitorGit, git's core.fsmonitor when
+	// it names a hook; FSMonitorOff, none; anything else is a hook
+	// command, as core.fsmonitor would name it (orket.yaml's
+	// snapshot.fsmonitor).
+	FSMonitor string
 }
 
 // Discover finds the git work tree enclosing dir, as git does: the nearest

@@ -21,19 +21,19 @@ func (r *Repo) partialScan(s *Snapshot, idx []*indexInfo, dirty, fresh map[strin
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := sc.open(); err != nil {
-		return nil, nil, err
-	}
-	defer sc.close()
 	return regionScan(sc, s.Pre, s.layout(), dirty, fresh)
 }
 
 // regionScan is partialScan against any base tree and its layout.
 func regionScan(sc *scanner, base *Tree, l *layout, dirty, fresh map[string]bool) (pre, cur *Tree, err error) {
+	if err := sc.open(); err != nil {
+		return nil, nil, err
+	}
+	defer sc.close()
 	pre, cur = newTree(0, 0), newTree(0, 0)
 	pre.Start, cur.Start = base.Start, base.Start
-	pre.Ignores, cur.Ignores = base.Ignores, base.Ignores
 	included := map[string]bool{} // directories whose snapshot content is in pre; true: deep
+	pre.region = included
 	// include puts what the snapshot had directly in d (and below it,
 	// when deep) into pre.
 	var include func(d string, deep bool)
@@ -51,7 +51,13 @@ func regionScan(sc *scanner, base *Tree, l *layout, dirty, fresh map[string]bool
 			for _, p := range l.byDir[d] {
 				if f := base.Files[p]; f != nil {
 					pre.Files[p] = f
+					if base.untracked[p] {
+						pre.untracked[p] = true
+					}
 				}
+			}
+			if j, ok := base.jobs[d]; ok {
+				pre.jobs[d] = j
 			}
 			for _, p := range l.ignoredByDir[d] {
 				pre.Ignored[p] = base.Ignored[p]
@@ -162,4 +168,61 @@ func newLayout(t *Tree) *layout {
 		l.gitlinksByDir[parentDir(g)] = append(l.gitlinksByDir[parentDir(g)], g)
 	}
 	return l
+}
+
+// apply makes t, the tree pre was restricted from, the tree as it is now:
+// what regionScan found (cur) replaces what t had in the region.
+func (t *Tree) apply(pre, cur *Tree) {
+	for p := range pre.Files {
+		delete(t.Files, p)
+		delete(t.Linked, p)
+		delete(t.untracked, p)
+	}
+	for p := range pre.Ignored {
+		delete(t.Ignored, p)
+	}
+	for g := range pre.Gitlinks {
+		delete(t.Gitlinks, g)
+	}
+	for d := range pre.region {
+		delete(t.Dirs, d)
+		delete(t.Empty, d)
+		delete(t.jobs, d)
+		delete(t.byDir, d)
+	}
+	for d := range pre.region {
+		if _, ok := cur.jobs[d]; !ok {
+			delete(t.Ignores, d)
+		}
+	}
+	for p, f := range cur.Files {
+		t.Files[p] = f
+	}
+	for p := range cur.Linked {
+		t.Linked[p] = true
+	}
+	for p := range cur.untracked {
+		t.untracked[p] = true
+	}
+	for p, f := range cur.Ignored {
+		t.Ignored[p] = f
+	}
+	for g := range cur.Gitlinks {
+		t.Gitlinks[g] = true
+	}
+	for d := range cur.Dirs {
+		t.Dirs[d] = true
+	}
+	for d := range cur.Empty {
+		t.Empty[d] = true
+	}
+	for d, j := range cur.jobs {
+		t.jobs[d] = j
+	}
+	for d, ps := range cur.byDir {
+		t.byDir[d] = ps
+	}
+	for d, ps := range cur.Ignores {
+		t.Ignores[d] = ps
+	}
 }

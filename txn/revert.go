@@ -28,6 +28,8 @@ type Reverted struct {
 	// Kept lists git files left as they are: a branch another work tree
 	// moved, a ref another process changed during the revert.
 	Kept []*MovedError
+	// Scan says how the tree was looked at.
+	Scan ScanInfo
 }
 
 // ErrRevertUnverified reports that after a revert the tree still differs
@@ -66,10 +68,11 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	if err != nil {
 		return res, err
 	}
-	pre, cur, err := r.scanNow(s, gs)
+	pre, cur, info, err := r.scanNow(s, gs)
 	if err != nil {
 		return res, err
 	}
+	res.Scan = info
 	paths, err := r.diffTree(pre, cur)
 	if err != nil {
 		return res, err

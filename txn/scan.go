@@ -55,6 +55,11 @@ type Tree struct {
 	// byDir lists the files directly in each directory (nil: not known,
 	// see Snapshot.layout).
 	byDir map[string][]string
+	// untracked lists the files no index the scan judged by names.
+	untracked map[string]bool
+	// region, in a tree restricted to part of the work tree (see
+	// regionScan), lists the directories whose content it holds.
+	region map[string]bool
 	// Ignores holds each directory's own .gitignore patterns, as read by
 	// this scan: later scans of a transaction judge with these.
 	Ignores map[string][]gitignore.Pattern
@@ -106,13 +111,14 @@ type dirJob struct {
 
 // dirInfo is what scanning one directory found besides its files.
 type dirInfo struct {
-	ignores []gitignore.Pattern // its own .gitignore, if it has one
-	gitlink bool                // a submodule: not entered
-	linked  []string            // files with several hard links
-	ignored map[string]*File    // its ignored entries
-	unknown []string            // files idx[0] does not vouch for (scanner.vouch)
-	perms   []string            // files whose permission bits are not 0644 or 0755
-	attrs   []string            // .gitattributes files
+	ignores   []gitignore.Pattern // its own .gitignore, if it has one
+	gitlink   bool                // a submodule: not entered
+	linked    []string            // files with several hard links
+	ignored   map[string]*File    // its ignored entries
+	unknown   []string            // files idx[0] does not vouch for (scanner.vouch)
+	perms     []string            // files whose permission bits are not 0644 or 0755
+	attrs     []string            // .gitattributes files
+	untracked []string            // files no index names
 }
 
 func (info *dirInfo) addIgnored(rel string, f *File) {
@@ -145,10 +151,10 @@ func (s *scanner) scan() (*Tree, error) {
 
 // vouched is what a scan with scanner.vouch learns besides the tree.
 type vouched struct {
-	unknown []string // files idx[0] does not vouch for, sorted
+	unknown []string // files whose content idx[0] does not hold (or vouch for), sorted
 	perms   []string // files whose permission bits are not the default
 	attrs   []string // .gitattributes files
-	found   []bool   // which of idx[0]'s entries were found as files
+	missing []string // files idx[0] tracks that are not in the tree, sorted
 }
 
 // scanVouched is scan that also says, with scanner.vouch, what the index
@@ -239,7 +245,15 @@ func (s *scanner) scanVouched() (*Tree, *vouched, error) {
 	}
 	t := newTree(n, dirs)
 	t.Start = start
-	v := &vouched{found: s.found}
+	v := &vouched{}
+	if s.found != nil {
+		ii := s.idx[0]
+		for i := range ii.list {
+			if e := &ii.list[i]; e.isFile() && !s.found[i] {
+				v.missing = append(v.missing, e.Name)
+			}
+		}
+	}
 	for _, rs := range results {
 		for _, r := range rs {
 			t.add(r)
@@ -255,7 +269,7 @@ func (s *scanner) scanVouched() (*Tree, *vouched, error) {
 // newTree returns an empty tree sized for n files in dirs directories.
 func newTree(n, dirs int) *Tree {
 	return &Tree{Files: make(map[string]*File, n), Dirs: make(map[string]bool, dirs), Empty: map[string]bool{},
-		jobs: make(map[string]dirJob, dirs), byDir: make(map[string][]string, dirs),
+		jobs: make(map[string]dirJob, dirs), byDir: make(map[string][]string, dirs), untracked: map[string]bool{},
 		Ignores: map[string][]gitignore.Pattern{}, Gitlinks: map[string]bool{}, Linked: map[string]bool{}, Ignored: map[string]*File{}}
 }
 
@@ -270,6 +284,9 @@ func (t *Tree) add(r *dirResult) {
 	}
 	for _, p := range r.info.linked {
 		t.Linked[p] = true
+	}
+	for _, p := range r.info.untracked {
+		t.untracked[p] = true
 	}
 	for p, f := range r.info.ignored {
 		t.Ignored[p] = f
@@ -554,6 +571,9 @@ func (s *scanner) dir(sw *scanWorker, j dirJob, res *dirResult, push func(dirJob
 		}
 		if st.Nlink > 1 && file.Mode != filemode.Symlink {
 			info.linked = append(info.linked, rel)
+		}
+		if !tracked {
+			info.untracked = append(info.untracked, rel)
 		}
 		if s.found != nil {
 			if vouched != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/sys/unix"
 
+	"github.com/orket/orket/internal/fsmonitor"
 	"github.com/orket/orket/internal/gitignore"
 	"github.com/orket/orket/internal/testhook"
 	"github.com/orket/orket/scope"
@@ -53,6 +54,14 @@ type Snapshot struct {
 	// cacheStat is the scan cache's stat after the snapshot: an edit that
 	// rewrites the cache is a write to orket's own state (see measure).
 	cacheStat *unix.Stat_t
+	// hook, if set, is asked what changed since token (see fsmonitor.go).
+	hook  *fsmonitor.Hook
+	token string
+	// unwatched says why the change journal was dropped, if it was.
+	unwatched string
+
+	// Scan says how the snapshot looked at the tree.
+	Scan ScanInfo
 
 	// Timings are the parts of taking the snapshot, in order.
 	Timings Timings
@@ -105,20 +114,30 @@ func (s *Snapshot) Close() {
 // changed returns the directories where something happened since the
 // snapshot (dirty: its entries; fresh: created or moved in, to be scanned
 // whole), if the change journal can vouch for having seen everything.
-func (s *Snapshot) changed() (dirty, fresh map[string]bool, ok bool) {
+func (s *Snapshot) changed() (dirty, fresh map[string]bool, how string, ok bool) {
+	if s.hook != nil {
+		dirty, ok = s.hookChanged()
+		return dirty, map[string]bool{}, "fsmonitor", ok
+	}
 	if s.w == nil {
-		return nil, nil, false
+		return nil, nil, "", false
 	}
 	dirty, fresh, ok = s.w.sync()
 	if !ok {
-		s.stopWatching("")
+		s.stopWatching("the inotify journal missed events (queue overflow or watch limit)")
 	}
-	return dirty, fresh, ok
+	return dirty, fresh, "inotify", ok
 }
 
 // stopWatching drops the change journal: from now on every measurement
 // scans the whole tree.
-func (s *Snapshot) stopWatching(why string) { s.Close() }
+func (s *Snapshot) stopWatching(why string) {
+	s.Close()
+	s.hook = nil
+	if s.unwatched == "" {
+		s.unwatched = why
+	}
+}
 
 // manifest is the machine-readable part of a snapshot commit: what the
 // index does not already say about the tree.
@@ -160,7 +179,7 @@ func (r *Repo) newScanner(idx ...*indexInfo) (*scanner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &scanner{root: r.Root, fs: root, idx: idx, excludes: ex, workers: r.Options.ScanWorkers}, nil
+	return &scanner{root: r.Root, fs: root, idx: idx, excludes: ex, workers: r.Options.ScanWorkers, rootfd: -1}, nil
 }
 
 // snapshotScanner returns a scanner judging by the ignore rules as the
@@ -175,7 +194,7 @@ func (r *Repo) snapshotScanner(s *Snapshot, idx ...*indexInfo) (*scanner, error)
 	if rules == nil {
 		rules = map[string][]gitignore.Pattern{}
 	}
-	return &scanner{root: r.Root, fs: root, idx: idx, excludes: s.excludes, rules: rules, workers: r.Options.ScanWorkers}, nil
+	return &scanner{root: r.Root, fs: root, idx: idx, excludes: s.excludes, rules: rules, workers: r.Options.ScanWorkers, rootfd: -1}, nil
 }
 
 // excludes returns the repository-wide ignore patterns: core.excludesFile
@@ -218,6 +237,12 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	if err := r.CheckSupported(); err != nil {
 		return nil, err
 	}
+	hook, herr := r.fsmonitorHook()
+	var query *hookQuery
+	if hook != nil {
+		query = r.askHook(hook)
+		defer query.wait() // never leave the hook running
+	}
 	gs, err := r.readGitState()
 	if err != nil {
 		return nil, fmt.Errorf("read git state: %w", err)
@@ -237,22 +262,60 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 		return nil, err
 	}
 	excludes := sc.excludes
-	// Watch while scanning: whatever changes after a directory is read is
-	// in the journal, whatever changed before is in the scan.
-	var w *watcher
-	if !r.Options.NoWatch {
-		syncDir := filepath.Join(r.GitDir, "orket")
-		if os.MkdirAll(syncDir, 0o755) == nil {
-			w, _ = newWatcher(syncDir) // without inotify, measuring scans the whole tree
+	start := time.Now()
+	var cache *treeCache
+	if !r.noCache {
+		cache = r.loadCache()
+	}
+	var (
+		pre    *Tree
+		v      *vouched
+		toHash []string
+		w      *watcher
+		info   ScanInfo
+		token  string
+		save   bool
+	)
+	if herr != nil {
+		info.Why = herr.Error()
+	}
+	if hook != nil {
+		// Ask the hook where to look: the tree as the cache has it, but
+		// where something changed since.
+		pre, v, toHash, token, info.Why, info.Dirs, save, err = r.hookScan(query, ii, sc, cache, start)
+		if err != nil {
+			info.Why, hook, token = err.Error(), nil, ""
+		}
+		if pre != nil {
+			info.How = "fsmonitor"
+			lap("scan")
 		}
 	}
-	sc.w, sc.vouch = w, true
-	pre, v, err := sc.scanVouched()
-	if err != nil {
-		w.close()
-		return nil, fmt.Errorf("scan the working tree: %w", err)
+	if pre == nil {
+		// Watch while scanning (unless a hook's token, from before the
+		// scan, will say what changed): whatever changes after a
+		// directory is read is in the journal, whatever changed before
+		// is in the scan.
+		if hook == nil && !r.Options.NoWatch {
+			syncDir := filepath.Join(r.GitDir, "orket")
+			if os.MkdirAll(syncDir, 0o755) == nil {
+				w, _ = newWatcher(syncDir) // without inotify, measuring scans the whole tree
+			}
+		}
+		sc.rules = nil
+		sc.w, sc.vouch = w, true
+		pre, v, err = sc.scanVouched()
+		if err != nil {
+			w.close()
+			return nil, fmt.Errorf("scan the working tree: %w", err)
+		}
+		pre.Start = start
+		info.How, info.Dirs = "scan", len(pre.jobs)
+		lap("scan")
+		// Only the files the index does not vouch for are read, and of
+		// those only the ones the last snapshot did not read as they are.
+		toHash = cache.reuse(pre, v.unknown)
 	}
-	lap("scan")
 	for _, p := range v.attrs {
 		if err := checkAttributes(filepath.Join(r.Root, filepath.FromSlash(p)), p); err != nil {
 			w.close()
@@ -264,17 +327,13 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 		w.close()
 		return nil, err
 	}
-	// Only the files the index does not vouch for are read, and of
-	// those only the ones the last snapshot did not read as they are.
-	cache := r.loadCache()
-	toHash := cache.reuse(pre, v.unknown)
 	if err := hashAll(root, pre, toHash); err != nil {
 		w.close()
 		return nil, fmt.Errorf("read the working tree: %w", err)
 	}
 	lap("hash")
 	s := &Snapshot{RunID: runID, Ref: SnapshotRefPrefix + runID, Pre: pre, git: gs, guard: guard, idx: ii, w: w, perms: map[string]uint32{},
-		excludes: excludes}
+		excludes: excludes, hook: hook, token: token, Scan: info}
 	ok := false
 	defer func() {
 		if !ok {
@@ -309,13 +368,13 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 			break
 		}
 	}
-	for i := range ii.list {
-		if e := &ii.list[i]; e.isFile() && !v.found[i] {
-			m.Deleted = append(m.Deleted, e.Name)
-		} else if v.found[i] && pre.Files[e.Name] == nil {
-			m.Deleted = append(m.Deleted, e.Name) // removed while hashed
+	m.Deleted = append(m.Deleted, v.missing...)
+	for _, p := range v.unknown {
+		if pre.Files[p] == nil && ii.entry(p) != nil {
+			m.Deleted = append(m.Deleted, p) // removed while hashed
 		}
 	}
+	sort.Strings(m.Deleted)
 	s.dirty = s.dirty || len(m.Deleted) > 0
 	ow := newObjectWriter(r)
 	for _, p := range stored {
@@ -373,9 +432,14 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	}
 	s.Commit, s.tags = commit, tags
 	lap("sync")
-	if cache == nil || len(toHash) > 0 || len(v.unknown) != len(cache.tree.Files) {
-		s.cacheStat, _ = r.saveCache(&treeCache{start: pre.Start.UnixNano(), excludes: excludesDigest(excludes), tree: subtree(pre, v.unknown)})
-	} else {
+	switch {
+	case r.noCache:
+	case hook != nil && (save || info.How == "scan"):
+		s.cacheStat, _ = r.saveCache(&treeCache{hook: hook.Command, token: token, start: start.UnixNano(), excludes: excludesDigest(excludes),
+			full: true, tree: pre, index: ii.trailer, missing: m.Deleted, vouched: &vouched{unknown: stored, perms: v.perms, attrs: v.attrs}})
+	case hook == nil && (cache == nil || cache.full || len(toHash) > 0 || len(v.unknown) != len(cache.tree.Files)):
+		s.cacheStat, _ = r.saveCache(&treeCache{start: start.UnixNano(), excludes: excludesDigest(excludes), tree: subtree(pre, v.unknown)})
+	default:
 		s.cacheStat = cache.stat
 	}
 	lap("cache")

@@ -70,6 +70,9 @@ mkdir -p build empty/nested; printf 'ignored\n' > build/out.bin; printf 'log\n' 
 rm docs/old.md
 chmod 600 "sp ace/a file.txt"
 `)
+	if testFSMonitor {
+		useWatchman(t, dir)
+	}
 	return dir
 }
 
@@ -115,8 +118,10 @@ var edits = []struct {
 	{"git-info", `printf 'secret\n' >> .git/info/exclude`, []string{}, true},
 }
 
-// testNoWatch is the NoWatch option of the repositories tests open.
-var testNoWatch bool
+// testNoWatch is the NoWatch option of the repositories tests open;
+// with testFSMonitor, the repositories tests make ask Watchman, through
+// git's own hook, what changed (see useWatchman).
+var testNoWatch, testFSMonitor bool
 
 // open discovers the repository at dir with the options of the test.
 func open(t testing.TB, dir string) *Repo {
@@ -139,18 +144,18 @@ func begin(t testing.TB, r *Repo, runID string) *Txn {
 	return tx
 }
 
-// withJournal runs a test with the inotify change journal and without it
-// (every measurement a full scan): both paths must give the same answers.
+// withJournal runs a test with the inotify change journal, without any
+// (every measurement a full scan), and with Watchman as git's fsmonitor
+// hook: every path must give the same answers.
 func withJournal(t *testing.T, f func(t *testing.T)) {
-	for _, off := range []bool{false, true} {
-		name := "journal"
-		if off {
-			name = "fullscan"
-		}
-		t.Run(name, func(t *testing.T) {
-			saved := testNoWatch
-			testNoWatch = off
-			defer func() { testNoWatch = saved }()
+	for _, mode := range []string{"journal", "fullscan", "fsmonitor"} {
+		t.Run(mode, func(t *testing.T) {
+			savedOff, savedFS := testNoWatch, testFSMonitor
+			testNoWatch, testFSMonitor = mode == "fullscan", mode == "fsmonitor"
+			defer func() { testNoWatch, testFSMonitor = savedOff, savedFS }()
+			if testFSMonitor {
+				needWatchman(t)
+			}
 			f(t)
 		})
 	}

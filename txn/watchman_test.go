@@ -1,0 +1,317 @@
+package txn
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/google/go-cmp/cmp"
+)
+
+// The tests that use Watchman run a private one: its clients (git's hook
+// included) find their server through TMPDIR, which the hook the tests
+// install sets, so the machine's own Watchman is never touched and a test
+// may shut this one down.
+var wm struct {
+	once sync.Once
+	tmp  string // the TMPDIR of the private Watchman
+	why  string // why there is none
+}
+
+// needWatchman makes sure Watchman can be used, installing it from the
+// distribution's packages when it is missing, as make bench does. It
+// skips the test, saying why, only when there is no way to have one.
+func needWatchman(t testing.TB) {
+	t.Helper()
+	wm.once.Do(func() {
+		if _, err := exec.LookPath("watchman"); err != nil {
+			if _, aerr := exec.LookPath("apt-get"); aerr != nil || os.Geteuid() != 0 {
+				wm.why = "watchman is not installed, and apt-get is not available to root here to install it"
+				return
+			}
+			out, err := exec.Command("sh", "-c", "apt-get install -y -qq watchman >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq watchman; }").CombinedOutput()
+			if _, lerr := exec.LookPath("watchman"); lerr != nil {
+				wm.why = fmt.Sprintf("watchman is not installed and apt-get install watchman failed: %v: %s", err, lastLine(string(out)))
+				return
+			}
+		}
+		if _, err := exec.LookPath("perl"); err != nil {
+			wm.why = "perl, which git's Watchman hook is written in, is not installed"
+			return
+		}
+		if watchmanHookSample() == "" {
+			wm.why = "git's fsmonitor-watchman.sample hook is not installed"
+			return
+		}
+		dir, err := os.MkdirTemp("", "orket-watchman-")
+		if err != nil {
+			wm.why = err.Error()
+			return
+		}
+		wm.tmp = dir
+		if out, err := watchmanCmd("version").CombinedOutput(); err != nil {
+			wm.why = fmt.Sprintf("watchman does not start: %v: %s", err, lastLine(string(out)))
+		}
+	})
+	if wm.why != "" {
+		t.Skip("no Watchman: " + wm.why)
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// watchmanCmd runs the watchman client against the private server.
+func watchmanCmd(args ...string) *exec.Cmd {
+	cmd := exec.Command("watchman", args...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+wm.tmp)
+	return cmd
+}
+
+// stopWatchman shuts the private server down (the tests' TestMain does it
+// at the end; a test does it to restart it).
+func stopWatchman() {
+	if wm.tmp != "" {
+		watchmanCmd("shutdown-server").Run()
+	}
+}
+
+// watchmanHookSample returns git's Watchman hook, as git init installs it.
+func watchmanHookSample() string {
+	for _, p := range []string{"/usr/share/git-core/templates/hooks/fsmonitor-watchman.sample"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	out, err := exec.Command("git", "--exec-path").Output()
+	if err == nil {
+		p := filepath.Join(filepath.Dir(filepath.Dir(strings.TrimSpace(string(out)))), "share", "git-core", "templates", "hooks", "fsmonitor-watchman.sample")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// useWatchman configures the repository at dir as a user of git's
+// Watchman integration would: core.fsmonitor names git's own hook (run
+// against the private Watchman).
+func useWatchman(t *testing.T, dir string) {
+	t.Helper()
+	hook := "#!/bin/sh\nTMPDIR='" + wm.tmp + "' exec perl '" + watchmanHookSample() + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", "query-watchman"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sh(t, dir, `git config core.fsmonitor .git/hooks/query-watchman`)
+	t.Cleanup(func() { watchmanCmd("watch-del", dir).Run() })
+}
+
+// TestFSMonitorTrust: with Watchman configured as git's fsmonitor hook, a
+// snapshot and a measurement look only where Watchman saw changes, and
+// orket trusts it only as git does: when Watchman restarts or loses its
+// state while no one asks, or during a transaction, the next look is a
+// whole scan, and what changed meanwhile is seen.
+func TestFSMonitorTrust(t *testing.T) {
+	needWatchman(t)
+	saved := testFSMonitor
+	testFSMonitor = true
+	defer func() { testFSMonitor = saved }()
+	dir := dirtyRepo(t)
+	r := open(t, dir)
+	whole := func(t *testing.T) *Tree {
+		t.Helper()
+		r2 := open(t, dir)
+		r2.Options.FSMonitor = FSMonitorOff
+		sc, err := r2.newScanner()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs, err := r2.readGitState()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ii, err := r2.indexOf(gs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.idx = []*indexInfo{ii}
+		tr, err := sc.scan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	_ = whole
+	// sameTree compares a snapshot with one taken without the hook, just
+	// after: the same tree, the same files kept, the same manifest.
+	sameTree := func(t *testing.T, tx *Txn) {
+		t.Helper()
+		got := snapshotState(t, r, tx.Snapshot())
+		tx.Close()
+		j := tx.Journal()
+		r2 := open(t, dir)
+		r2.Options.FSMonitor, r2.noCache = FSMonitorOff, true
+		if err := r2.clearJournal(); err != nil {
+			t.Fatal(err)
+		}
+		plain := begin(t, r2, "plain")
+		want := snapshotState(t, r2, plain.Snapshot())
+		if err := plain.End(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.writeJournal(&j, true); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("snapshot (-without the hook +with it):\n%s", d)
+		}
+	}
+	step := 0
+	run := func(t *testing.T, wantSnap, wantMeasure string, during func()) {
+		t.Helper()
+		step++
+		before := fp(t, dir)
+		tx := begin(t, r, fmt.Sprintf("fsm-%d", step))
+		if got := tx.Snapshot().Scan.How; got != wantSnap && wantSnap != "" {
+			t.Errorf("snapshot: %s (%s), want %s", got, tx.Snapshot().Scan.Why, wantSnap)
+		}
+		sameTree(t, tx)
+		if during != nil {
+			during()
+		}
+		sh(t, dir, `printf 'edit\n' >> pkg/api/x.go; printf 'n\n' > pkg/new.txt; rm docs/logo.bin`)
+		ch, err := tx.Measure()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ch.Scan.How; got != wantMeasure {
+			t.Errorf("measure: %s (%s), want %s", got, ch.Scan.Why, wantMeasure)
+		}
+		if d := cmp.Diff([]string{"docs/logo.bin", "pkg/api/x.go", "pkg/new.txt"}, ch.Paths); d != "" {
+			t.Errorf("touch set (-want +got):\n%s", d)
+		}
+		if _, err := tx.Revert(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.End(); err != nil {
+			t.Fatal(err)
+		}
+		if after := fp(t, dir); after != before {
+			t.Errorf("after revert (-before +after):\n%s", cmp.Diff(before, after))
+		}
+	}
+	t.Run("first-run-scans", func(t *testing.T) { run(t, "scan", "fsmonitor", nil) })
+	t.Run("then-only-changes", func(t *testing.T) { run(t, "fsmonitor", "fsmonitor", nil) })
+	t.Run("changes-between-runs", func(t *testing.T) {
+		sh(t, dir, `printf 'between\n' >> notes.txt; mkdir -p fresh/deep; printf f > fresh/deep/f.txt; rm run.sh`)
+		run(t, "fsmonitor", "fsmonitor", nil)
+	})
+	t.Run("index-changes-between-runs", func(t *testing.T) {
+		sh(t, dir, `git add notes.txt fresh; git commit -q -m more; git rm -q --cached pkg/api/server.go; git add -f x.log; printf s > staged.txt; git add staged.txt; rm staged.txt`)
+		run(t, "fsmonitor", "fsmonitor", nil)
+		sh(t, dir, `git reset -q HEAD pkg/api/server.go x.log staged.txt; git add -A; git reset -q --soft HEAD~1`)
+		run(t, "fsmonitor", "fsmonitor", nil)
+		// A file tracked inside an ignored directory the cache never
+		// entered: a whole scan.
+		sh(t, dir, `git add -f build/out.bin`)
+		run(t, "scan", "fsmonitor", nil)
+		sh(t, dir, `git rm -q --cached build/out.bin`)
+		run(t, "fsmonitor", "fsmonitor", nil)
+	})
+	t.Run("restart-between-runs", func(t *testing.T) {
+		stopWatchman()
+		// What changes while nothing watches must still be seen.
+		sh(t, dir, `printf 'unwatched\n' >> notes.txt; printf u > unwatched.txt; rm -r fresh`)
+		run(t, "scan", "fsmonitor", nil)
+	})
+	t.Run("lost-state-between-runs", func(t *testing.T) {
+		run(t, "fsmonitor", "fsmonitor", nil) // a cache again
+		watchmanCmd("watch-del", dir).Run()
+		sh(t, dir, `printf 'lost\n' >> notes.txt; rm unwatched.txt`)
+		run(t, "scan", "fsmonitor", nil)
+	})
+	t.Run("restart-during-transaction", func(t *testing.T) {
+		run(t, "fsmonitor", "scan", func() {
+			stopWatchman()
+			time.Sleep(50 * time.Millisecond)
+		})
+	})
+	t.Run("lost-state-during-transaction", func(t *testing.T) {
+		run(t, "scan", "scan", func() { watchmanCmd("watch-del", dir).Run() })
+		// The hook watched again during that measurement: the token the
+		// cache holds is from before, and Watchman's history of the
+		// tree starts after it.
+		run(t, "scan", "fsmonitor", nil)
+		run(t, "fsmonitor", "fsmonitor", nil)
+	})
+	t.Run("forged-cache", func(t *testing.T) {
+		tx := begin(t, r, "forge")
+		os.WriteFile(r.cachePath(), []byte("forged"), 0o644)
+		ch, err := tx.Measure()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{".git/orket/scan-cache"}, ch.Guarded); d != "" {
+			t.Errorf("guarded writes (-want +got):\n%s", d)
+		}
+		if _, err := tx.Revert(); err != nil {
+			t.Fatal(err)
+		}
+		tx.End()
+		if _, err := os.Stat(r.cachePath()); err == nil {
+			t.Error("the revert kept a scan cache orket did not write")
+		}
+	})
+}
+
+// snapshotState describes a snapshot: every file of its tree with its
+// stat and blob id, its directories, and the manifest it committed.
+func snapshotState(t *testing.T, r *Repo, s *Snapshot) string {
+	t.Helper()
+	var b strings.Builder
+	for _, p := range sortedKeys(s.Pre.Files) {
+		f := s.Pre.Files[p]
+		fmt.Fprintf(&b, "file %s %o %o %d %d %s\n", p, f.Mode, f.Perm, f.Size, f.Ino, f.OID)
+	}
+	for _, d := range sortedKeys(s.Pre.Dirs) {
+		fmt.Fprintf(&b, "dir %s empty=%v\n", d, s.Pre.Empty[d])
+	}
+	for _, p := range sortedKeys(s.Pre.Ignored) {
+		fmt.Fprintf(&b, "ignored %s\n", p)
+	}
+	fmt.Fprintf(&b, "dirty %v\n", s.Dirty())
+	c, err := object.GetCommit(r.Git.Storer, s.Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := tree.File("manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mj, err := f.Contents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m manifest
+	if err := json.Unmarshal([]byte(mj), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range m.Files {
+		fmt.Fprintf(&b, "stored %s %s\n", mf.Path, mf.OID)
+	}
+	fmt.Fprintf(&b, "deleted %v\nempty %v\nperms %v\n", m.Deleted, m.EmptyDirs, m.Perms)
+	return b.String()
+}
