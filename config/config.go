@@ -29,6 +29,7 @@ type Config struct {
 	Preflight  Preflight
 	Verdict    Verdict
 	Escalation Escalation
+	Snapshot   Snapshot
 
 	// File is the path the configuration was read from; empty when the
 	// profiles were detected because there is no orket.yaml.
@@ -149,6 +150,15 @@ type Escalation struct {
 	// ORKET_ESCALATION_REPORT (a string runs by sh -c, a list as an argv).
 	NotifyShell string
 	NotifyArgv  []string
+}
+
+// Snapshot sets how a transaction learns what changed in the tree.
+type Snapshot struct {
+	// FSMonitor is the fsmonitor hook snapshots and measurements ask
+	// what changed (snapshot.fsmonitor): "" or "git", git's
+	// core.fsmonitor when it names a hook; "off", none; anything else a
+	// hook command, as core.fsmonitor would name it.
+	FSMonitor string
 }
 
 // Defaults returns a configuration holding every default of SPEC section 4

@@ -273,7 +273,8 @@ func (d *decoder) strings(n *yaml.Node, what string) ([]string, error) {
 }
 
 var (
-	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight", "verdict", "escalation"}
+	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight", "verdict", "escalation", "snapshot"}
+	snapshotKeys  = []string{"fsmonitor"}
 	verdictKeys   = []string{"approve", "escalate_after"}
 	escalateKeys  = []string{"notify"}
 	verifyKeys    = []string{"default", "profiles", "writes", "baseline", "baseline_max"}
@@ -316,6 +317,14 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 					c.Verdict.Approve, err = d.integer(v, "verdict.approve", 1, 100)
 				case "escalate_after":
 					c.Verdict.EscalateAfter, err = d.integer(v, "verdict.escalate_after", 0, 100)
+				}
+				return err
+			})
+		case "snapshot":
+			err = d.mapping(v, "snapshot", snapshotKeys, func(key string, _, v *yaml.Node) error {
+				var err error
+				if key == "fsmonitor" {
+					c.Snapshot.FSMonitor, err = d.nonEmpty(v, "snapshot.fsmonitor")
 				}
 				return err
 			})
