@@ -213,7 +213,8 @@ type indexInfo struct {
 	byDir    map[string][]int32
 	dirs     map[string]bool // every directory holding indexed paths ("" excluded)
 	gitlinks map[string]bool
-	files    int // stage-0 entries that are files (not intent-to-add, not gitlinks)
+	files    int      // stage-0 entries that are files (not intent-to-add, not gitlinks)
+	trailer  [20]byte // the index's checksum: it names its content
 }
 
 func parseIndex(b []byte, mtime time.Time) (*indexInfo, error) {
@@ -225,6 +226,7 @@ func parseIndex(b []byte, mtime time.Time) (*indexInfo, error) {
 	if err != nil {
 		return nil, &UnsupportedError{Path: ".git/index", Reason: "cannot read the index: " + err.Error()}
 	}
+	ii.trailer = indexTrailer(b)
 	ii.list, ii.cache = list, ct
 	lastDir := "\x00" // no directory has this name
 	var cur []int32
