@@ -226,12 +226,15 @@ func isKeyword(w []string) bool {
 }
 
 // find returns the technologies a reason names, in order of appearance,
-// each once, at most three.
+// each once, at most three. Where aliases overlap, the longest wins
+// ("docker compose" over "docker").
 func (ix *techIndex) find(toks []token) []string {
 	var out []string
 	for i := 0; i < len(toks) && len(out) < 3; i++ {
+		best := -1
+		var name string
 		for _, a := range ix.first[toks[i].w] {
-			if len(a.words) > len(toks)-i {
+			if len(a.words) > len(toks)-i || len(a.words) <= best {
 				continue
 			}
 			ok := true
@@ -245,12 +248,14 @@ func (ix *techIndex) find(toks []token) []string {
 				ok = false
 			}
 			if ok {
-				if !contains(out, a.name) {
-					out = append(out, a.name)
-				}
-				i += len(a.words) - 1
-				break
+				best, name = len(a.words), a.name
 			}
+		}
+		if best > 0 {
+			if !contains(out, name) {
+				out = append(out, name)
+			}
+			i += best - 1
 		}
 	}
 	return out
