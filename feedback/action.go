@@ -26,13 +26,13 @@ type RunContext struct {
 }
 
 // Environment returns what {environment} stands for in a template: the
-// toolchain and the verify profile ("Go (verify profile quick)"), or
-// "" when both are unknown.
+// toolchain and the verify profile ("Go with the quick verify profile"),
+// or "" when both are unknown.
 func (rc RunContext) Environment() string {
 	tools := join(rc.Toolchain)
 	switch {
 	case tools != "" && rc.Profile != "":
-		return tools + " (verify profile " + rc.Profile + ")"
+		return tools + " with the " + rc.Profile + " verify profile"
 	case tools != "":
 		return tools
 	case rc.Profile != "":
@@ -71,9 +71,10 @@ var Corrections = map[Category]string{
 // clarity "Simplify language and structure", completeness "Verify all
 // required sections are present", relevance "Ensure artifact matches
 // user request closely", other "Review: " and the reason's first ten
-// words (lower case). Technologies the reason names (see RunContext) are
-// woven in: "Kafka examples return errors" in a Docker run gives "Test
-// Kafka commands in Docker before showing them".
+// words (lower case). Tools the reason names (see RunContext) are woven
+// in: "Kafka examples return errors" in a Docker run gives "Test Kafka
+// commands in Docker before showing them"; files of the touch set it
+// names lead: "In parser.go, validate all code examples".
 func (c *Categorizer) Learn(reason string, rc RunContext) Learned {
 	if strings.TrimSpace(reason) == "" || strings.TrimSpace(reason) == NoReason {
 		return Learned{Reason: NoReason, Category: Other, Action: UnclearAction}
@@ -85,10 +86,15 @@ func (c *Categorizer) Learn(reason string, rc RunContext) Learned {
 	}
 	m := c.match(words)
 	l := Learned{Reason: reason, Category: m.Category, Keyword: m.Keyword}
+	var tools, files []string
 	if m.Category != Other {
-		l.Technologies = runIndex(rc).find(toks)
+		tools, files = runIndex(rc).find(toks)
+		l.Technologies = append(append([]string(nil), tools...), files...)
 	}
-	l.Action = action(m.Category, l.Technologies, rc.Environment(), reason)
+	l.Action = action(m.Category, tools, rc.Environment(), reason)
+	if len(files) > 0 {
+		l.Action = "In " + join(files) + ", " + lowerFirst(l.Action)
+	}
 	return l
 }
 

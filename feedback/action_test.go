@@ -19,7 +19,7 @@ func TestLearn(t *testing.T) {
 		{"examples, no environment", "Examples are wrong", RunContext{},
 			Learned{Reason: "Examples are wrong", Category: Examples, Keyword: "example", Action: "Validate all code examples"}},
 		{"examples in the run's environment", "Examples are wrong", goQuick,
-			Learned{Reason: "Examples are wrong", Category: Examples, Keyword: "example", Action: "Validate all code examples in Go (verify profile quick)"}},
+			Learned{Reason: "Examples are wrong", Category: Examples, Keyword: "example", Action: "Validate all code examples in Go with the quick verify profile"}},
 		{"profile only", "The output is incorrect", RunContext{Profile: "ci"},
 			Learned{Reason: "The output is incorrect", Category: Examples, Keyword: "incorrect", Action: "Validate all code examples in the ci verify profile"}},
 		{"a technology woven in (seed 000)", "Kafka examples return errors", docker,
@@ -48,6 +48,12 @@ func TestLearn(t *testing.T) {
 		{"relevance with a technology", "The RabbitMQ part is irrelevant", RunContext{},
 			Learned{Reason: "The RabbitMQ part is irrelevant", Category: Relevance, Keyword: "irrelevant", Technologies: []string{"RabbitMQ"},
 				Action: "Ensure artifact matches user request closely (RabbitMQ specifically)"}},
+		{"a file of the touch set leads", "the lexer.go examples are wrong", RunContext{Profile: "quick", Toolchain: []string{"Go"}, Paths: []string{"pkg/lexer.go"}},
+			Learned{Reason: "the lexer.go examples are wrong", Category: Examples, Keyword: "example", Technologies: []string{"lexer.go"},
+				Action: "In lexer.go, validate all code examples in Go with the quick verify profile"}},
+		{"a file and a tool", "the Redis setup in cache.md is too generic", RunContext{Paths: []string{"docs/cache.md"}},
+			Learned{Reason: "the Redis setup in cache.md is too generic", Category: Specificity, Keyword: "generic", Technologies: []string{"Redis", "cache.md"},
+				Action: "In cache.md, add concrete Redis use cases and scenarios"}},
 		{"other: the first ten words (seed 000 edge case 4)", "I just don't like it", goQuick,
 			Learned{Reason: "I just don't like it", Category: Other, Action: "Review: i just don't like it"}},
 		{"other: no more than ten words", "One two three four five six seven eight nine ten eleven twelve", RunContext{},
@@ -92,6 +98,7 @@ func TestTechnologies(t *testing.T) {
 		{"the React example is wrong", RunContext{}, []string{"React"}},
 		{"postgres, redis, kafka, docker and npm examples: all wrong", RunContext{}, []string{"PostgreSQL", "Redis", "Kafka"}}, // three at most
 		{"the parser.go examples are wrong", run, []string{"parser.go"}},
+		{"the Kafka examples in kafka-basics.md are wrong", run, []string{"Kafka", "kafka-basics.md"}},
 		{"the parser examples are wrong", run, []string{"parser.go"}},
 		{"the kafka-basics examples are wrong", run, []string{"kafka-basics.md"}},
 		{"check-links output is wrong", run, []string{"check-links"}},
@@ -121,7 +128,7 @@ func TestToolchain(t *testing.T) {
 		{RunContext{}, ""},
 		{RunContext{Profile: "quick"}, "the quick verify profile"},
 		{RunContext{Toolchain: []string{"Go"}}, "Go"},
-		{RunContext{Profile: "ci", Toolchain: []string{"Go", "npm", "Docker"}}, "Go, npm and Docker (verify profile ci)"},
+		{RunContext{Profile: "ci", Toolchain: []string{"Go", "npm", "Docker"}}, "Go, npm and Docker with the ci verify profile"},
 	} {
 		if got := tc.rc.Environment(); got != tc.want {
 			t.Errorf("Environment(%+v) = %q, want %q", tc.rc, got, tc.want)

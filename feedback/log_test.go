@@ -29,7 +29,7 @@ func TestEntry(t *testing.T) {
 	want := &Entry{
 		Time: t0, Type: TypeReviewRejection, RunID: "20260203T164400Z-a1b2c3", Task: "ISSUE-7", Agent: "default",
 		Item: "docs", ArtifactType: "docs", Reason: "Kafka examples return errors", Category: Examples, Keyword: "example",
-		Technologies: []string{"Kafka"}, Action: "Test Kafka commands in Docker (verify profile docs) before showing them",
+		Technologies: []string{"Kafka"}, Action: "Test Kafka commands in Docker with the docs verify profile before showing them",
 		By: "Ana", Scope: []string{"docs"}, Profile: "docs", Touched: []string{"docs/kafka-basics.md"},
 		Undo: &Undo{Status: UndoDone, Patch: ".orket/rejected/20260203T164400Z-a1b2c3.patch"},
 	}
@@ -39,7 +39,7 @@ func TestEntry(t *testing.T) {
 	// The touch set names files a reason may mention.
 	e = Default().Entry(Rejection{Agent: "claude", Item: "parser", ArtifactType: "code", Reason: "the lexer.go examples are wrong",
 		Touched: []string{"pkg/lexer.go"}})
-	if e.Agent != "claude" || e.Item != "parser" || e.ArtifactType != "code" || e.Action != "Test lexer.go commands before showing them" || e.Time.IsZero() {
+	if e.Agent != "claude" || e.Item != "parser" || e.ArtifactType != "code" || e.Action != "In lexer.go, validate all code examples" || e.Time.IsZero() {
 		t.Errorf("entry %+v", e)
 	}
 }

@@ -145,27 +145,28 @@ type techAlias struct {
 	words []string
 	name  string
 	bare  bool // counts only capitalised in mid-sentence
+	file  bool // a file of the touch set, not a tool
 }
 
 var knownTechs = func() *techIndex {
 	ix := &techIndex{first: map[string][]techAlias{}}
 	for _, t := range techs {
 		for _, a := range t.aliases {
-			ix.add(a, t.name, false)
+			ix.add(a, t.name, false, false)
 		}
 		if t.bare != "" {
-			ix.add(t.bare, t.name, true)
+			ix.add(t.bare, t.name, true, false)
 		}
 	}
 	return ix
 }()
 
-func (ix *techIndex) add(alias, name string, bare bool) {
+func (ix *techIndex) add(alias, name string, bare, file bool) {
 	w := Words(alias)
 	if len(w) == 0 {
 		return
 	}
-	ix.first[w[0]] = append(ix.first[w[0]], techAlias{words: w, name: name, bare: bare})
+	ix.first[w[0]] = append(ix.first[w[0]], techAlias{words: w, name: name, bare: bare, file: file})
 }
 
 // stems that are too common in file names to mean anything in a reason.
@@ -200,7 +201,7 @@ func runIndex(rc RunContext) *techIndex {
 		if w := Words(p); len(w) == 1 && len(w[0]) < 3 {
 			continue // sh, go-like two-letter names are words
 		}
-		ix.add(p, p, false)
+		ix.add(p, p, false, false)
 	}
 	for _, f := range rc.Paths {
 		base := path.Base(f)
@@ -208,11 +209,11 @@ func runIndex(rc RunContext) *techIndex {
 			continue
 		}
 		if strings.Contains(base, ".") {
-			ix.add(base, base, false)
+			ix.add(base, base, false, true)
 		}
 		stem := strings.TrimSuffix(base, path.Ext(base))
 		if w := Words(stem); len(stem) >= 4 && len(w) > 0 && !commonStems[strings.Join(w, "")] && !isKeyword(w) {
-			ix.add(stem, base, false)
+			ix.add(stem, base, false, true)
 		}
 	}
 	return ix
@@ -226,15 +227,14 @@ func isKeyword(w []string) bool {
 }
 
 // find returns the technologies a reason names, in order of appearance,
-// each once, at most three. Where aliases overlap, the longest wins
-// ("docker compose" over "docker").
-func (ix *techIndex) find(toks []token) []string {
-	var out []string
-	for i := 0; i < len(toks) && len(out) < 3; i++ {
-		best := -1
-		var name string
-		for _, a := range ix.first[toks[i].w] {
-			if len(a.words) > len(toks)-i || len(a.words) <= best {
+// each once, at most three: the tools, and the files of the touch set.
+// Where aliases overlap, the longest wins ("docker compose" over
+// "docker").
+func (ix *techIndex) find(toks []token) (tools, files []string) {
+	for i := 0; i < len(toks) && len(tools)+len(files) < 3; i++ {
+		var best *techAlias
+		for k, a := range ix.first[toks[i].w] {
+			if len(a.words) > len(toks)-i || (best != nil && len(a.words) <= len(best.words)) {
 				continue
 			}
 			ok := true
@@ -248,17 +248,21 @@ func (ix *techIndex) find(toks []token) []string {
 				ok = false
 			}
 			if ok {
-				best, name = len(a.words), a.name
+				best = &ix.first[toks[i].w][k]
 			}
 		}
-		if best > 0 {
-			if !contains(out, name) {
-				out = append(out, name)
-			}
-			i += best - 1
+		if best == nil {
+			continue
 		}
+		switch {
+		case best.file && !contains(files, best.name):
+			files = append(files, best.name)
+		case !best.file && !contains(tools, best.name):
+			tools = append(tools, best.name)
+		}
+		i += len(best.words) - 1
 	}
-	return out
+	return tools, files
 }
 
 func contains(l []string, s string) bool {
