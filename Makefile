@@ -51,15 +51,20 @@ fuzz:
 demo: build
 	ORKET=$(CURDIR)/$(BIN) ./testdata/demo.sh
 
-# Go benchmarks (transaction phases on a generated 100,000-file repository,
-# next to git status and git stash), then whole commands with hyperfine.
+# The transaction at 10,000, 100,000 and 1,000,000 files against git status,
+# with and without Watchman as fsmonitor (bench/run.sh: whole commands with
+# hyperfine and the Go benchmarks of the phases, on repositories whose index
+# is refreshed as a user's is), then the other Go benchmarks; the results
+# go into docs/benchmarks.md. BENCH_SIZES and BENCH_RUNS choose less.
+BENCH_SIZES ?= 10000 100000 1000000
+BENCH_RUNS  ?= 10
 bench: build
 	@command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine; }
+	@command -v watchman >/dev/null || apt-get install -y -qq watchman || { apt-get update -qq && apt-get install -y -qq watchman; } || true
 	rm -rf bin/bench && mkdir -p bin/bench
-	$(GO) test -run '^$$' -bench . -benchtime 10x ./txn | tee bin/bench/go-txn.txt
+	BENCH_SIZES="$(BENCH_SIZES)" BENCH_RUNS=$(BENCH_RUNS) BENCH_RESULTS=$(CURDIR)/bin/bench ORKET=$(CURDIR)/$(BIN) GO=$(GO) ./bench/run.sh
 	$(GO) test -run '^$$' -bench HugeOutput -benchtime 3x ./verify | tee bin/bench/go-verify.txt
 	ORKET_BENCH_LESSONS=10000,100000,1000000 $(GO) test -run '^$$' -bench Advisories -benchtime 5x -timeout 30m ./lessons | tee bin/bench/go-lessons.txt
-	BENCH_RESULTS=$(CURDIR)/bin/bench ORKET=$(CURDIR)/$(BIN) ./bench/run.sh
 	./bench/refresh.sh bin/bench
 
 clean:

@@ -11,15 +11,12 @@ OUT=$(mktemp)
   echo "## Latest \`make bench\`"
   echo
   echo "Run on $(date -u +%Y-%m-%dT%H:%MZ): $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo),"
-  echo "$(go version | cut -d' ' -f3-), $(uname -sr), $(git --version)."
-  echo
-  echo "### Go benchmarks"
+  echo "$(go version | cut -d' ' -f3-), $(uname -sr), $(git --version), $(hyperfine --version 2>/dev/null || echo hyperfine),"
+  echo "$(watchman --version 2>/dev/null | sed 's/^/watchman /' || echo 'no watchman')."
   echo
   echo '```'
-  echo "$ go test -run '^\$' -bench . -benchtime 10x ./txn"
-  echo "$ go test -run '^\$' -bench HugeOutput -benchtime 3x ./verify"
-  echo "$ ORKET_BENCH_LESSONS=10000,100000,1000000 go test -run '^\$' -bench Advisories -benchtime 5x ./lessons"
-  grep -h '^Benchmark' "$R"/go-*.txt || true
+  echo "$ make bench     # bench/run.sh, then the Go benchmarks below"
+  echo "$ BENCH_SIZES='10000 100000 1000000' BENCH_RUNS=10 ./bench/run.sh"
   echo '```'
   for f in "$R"/*.md; do
     [ -e "$f" ] || continue
@@ -28,6 +25,16 @@ OUT=$(mktemp)
     echo
     cat "$f"
   done
+  [ -e "$R/no-watchman.txt" ] && { echo; cat "$R/no-watchman.txt"; }
+  echo
+  echo "### Go benchmarks"
+  echo
+  echo '```'
+  echo "$ ORKET_BENCH_REPOS=N=DIR go test -run '^\$' -bench . -benchtime 10x ./txn   # per size, on bench/run.sh's repositories"
+  echo "$ go test -run '^\$' -bench HugeOutput -benchtime 3x ./verify"
+  echo "$ ORKET_BENCH_LESSONS=10000,100000,1000000 go test -run '^\$' -bench Advisories -benchtime 5x ./lessons"
+  grep -h '^Benchmark' "$R"/go-*.txt || true
+  echo '```'
   echo "<!-- bench:end -->"
 } > "$OUT"
 if grep -q '<!-- bench:begin' "$DOC"; then

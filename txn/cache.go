@@ -48,7 +48,7 @@ type treeCache struct {
 	stat     *unix.Stat_t // the cache file's, as read
 }
 
-const cacheMagic = "orket scan cache 2\n"
+const cacheMagic = "orket scan cache 3\n"
 
 func (r *Repo) cachePath() string { return filepath.Join(r.GitDir, "orket", "scan-cache") }
 
@@ -105,6 +105,31 @@ func (c *treeCache) encode() []byte {
 	b = binary.AppendVarint(b, c.start)
 	b = append(b, c.excludes[:]...)
 	b = append(b, c.index[:]...)
+	// Directories first (with a whole tree): a snapshot reads them before
+	// the rest, to watch them while it asks the hook.
+	dirs := map[string]byte{}
+	if c.full {
+		for d := range t.Dirs {
+			dirs[d] |= cacheDir
+		}
+		for d := range t.Empty {
+			dirs[d] |= cacheEmpty
+		}
+		for d, j := range t.jobs {
+			dirs[d] |= cacheJob
+			if j.ignored {
+				dirs[d] |= cacheIgnored
+			}
+			if j.guarded {
+				dirs[d] |= cacheGuarded
+			}
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(dirs)))
+	for d, fl := range dirs {
+		b = appendString(b, d)
+		b = append(b, fl)
+	}
 	// Files, grouped by directory.
 	byDir := t.byDir
 	if byDir == nil {
@@ -142,27 +167,6 @@ func (c *treeCache) encode() []byte {
 		}
 	}
 	if c.full {
-		dirs := map[string]byte{}
-		for d := range t.Dirs {
-			dirs[d] |= cacheDir
-		}
-		for d := range t.Empty {
-			dirs[d] |= cacheEmpty
-		}
-		for d, j := range t.jobs {
-			dirs[d] |= cacheJob
-			if j.ignored {
-				dirs[d] |= cacheIgnored
-			}
-			if j.guarded {
-				dirs[d] |= cacheGuarded
-			}
-		}
-		b = binary.AppendUvarint(b, uint64(len(dirs)))
-		for d, fl := range dirs {
-			b = appendString(b, d)
-			b = append(b, fl)
-		}
 		b = binary.AppendUvarint(b, uint64(len(t.Ignores)))
 		for d, ps := range t.Ignores {
 			b = appendString(b, d)
@@ -317,9 +321,29 @@ func decodeCache(b []byte) (*treeCache, error) {
 	c.start = r.varint()
 	copy(c.excludes[:], r.bytes(20))
 	copy(c.index[:], r.bytes(20))
+	type dirRec struct {
+		d  string
+		fl byte
+	}
+	var drecs []dirRec
+	for i, n := 0, r.count(2); i < n && r.err == nil; i++ {
+		drecs = append(drecs, dirRec{r.string(), r.byte1()})
+	}
 	nfiles := r.count(30)
 	ndirs := r.count(2)
 	t := newTree(nfiles, ndirs)
+	for _, dr := range drecs {
+		d, fl := dr.d, dr.fl
+		if fl&cacheDir != 0 {
+			t.Dirs[d] = true
+		}
+		if fl&cacheEmpty != 0 {
+			t.Empty[d] = true
+		}
+		if fl&cacheJob != 0 {
+			t.jobs[d] = dirJob{rel: d, ignored: fl&cacheIgnored != 0, guarded: fl&cacheGuarded != 0}
+		}
+	}
 	slab := make([]File, nfiles)
 	for i := 0; i < ndirs && r.err == nil; i++ {
 		d := r.string()
@@ -348,20 +372,6 @@ func decodeCache(b []byte) (*treeCache, error) {
 	}
 	if c.full {
 		n := r.count(2)
-		for i := 0; i < n && r.err == nil; i++ {
-			d := r.string()
-			fl := r.byte1()
-			if fl&cacheDir != 0 {
-				t.Dirs[d] = true
-			}
-			if fl&cacheEmpty != 0 {
-				t.Empty[d] = true
-			}
-			if fl&cacheJob != 0 {
-				t.jobs[d] = dirJob{rel: d, ignored: fl&cacheIgnored != 0, guarded: fl&cacheGuarded != 0}
-			}
-		}
-		n = r.count(2)
 		for i := 0; i < n && r.err == nil; i++ {
 			d := r.string()
 			t.Ignores[d] = gitignore.ParsePatterns([]byte(r.string()), d)
@@ -417,26 +427,35 @@ func (r *Repo) loadCache() *treeCache {
 	return c
 }
 
-// cacheToken reads the hook and the token at the start of the scan cache,
-// without reading the rest: the hook can be asked while the cache is read.
-func (r *Repo) cacheToken() (hook, token string) {
+// cacheHead reads the hook, the token and the scanned directories at the
+// start of the scan cache, without the rest: the snapshot watches the
+// directories and asks the hook while it reads the cache.
+func (r *Repo) cacheHead() (hook, token string, dirs []string) {
 	f, err := os.Open(r.cachePath())
 	if err != nil {
-		return "", ""
+		return "", "", nil
 	}
 	defer f.Close()
-	b := make([]byte, 16<<10)
+	b := make([]byte, 4<<20)
 	n, _ := io.ReadFull(f, b)
 	b = b[:n]
 	if len(b) < len(cacheMagic)+1 || string(b[:len(cacheMagic)]) != cacheMagic || b[len(cacheMagic)] != 1 {
-		return "", ""
+		return "", "", nil
 	}
 	cr := &cacheReader{b: b, s: string(b), off: len(cacheMagic) + 1}
 	hook, token = cr.string(), cr.string()
-	if cr.err != nil {
-		return "", ""
+	cr.varint()
+	cr.bytes(40)
+	for i, n := 0, cr.count(2); i < n && cr.err == nil; i++ {
+		d, fl := cr.string(), cr.byte1()
+		if fl&cacheJob != 0 {
+			dirs = append(dirs, d)
+		}
 	}
-	return hook, token
+	if cr.err != nil {
+		return hook, token, nil // a cache too big to read here: nothing to watch early
+	}
+	return hook, token, dirs
 }
 
 // cacheChanged reports whether the scan cache is no longer the file whose

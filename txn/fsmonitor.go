@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -147,7 +149,7 @@ func (r *Repo) hookScan(q *hookQuery, ii *indexInfo, sc *scanner, cache *treeCac
 		}
 	}
 	base.resolveJobs(sc.excludes)
-	sc.rules = base.Ignores
+	sc.rules, sc.w = base.Ignores, q.w
 	preR, curR, err := regionScan(sc, base, newLayout(base), dirty, nil)
 	if err != nil {
 		return nil, nil, nil, "", "", 0, false, err
@@ -185,17 +187,42 @@ type hookQuery struct {
 	done  chan struct{}
 	res   *fsmonitor.Result
 	err   error
+	// w, if set, watches the tree's directories (those of the cache,
+	// from before the hook was asked, and those the snapshot reads):
+	// measuring then costs no question to the hook.
+	w *watcher
 }
 
+// maxWatchDirs is how many directories a snapshot with a hook watches
+// with inotify, so that measuring and reverting need not ask the hook
+// again: a watch costs a few microseconds, a question to a hook such as
+// Watchman's tens of milliseconds; beyond this, the hook is cheaper.
+const maxWatchDirs = 16384
+
 // askHook starts asking the hook what changed since the scan cache's
-// token (or since now, without one).
+// token (or since now, without one). When the tree is small enough to
+// watch, it first watches the directories the cache knows, so that
+// whatever changes after the hook's answer is in the inotify journal.
 func (r *Repo) askHook(h *fsmonitor.Hook) *hookQuery {
 	q := &hookQuery{hook: h, asked: fsmonitor.InitialToken(), done: make(chan struct{})}
-	if hook, token := r.cacheToken(); hook == h.Command && token != "" {
+	hook, token, dirs := r.cacheHead()
+	fromCache := hook == h.Command && token != ""
+	if fromCache {
 		q.asked = token
+	}
+	if !r.Options.NoWatch && (!fromCache || len(dirs) > 0 && len(dirs) <= maxWatchDirs) {
+		syncDir := filepath.Join(r.GitDir, "orket")
+		if os.MkdirAll(syncDir, 0o755) == nil {
+			q.w, _ = newWatcher(syncDir)
+		}
 	}
 	go func() {
 		defer close(q.done)
+		if q.w != nil && fromCache {
+			for _, d := range dirs {
+				q.w.add(abs(r.Root, d), d)
+			}
+		}
 		q.res, q.err = h.Query(context.Background(), q.asked)
 	}()
 	return q

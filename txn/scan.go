@@ -609,11 +609,14 @@ func (e *indexEntry) pos(ii *indexInfo) int {
 }
 
 // abs returns the absolute path of a directory of the tree.
-func (s *scanner) abs(rel string) string {
+func (s *scanner) abs(rel string) string { return abs(s.root, rel) }
+
+// abs returns the absolute path of rel below root.
+func abs(root, rel string) string {
 	if rel == "" {
-		return s.root
+		return root
 	}
-	return s.root + "/" + rel
+	return root + "/" + rel
 }
 
 // baseName is path.Base for the slash paths of a tree.

@@ -115,18 +115,21 @@ func (s *Snapshot) Close() {
 // snapshot (dirty: its entries; fresh: created or moved in, to be scanned
 // whole), if the change journal can vouch for having seen everything.
 func (s *Snapshot) changed() (dirty, fresh map[string]bool, how string, ok bool) {
+	if s.w != nil {
+		if dirty, fresh, ok = s.w.sync(); ok {
+			return dirty, fresh, "inotify", true
+		}
+		s.w.close()
+		s.w = nil
+		if s.hook == nil {
+			s.stopWatching("the inotify journal missed events (queue overflow or watch limit)")
+		}
+	}
 	if s.hook != nil {
 		dirty, ok = s.hookChanged()
 		return dirty, map[string]bool{}, "fsmonitor", ok
 	}
-	if s.w == nil {
-		return nil, nil, "", false
-	}
-	dirty, fresh, ok = s.w.sync()
-	if !ok {
-		s.stopWatching("the inotify journal missed events (queue overflow or watch limit)")
-	}
-	return dirty, fresh, "inotify", ok
+	return nil, nil, "", false
 }
 
 // stopWatching drops the change journal: from now on every measurement
@@ -239,9 +242,11 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	}
 	hook, herr := r.fsmonitorHook()
 	var query *hookQuery
+	var w *watcher
 	if hook != nil {
 		query = r.askHook(hook)
 		defer query.wait() // never leave the hook running
+		w = query.w
 	}
 	gs, err := r.readGitState()
 	if err != nil {
@@ -271,7 +276,6 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 		pre    *Tree
 		v      *vouched
 		toHash []string
-		w      *watcher
 		info   ScanInfo
 		token  string
 		save   bool
@@ -284,7 +288,7 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 		// where something changed since.
 		pre, v, toHash, token, info.Why, info.Dirs, save, err = r.hookScan(query, ii, sc, cache, start)
 		if err != nil {
-			info.Why, hook, token = err.Error(), nil, ""
+			info.Why, hook, token, pre = err.Error(), nil, "", nil
 		}
 		if pre != nil {
 			info.How = "fsmonitor"
@@ -296,7 +300,7 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 		// scan, will say what changed): whatever changes after a
 		// directory is read is in the journal, whatever changed before
 		// is in the scan.
-		if hook == nil && !r.Options.NoWatch {
+		if w == nil && hook == nil && !r.Options.NoWatch {
 			syncDir := filepath.Join(r.GitDir, "orket")
 			if os.MkdirAll(syncDir, 0o755) == nil {
 				w, _ = newWatcher(syncDir) // without inotify, measuring scans the whole tree
