@@ -53,7 +53,7 @@ type Analysis struct {
 	Total    int              `json:"total_rejections"`
 	Counts   map[Category]int `json:"counts"`
 	Patterns []Pattern        `json:"patterns"`
-	actions  map[Category]map[string]int
+	actions  map[Category]*counter
 }
 
 // A Pattern is a category that recurs.
@@ -70,7 +70,7 @@ type Pattern struct {
 
 // NewAnalysis starts counting the rejections of agent ("": every agent).
 func NewAnalysis(agent string) *Analysis {
-	return &Analysis{Agent: agent, Counts: map[Category]int{}, actions: map[Category]map[string]int{}}
+	return &Analysis{Agent: agent, Counts: map[Category]int{}, actions: map[Category]*counter{}}
 }
 
 // Add counts e if it is a rejection by the analysis's agent.
@@ -84,12 +84,12 @@ func (a *Analysis) Add(e *Entry) {
 	}
 	a.Total++
 	a.Counts[cat]++
-	m := a.actions[cat]
-	if m == nil {
-		m = map[string]int{}
-		a.actions[cat] = m
+	c := a.actions[cat]
+	if c == nil {
+		c = &counter{}
+		a.actions[cat] = c
 	}
-	m[e.Action]++
+	c.add(e.Action)
 }
 
 var categoryNames = func() []string {
@@ -112,7 +112,7 @@ func (a *Analysis) Finish() *Analysis {
 			continue
 		}
 		a.Patterns = append(a.Patterns, Pattern{Category: cat, Count: n, Total: a.Total,
-			Percentage: percent(n, a.Total), Correction: Corrections[cat], Actions: top(a.actions[cat], 5)})
+			Percentage: percent(n, a.Total), Correction: Corrections[cat], Actions: a.actions[cat].top(5)})
 	}
 	sort.SliceStable(a.Patterns, func(i, j int) bool { return a.Patterns[i].Count > a.Patterns[j].Count })
 	return a
@@ -286,21 +286,32 @@ func NewLogged(e *Entry, a *Analysis) Logged {
 		WillApplyNextGeneration: len(a.Patterns) > 0, ID: e.ID, RunID: e.RunID, Undo: e.Undo}
 }
 
-// top returns the keys of counts, most frequent first (then
-// alphabetically), at most n.
-func top(counts map[string]int, n int) []string {
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
+// A counter counts strings, remembering the order it first saw them in.
+type counter struct {
+	n     map[string]int
+	order []string
+}
+
+func (c *counter) add(s string) {
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	if c.n[s] == 0 {
+		c.order = append(c.order, s)
+	}
+	c.n[s]++
+}
+
+// top returns the strings counted, most frequent first (then in the
+// order first seen), at most n, the empty string aside.
+func (c *counter) top(n int) []string {
+	keys := make([]string, 0, len(c.order))
+	for _, k := range c.order {
 		if k != "" {
 			keys = append(keys, k)
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if counts[keys[i]] != counts[keys[j]] {
-			return counts[keys[i]] > counts[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
+	sort.SliceStable(keys, func(i, j int) bool { return c.n[keys[i]] > c.n[keys[j]] })
 	if len(keys) > n {
 		keys = keys[:n]
 	}
@@ -312,7 +323,7 @@ type Past struct {
 	Item    string    `json:"item"`
 	Count   int       `json:"count"`
 	Reasons []string  `json:"reasons"`         // oldest first, each once
-	Actions []string  `json:"learned_actions"` // most frequent first, each once
+	Actions []string  `json:"learned_actions"` // most frequent first, then oldest; each once
 	Last    time.Time `json:"last"`
 	RunIDs  []string  `json:"run_ids,omitempty"`
 	IDs     []string  `json:"entry_ids"`
@@ -346,7 +357,7 @@ func (p *Past) Text() string {
 // recent first).
 func History(entries []*Entry) []*Past {
 	byItem := map[string]*Past{}
-	actions := map[string]map[string]int{}
+	actions := map[string]*counter{}
 	var order []*Past
 	for _, e := range entries {
 		if e.Type != TypeReviewRejection {
@@ -356,14 +367,14 @@ func History(entries []*Entry) []*Past {
 		if p == nil {
 			p = &Past{Item: e.Item}
 			byItem[e.Item] = p
-			actions[e.Item] = map[string]int{}
+			actions[e.Item] = &counter{}
 			order = append(order, p)
 		}
 		p.Count++
 		if !contains(p.Reasons, e.Reason) {
 			p.Reasons = append(p.Reasons, e.Reason)
 		}
-		actions[e.Item][e.Action]++
+		actions[e.Item].add(e.Action)
 		if e.Time.After(p.Last) {
 			p.Last = e.Time
 		}
@@ -373,7 +384,7 @@ func History(entries []*Entry) []*Past {
 		p.IDs = append(p.IDs, e.ID)
 	}
 	for _, p := range order {
-		p.Actions = top(actions[p.Item], 10)
+		p.Actions = actions[p.Item].top(10)
 	}
 	sort.SliceStable(order, func(i, j int) bool {
 		if order[i].Count != order[j].Count {
