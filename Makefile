@@ -47,6 +47,8 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzTail$$' -fuzztime=$(FUZZTIME) ./verify
 	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./classify
 	$(GO) test -run='^$$' -fuzz='^FuzzRead$$' -fuzztime=$(FUZZTIME) ./lessons
+	$(GO) test -run='^$$' -fuzz='^FuzzCategorize$$' -fuzztime=$(FUZZTIME) ./feedback
+	$(GO) test -run='^$$' -fuzz='^FuzzInsertMemory$$' -fuzztime=$(FUZZTIME) ./feedback
 
 demo: build
 	ORKET=$(CURDIR)/$(BIN) ./testdata/demo.sh

@@ -96,7 +96,8 @@ func onlyInserted(before, after []byte) ([]string, error) {
 		switch {
 		case bytes.HasPrefix(before[pos:], line):
 			pos += len(line)
-		case pos < len(before) && bytes.Equal(before[pos:], bytes.TrimRight(line, "\n")) && !bytes.HasSuffix(before, []byte("\n")):
+		case pos < len(before) && !bytes.HasSuffix(before, []byte("\n")) &&
+			(bytes.Equal(before[pos:], bytes.TrimSuffix(line, []byte("\n"))) || bytes.Equal(before[pos:], bytes.TrimSuffix(line, []byte("\r\n")))):
 			pos = len(before)
 		default:
 			ins = append(ins, strings.TrimRight(string(line), "\r\n"))
