@@ -47,6 +47,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzTail$$' -fuzztime=$(FUZZTIME) ./verify
 	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./classify
 	$(GO) test -run='^$$' -fuzz='^FuzzRead$$' -fuzztime=$(FUZZTIME) ./lessons
+	$(GO) test -run='^$$' -fuzz='^FuzzBases$$' -fuzztime=$(FUZZTIME) ./sandbox
 	$(GO) test -run='^$$' -fuzz='^FuzzCategorize$$' -fuzztime=$(FUZZTIME) ./feedback
 	$(GO) test -run='^$$' -fuzz='^FuzzInsertMemory$$' -fuzztime=$(FUZZTIME) ./feedback
 

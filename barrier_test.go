@@ -17,6 +17,7 @@ import (
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/fingerprint"
 	"github.com/orket/orket/patch"
+	"github.com/orket/orket/sandbox"
 	"github.com/orket/orket/txn"
 )
 
@@ -148,18 +149,36 @@ func TestBarrierSuite(t *testing.T) {
 	if len(as) < 80 {
 		t.Fatalf("the suite has %d attacks; it must have at least 80", len(as))
 	}
+	// Each attack runs with the kernel sandbox and without it, where
+	// measurement is the only line.
+	for _, mode := range []string{"off", "required"} {
+		t.Run("sandbox-"+mode, func(t *testing.T) {
+			if mode == "required" {
+				if abi, why := sandbox.Available(); abi == 0 {
+					t.Skip("the kernel sandbox is unavailable here: " + why)
+				}
+			}
+			barrierSuite(t, as, mode)
+		})
+	}
+}
+
+func barrierSuite(t *testing.T, as []attack, mode string) {
 	escapes := 0
 	families := map[string]int{}
+	caught := map[string]int{}
 	for i, a := range as {
 		families[a.family]++
 		t.Run(fmt.Sprintf("%s/%02d", a.family, i), func(t *testing.T) {
 			t.Log(a.name)
 			repo, cfg, out := barrierRepo(t)
+			cfg.Sandbox.Mode = mode
 			// What an edit command writes outside the repository is
-			// beyond what measuring the tree can see (docs/transactions.md);
-			// a patch's writes are all orket's, outside included.
+			// beyond what measuring the tree can see (docs/transactions.md):
+			// only the sandbox stops it. A patch's writes are all orket's,
+			// outside included.
 			watchOut := out
-			if a.patch == "" {
+			if a.patch == "" && mode == "off" {
 				watchOut = ""
 			}
 			before := worldState(t, repo.Root, watchOut)
@@ -187,18 +206,27 @@ func TestBarrierSuite(t *testing.T) {
 					before, after = without(before, d), without(after, d)
 				}
 			}
+			if rec != nil && rec.Barrier != nil {
+				caught[rec.Barrier.CaughtBy]++
+			} else {
+				caught[string(Describe(err).Code)]++
+			}
 			if before != after {
 				escapes++
 				t.Errorf("ESCAPE (outcome %s): the world outside the scope changed:\n%s", Describe(err).Code, diffLines(before, after))
 			}
 		})
 	}
-	var fams []string
+	var fams, by []string
 	for f, n := range families {
 		fams = append(fams, fmt.Sprintf("%s %d", f, n))
 	}
+	for c, n := range caught {
+		by = append(by, fmt.Sprintf("%s %d", c, n))
+	}
 	sort.Strings(fams)
-	t.Logf("%d adversarial edits (%s): %d escapes", len(as), strings.Join(fams, ", "), escapes)
+	sort.Strings(by)
+	t.Logf("sandbox %s: %d adversarial edits (%s): %d escapes; caught by: %s", mode, len(as), strings.Join(fams, ", "), escapes, strings.Join(by, ", "))
 }
 
 // barrierRepo makes a committed repository with a scope (pkg), things

@@ -25,6 +25,8 @@ const (
 	EScopeRequired        Code = "E_SCOPE_REQUIRED"
 	ETouchsetEmpty        Code = "E_TOUCHSET_EMPTY"
 	EWriteOutOfScope      Code = "E_WRITE_OUT_OF_SCOPE"
+	EWriteProtected       Code = "E_WRITE_PROTECTED"
+	ESandboxUnavailable   Code = "E_SANDBOX_UNAVAILABLE"
 	EPreflightFailed      Code = "E_PREFLIGHT_FAILED"
 	ELocked               Code = "E_LOCKED"
 	ERecoveryNeeded       Code = "E_RECOVERY_NEEDED"
@@ -53,6 +55,8 @@ var codes = map[Code]CodeInfo{
 	EScopeRequired:        {EScopeRequired, 3, "a mutating run needs --scope (or scope in orket.yaml)"},
 	ETouchsetEmpty:        {ETouchsetEmpty, 3, "the edit changed nothing"},
 	EWriteOutOfScope:      {EWriteOutOfScope, 3, "the edit wrote outside its scope; it was reverted"},
+	EWriteProtected:       {EWriteProtected, 3, "the edit modified or deleted a protected path (protect: in orket.yaml); it was reverted"},
+	ESandboxUnavailable:   {ESandboxUnavailable, 2, "sandbox: required, and the kernel sandbox is unavailable; nothing was written"},
 	EPreflightFailed:      {EPreflightFailed, 4, "a preflight check failed in strict mode; nothing was written"},
 	ELocked:               {ELocked, 5, "another orket run holds the repository lock"},
 	ERecoveryNeeded:       {ERecoveryNeeded, 5, "an interrupted transaction must be recovered first"},

@@ -133,9 +133,18 @@ type OutOfScopeError struct {
 	Saved    string   // where the reverted change is kept, if it is
 	// DuringVerify: the writes happened while the verify steps ran.
 	DuringVerify bool
+	// Denied: the kernel sandbox refused the writes (these lines of the
+	// edit's output say which); nothing got out.
+	Denied []string
 }
 
 func (e *OutOfScopeError) Error() string {
+	if len(e.Denied) > 0 {
+		if len(e.Outside) > 0 {
+			return "the edit tried to write outside its scope: " + strings.Join(e.Outside, ", ") + " (the kernel sandbox refused)"
+		}
+		return "the edit tried to write outside its scope and the kernel sandbox refused: " + e.Denied[0]
+	}
 	all := append(append([]string{}, e.Outside...), e.Guarded...)
 	if e.DuringVerify {
 		return "verification wrote outside the scope: " + strings.Join(all, ", ")
@@ -159,6 +168,43 @@ func (e *OutOfScopeError) problem() Problem {
 		}
 	}
 	return Problem{Code: EWriteOutOfScope, Msg: e.Error(), Hint: hint}
+}
+
+// A ProtectedWriteError is an edit that modified or deleted paths under
+// protect: (SPEC 8.7), even inside its scope.
+type ProtectedWriteError struct {
+	Paths    []string
+	Reverted bool   // the edit had written, and was reverted
+	Saved    string // where the reverted change is kept
+}
+
+func (e *ProtectedWriteError) Error() string {
+	return "the edit modifies protected paths: " + strings.Join(e.Paths, ", ")
+}
+
+func (e *ProtectedWriteError) problem() Problem {
+	hint := "nothing was written"
+	if e.Reverted {
+		hint = "the change was reverted"
+		if e.Saved != "" {
+			hint += " (kept in " + e.Saved + ")"
+		}
+	}
+	hint += "; an edit may add files there, not change them: if the change is meant, a person runs it with --allow-protected GLOB"
+	return Problem{Code: EWriteProtected, Msg: e.Error(), Hint: hint, Fields: map[string]any{"protected": e.Paths}}
+}
+
+// A SandboxUnavailableError is a run that requires the kernel sandbox
+// (sandbox: required) on a kernel that has none.
+type SandboxUnavailableError struct{ Reason string }
+
+func (e *SandboxUnavailableError) Error() string {
+	return "sandbox: required, but the kernel sandbox is unavailable: " + e.Reason
+}
+
+func (e *SandboxUnavailableError) problem() Problem {
+	return Problem{Code: ESandboxUnavailable, Msg: e.Error(),
+		Hint: "nothing was written; run on a kernel with Landlock (Linux 5.19 or later, enabled), or set sandbox: auto in orket.yaml"}
 }
 
 // A TouchsetEmptyError is a mutating run whose edit changed nothing.

@@ -119,7 +119,7 @@ func escalationOf(e *verdict.TaskEvent) *Escalation {
 // judgedCodes are the outcomes of runs that verified, or whose edit
 // failed or escaped: they get a verdict.
 var judgedCodes = map[Code]bool{OK: true, ECommitRefused: true, EVerifyFailedReverted: true, EVerifyFailedKept: true,
-	EVerifyFailed: true, EDraftFailure: true, EWriteOutOfScope: true}
+	EVerifyFailed: true, EDraftFailure: true, EWriteOutOfScope: true, EWriteProtected: true}
 
 // judge gives the run its verdict and score, appends its evaluation, and
 // escalates the task on its agent's escalate_after-th consecutive counted
@@ -142,6 +142,8 @@ func (r *Run) judge(runErr error) error {
 		in.Reason = "the edit command failed (" + ExitText(rec.Edit) + ")"
 	case EWriteOutOfScope:
 		in.Reason = "the edit wrote outside its scope"
+	case EWriteProtected:
+		in.Reason = "the edit modified protected paths"
 	}
 	j := verdict.Judge(in)
 	ev := r.evaluation(j)
@@ -251,6 +253,8 @@ func summary(rec *Record, failed *verify.StepResult, firstError string) string {
 	switch {
 	case rec.Code == EWriteOutOfScope && rec.Barrier != nil:
 		s = "wrote outside the scope: " + strings.Join(append(append([]string{}, rec.Barrier.Outside...), rec.Barrier.Guarded...), ", ")
+	case rec.Code == EWriteProtected && rec.Barrier != nil:
+		s = "modified protected paths: " + strings.Join(rec.Barrier.Protected, ", ")
 	case failed != nil && failed.Name == "edit" && rec.Code == EDraftFailure:
 		s = "the edit command failed (" + ExitText(failed) + ")"
 	case failed != nil:

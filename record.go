@@ -44,8 +44,10 @@ type Record struct {
 	Edit       *verify.StepResult   `json:"edit,omitempty"`
 	Steps      []*verify.StepResult `json:"steps"`
 	Barrier    *Barrier             `json:"barrier,omitempty"`
-	GitChanges []string             `json:"git_changes,omitempty"`
-	StepWrites []string             `json:"step_writes,omitempty"` // paths verify steps wrote besides the edit's
+	// Sandbox is the kernel sandbox of the edit command (command edits).
+	Sandbox    *SandboxView `json:"sandbox,omitempty"`
+	GitChanges []string     `json:"git_changes,omitempty"`
+	StepWrites []string     `json:"step_writes,omitempty"` // paths verify steps wrote besides the edit's
 	// IgnoredWrites names the ignored files and directories ("dir/") the
 	// edit deleted, rewrote or made: outside the transaction, but seen.
 	IgnoredWrites []string `json:"ignored_writes,omitempty"`
@@ -94,6 +96,8 @@ type RecordRequest struct {
 	Commit      string   `json:"commit_message,omitempty"`
 	Agent       string   `json:"agent"`
 	Task        string   `json:"task"`
+	// AllowProtected are the protect: globs this run may change.
+	AllowProtected []string `json:"allow_protected,omitempty"`
 }
 
 // Plan is the run's touch set and steps.
@@ -105,6 +109,9 @@ type Plan struct {
 	// ScopeUnmatched lists scope patterns that match nothing in the tree
 	// nor in the plan: a typo, or something the edit is to create.
 	ScopeUnmatched []string `json:"scope_unmatched,omitempty"`
+	// Protect is protect: of orket.yaml: what the edit may add to but
+	// not change.
+	Protect []string `json:"protect,omitempty"`
 }
 
 // A PlanStep is a verify step as planned.
@@ -118,6 +125,15 @@ type PlanStep struct {
 type Barrier struct {
 	Outside []string `json:"outside,omitempty"`
 	Guarded []string `json:"guarded,omitempty"`
+	// Protected lists protected paths the edit modified or deleted.
+	Protected []string `json:"protected,omitempty"`
+	// Denied are the edit's output lines where the kernel sandbox refused
+	// a write.
+	Denied []string `json:"denied,omitempty"`
+	// CaughtBy names the line of defence that caught the violation:
+	// "sandbox" (the kernel refused the write) or "measurement" (the
+	// write happened, was seen, and was reverted).
+	CaughtBy string `json:"caught_by,omitempty"`
 	// DuringVerify: the writes happened while the verify steps ran.
 	DuringVerify bool `json:"during_verify,omitempty"`
 }

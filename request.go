@@ -41,6 +41,9 @@ type Request struct {
 	// Task names the piece of work across attempts (--task, ORKET_TASK);
 	// empty is the pair (scope, profile).
 	Task string
+	// AllowProtected names protect: globs the edit may change this time
+	// (--allow-protected): a person's decision, never an agent's.
+	AllowProtected []string
 
 	DryRun          bool // print the plan and advisories; write nothing
 	AutoConfirm     bool // --yes: do not ask
@@ -157,6 +160,9 @@ func (r *Run) validate() error {
 	if mutating(req.Edit) && r.scope.Empty() {
 		return &ScopeRequiredError{}
 	}
+	if r.guard, err = newGuard(req.Config.Protect, req.AllowProtected); err != nil {
+		return &Error{Code: EUsage, Err: err, Msg: "--allow-protected: " + err.Error(), Hint: "give a glob of protect: in orket.yaml"}
+	}
 	r.strict = req.StrictPreflight || req.Config.Preflight.Strict
 	r.baselineOff = req.Config.Verify.BaselineOff
 	if m := req.Config.Verify.BaselineMax; m > 0 {
@@ -164,7 +170,8 @@ func (r *Run) validate() error {
 	}
 	rr := RecordRequest{EditSource: req.Edit.Source(), Scope: append([]string{}, r.scope.Patterns()...),
 		Profile: prof.Name, Skip: sortedKeys(r.skip), DryRun: req.DryRun, AutoConfirm: req.AutoConfirm,
-		KeepOnFail: req.KeepOnFail, Commit: req.Commit, Agent: req.Agent, Task: req.Task}
+		KeepOnFail: req.KeepOnFail, Commit: req.Commit, Agent: req.Agent, Task: req.Task,
+		AllowProtected: req.AllowProtected}
 	if rr.Agent == "" {
 		rr.Agent = DefaultAgent
 	}

@@ -48,6 +48,7 @@ type Run struct {
 	baselineMax  time.Duration // verify.baseline_max
 	verdictNotes []string      // notes on the run beside its steps' (tests modified)
 	content      string        // names the content of the verified tree (contentKey)
+	guard        guard         // protect: and --allow-protected
 }
 
 // Execute runs a request in the order of SPEC section 3.2 and returns its
@@ -78,7 +79,8 @@ func (r *Run) execute(ctx context.Context) (*Record, error) {
 	if err := r.plan(); err != nil {
 		var oos *OutOfScopeError
 		var empty *TouchsetEmptyError
-		if errors.As(err, &oos) || errors.As(err, &empty) {
+		var pw *ProtectedWriteError
+		if errors.As(err, &oos) || errors.As(err, &empty) || errors.As(err, &pw) {
 			return r.rec, r.outcome(err)
 		}
 		return nil, err
@@ -167,6 +169,10 @@ func (r *Run) plan() error {
 		return err
 	}
 	r.rec.Plan.TouchCount = len(r.rec.Plan.TouchSet)
+	r.rec.Plan.Protect = r.req.Config.Protect
+	if err := r.checkSandbox(); err != nil {
+		return err
+	}
 	r.rec.Plan.Steps = planSteps(r.prof, r.skip, r.rec.Plan.TouchSet)
 	r.checkScopeMatches()
 	r.rec.HeadPre = head(r.req.Repo)
@@ -183,8 +189,15 @@ func (e PatchEdit) plan(r *Run) error {
 	if err != nil {
 		return err
 	}
-	r.patchPlan, err = e.Patch.Plan(root)
-	return err
+	if r.patchPlan, err = e.Patch.Plan(root); err != nil {
+		return err
+	}
+	// Known before a byte is written: a protected path the patch would
+	// change refuses it here.
+	return r.checkProtected(r.rec.Plan.TouchSet, func(p string) bool {
+		_, err := root.Lstat(p)
+		return err == nil
+	}, false)
 }
 
 func (CommandEdit) plan(*Run) error { return nil }
@@ -274,7 +287,7 @@ func nearestName(root *fsroot.Root, missing string) string {
 // barrierOnPlan checks a touch set known before anything is written.
 func (r *Run) barrierOnPlan() error {
 	if outside := r.scope.Outside(r.rec.Plan.TouchSet); len(outside) > 0 {
-		r.rec.Barrier = &Barrier{Outside: outside}
+		r.rec.Barrier = &Barrier{Outside: outside, CaughtBy: "plan"}
 		return &OutOfScopeError{Outside: outside}
 	}
 	return nil

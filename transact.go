@@ -113,10 +113,20 @@ func (e CommandEdit) apply(ctx context.Context, r *Run) error {
 	}
 	defer os.Remove(adv)
 	env := append(append([]string{}, r.env...), "ORKET_ADVISORIES="+adv)
+	box, err := r.sandbox()
+	if err != nil {
+		return err
+	}
+	defer box.Close() // every process of the edit has stopped when RunStep returns
 	r.obs.EditStarted(r.rec)
-	// The edit runs as a step does: own process group, bounded tail.
+	// The edit runs as a step does: own process group, bounded tail; in
+	// the kernel sandbox when there is one.
 	r.rec.Edit = verify.RunStep(ctx, config.Step{Name: "edit", Argv: e.Argv, Required: true},
-		verify.Options{Root: repo.Root, Env: env, Tail: r.req.Config.Lessons.Tail, Group: r.group, Redactor: r.red}, r.obs.StepOutput("edit"))
+		verify.Options{Root: repo.Root, Env: env, Tail: r.req.Config.Lessons.Tail, Group: r.group, Redactor: r.red, Prepare: box.Apply},
+		r.obs.StepOutput("edit"))
+	if box.Enforced() {
+		r.rec.Sandbox.Denied = deniedLines(r.rec.Edit.OutputTail)
+	}
 	r.obs.EditDone(r.rec.Edit)
 	if ctx.Err() != nil {
 		return interrupted(ctx, "during the edit; the tree was reverted")
@@ -151,8 +161,22 @@ func (r *Run) barrier() error {
 	// named.
 	outside := append(r.scope.Outside(rec.Plan.TouchSet), r.scope.Outside(ch.IgnoredChanged)...)
 	if len(outside) > 0 || len(ch.Guarded) > 0 {
-		rec.Barrier = &Barrier{Outside: outside, Guarded: ch.Guarded}
+		rec.Barrier = &Barrier{Outside: outside, Guarded: ch.Guarded, CaughtBy: "measurement"}
 		return &OutOfScopeError{Outside: outside, Guarded: ch.Guarded, Reverted: true}
+	}
+	if err := r.checkProtected(rec.Plan.TouchSet, r.existedBefore, true); err != nil {
+		return err
+	}
+	// The kernel refused writes outside the scope: the edit tried to
+	// write there, and the sandbox caught it. (A refusal that names no
+	// path counts when the edit then failed.)
+	if sb := rec.Sandbox; sb != nil && len(sb.Denied) > 0 {
+		tried, named := r.refusedOutside(sb.Denied)
+		failed := rec.Edit != nil && rec.Edit.Status == verify.Failed
+		if len(tried) > 0 || failed && !named {
+			rec.Barrier = &Barrier{Outside: tried, Denied: sb.Denied, CaughtBy: "sandbox"}
+			return &OutOfScopeError{Outside: tried, Denied: sb.Denied, Reverted: true}
+		}
 	}
 	if rec.Edit != nil && rec.Edit.Status == verify.Failed {
 		return &DraftFailedError{Edit: rec.Edit}
@@ -162,6 +186,31 @@ func (r *Run) barrier() error {
 	}
 	r.content = r.contentKey(r.snapshotContent(r.tx.Snapshot().Commit), rec.Plan.TouchSet)
 	r.obs.Touched(rec)
+	return nil
+}
+
+// existedBefore reports whether a path was in the tree before the edit
+// (for a --worktree candidate: in HEAD).
+func (r *Run) existedBefore(p string) bool {
+	if _, ok := r.req.Edit.(WorktreeEdit); ok {
+		return r.worktreeBase[p] != nil
+	}
+	return r.tx.Snapshot().Pre.Files[p] != nil
+}
+
+// checkProtected refuses an edit that modified or deleted protected paths
+// (SPEC 8.7) and notes, for the verdict, the test files it changed in a
+// repository without protect: and the protected paths a run allowed.
+func (r *Run) checkProtected(changed []string, existed func(string) bool, written bool) error {
+	refused, allowed, tests := r.guard.check(changed, existed)
+	if len(refused) > 0 {
+		r.rec.Barrier = &Barrier{Protected: refused, CaughtBy: "measurement"}
+		if !written {
+			r.rec.Barrier.CaughtBy = "plan"
+		}
+		return &ProtectedWriteError{Paths: refused, Reverted: written}
+	}
+	r.verdictNotes = append(r.verdictNotes, guardNotes(allowed, tests)...)
 	return nil
 }
 
@@ -191,7 +240,7 @@ func (r *Run) barrierAfterVerify() error {
 		}
 	}
 	if len(outside) > 0 || len(ch.Guarded) > 0 {
-		rec.Barrier = &Barrier{Outside: outside, Guarded: ch.Guarded, DuringVerify: true}
+		rec.Barrier = &Barrier{Outside: outside, Guarded: ch.Guarded, DuringVerify: true, CaughtBy: "measurement"}
 		return &OutOfScopeError{Outside: outside, Guarded: ch.Guarded, Reverted: true, DuringVerify: true}
 	}
 	return nil
@@ -379,6 +428,7 @@ func withSaved(cause error, file string) error {
 		vf  *VerifyFailedError
 		df  *DraftFailedError
 		oos *OutOfScopeError
+		pw  *ProtectedWriteError
 	)
 	switch {
 	case errors.As(cause, &vf):
@@ -387,6 +437,8 @@ func withSaved(cause error, file string) error {
 		df.Saved = file
 	case errors.As(cause, &oos):
 		oos.Saved = file
+	case errors.As(cause, &pw):
+		pw.Saved = file
 	}
 	return cause
 }

@@ -30,6 +30,10 @@ type Config struct {
 	Verdict    Verdict
 	Escalation Escalation
 	Snapshot   Snapshot
+	// Protect lists globs of paths an edit may not modify or delete, even
+	// inside its scope (tests, lint configuration, CI): SPEC 8.7.
+	Protect []string
+	Sandbox Sandbox
 
 	// File is the path the configuration was read from; empty when the
 	// profiles were detected because there is no orket.yaml.
@@ -141,6 +145,12 @@ type Preflight struct {
 type Verdict struct {
 	Approve       int // the least score that approves (80)
 	EscalateAfter int // consecutive rejections of a task that escalate it (3; 0: never)
+}
+
+// Sandbox sets the kernel barrier of edit commands (SPEC 8.7).
+type Sandbox struct {
+	Mode  string   // auto (""), required or off
+	Write []string // more paths an edit command may write (build caches); ~ is the home directory
 }
 
 // Escalation sets what happens when a task is escalated.

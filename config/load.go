@@ -273,8 +273,9 @@ func (d *decoder) strings(n *yaml.Node, what string) ([]string, error) {
 }
 
 var (
-	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight", "verdict", "escalation", "snapshot"}
+	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight", "verdict", "escalation", "protect", "sandbox", "snapshot"}
 	snapshotKeys  = []string{"fsmonitor"}
+	sandboxKeys   = []string{"mode", "write"}
 	verdictKeys   = []string{"approve", "escalate_after"}
 	escalateKeys  = []string{"notify"}
 	verifyKeys    = []string{"default", "profiles", "writes", "baseline", "baseline_max"}
@@ -320,6 +321,10 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 				}
 				return err
 			})
+		case "protect":
+			c.Protect, err = d.globs(v, "protect", "repository-relative paths or doublestar globs such as '**/*_test.go' or '.github/workflows/**'")
+		case "sandbox":
+			err = d.sandbox(&c.Sandbox, v)
 		case "snapshot":
 			err = d.mapping(v, "snapshot", snapshotKeys, func(key string, _, v *yaml.Node) error {
 				var err error
@@ -351,6 +356,47 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// globs reads a list of repository-relative paths or doublestar globs.
+func (d *decoder) globs(n *yaml.Node, what, hint string) ([]string, error) {
+	pats, err := d.strings(n, what)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pats {
+		if err := scope.Check(p); err != nil {
+			return nil, d.errf(n, hint, "%s: %v", what, err)
+		}
+	}
+	return pats, nil
+}
+
+// sandbox reads sandbox: a mode alone (sandbox: required), or a mapping
+// of mode and write.
+func (d *decoder) sandbox(s *Sandbox, n *yaml.Node) error {
+	mode := func(v *yaml.Node) (string, error) {
+		m, err := d.nonEmpty(v, "sandbox.mode")
+		if err == nil && m != "auto" && m != "required" && m != "off" {
+			err = d.errf(v, "write auto, required or off", "sandbox mode %q is not auto, required or off", m)
+		}
+		return m, err
+	}
+	if rv := resolve(n); rv.Kind == yaml.ScalarNode {
+		var err error
+		s.Mode, err = mode(n)
+		return err
+	}
+	return d.mapping(n, "sandbox", sandboxKeys, func(key string, _, v *yaml.Node) error {
+		var err error
+		switch key {
+		case "mode":
+			s.Mode, err = mode(v)
+		case "write":
+			s.Write, err = d.strings(v, "sandbox.write")
+		}
+		return err
+	})
+}
 
 func (d *decoder) scope(n *yaml.Node) ([]string, error) {
 	pats, err := d.strings(n, "scope")

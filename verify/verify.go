@@ -95,6 +95,10 @@ type Options struct {
 	// Group, if set, holds every process of every step: each step runs in
 	// a group of its own inside it, stopped when the step ends.
 	Group *contain.Group
+	// Prepare, if set, is applied to each command before it starts (the
+	// kernel sandbox of an edit command); its error fails the step
+	// without running it.
+	Prepare func(*exec.Cmd) error
 	// Redactor, if set, redacts a step's output as it streams, before the
 	// tail keeps the end of it (so a cut never lets a secret through), with
 	// the values of the step's own env: on top.
@@ -290,7 +294,7 @@ func runOnce(ctx context.Context, s config.Step, o Options, live io.Writer) *Ste
 	if o.Group != nil {
 		box = o.Group.Sub(strconv.FormatInt(stepSeq.Add(1), 10) + "-" + s.Name)
 	}
-	res := runGroup(ctx, argv, filepath.Join(o.Root, filepath.FromSlash(s.Dir)), env, w, o.Grace, box)
+	res := runGroup(ctx, argv, filepath.Join(o.Root, filepath.FromSlash(s.Dir)), env, w, o.Grace, box, o.Prepare)
 	r.ExitCode, r.Signal, r.DurationMS = res.ExitCode, res.Signal, res.Duration.Milliseconds()
 	r.TimedOut = res.Stopped && errors.Is(context.Cause(ctx), errTimeout)
 	r.Interrupted = res.Stopped && !r.TimedOut
@@ -323,7 +327,7 @@ type groupResult struct {
 // process exits, the rest of its group is killed; when ctx ends first, the
 // group gets SIGTERM and, after the grace, SIGKILL (grace 0 is
 // DefaultGrace). No process of the group, nor of box, outlives runGroup.
-func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer, grace time.Duration, box *contain.Group) groupResult {
+func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer, grace time.Duration, box *contain.Group, prepare func(*exec.Cmd) error) groupResult {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
@@ -344,6 +348,13 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 	if box != nil {
 		box.Apply(cmd)
 		defer box.Close()
+	}
+	if prepare != nil {
+		if err := prepare(cmd); err != nil {
+			pr.Close()
+			pw.Close()
+			return groupResult{Err: err, ExitCode: 127, Duration: time.Since(start)}
+		}
 	}
 	if err := cmd.Start(); err != nil {
 		pr.Close()

@@ -183,6 +183,13 @@ func (p *runPrinter) Planned(res *orket.Record) {
 		}
 		p.line("  %s (%d): %s", label, len(res.Plan.TouchSet), abbreviate(res.Plan.TouchSet, 8))
 	}
+	if len(res.Plan.Protect) > 0 && req.EditSource != "none" {
+		allowed := ""
+		if len(req.AllowProtected) > 0 {
+			allowed = "; allowed this run: " + strings.Join(req.AllowProtected, ", ")
+		}
+		p.line("  protected (may be added to, not changed): %s%s", abbreviate(res.Plan.Protect, 8), allowed)
+	}
 	if req.DryRun {
 		p.line("  steps it would run:")
 		for _, s := range res.Plan.Steps {

@@ -32,6 +32,7 @@ type runOptions struct {
 	worktree        bool
 	skip            []string
 	agent, task     string
+	allowProtected  []string
 	argv            []string
 }
 
@@ -61,12 +62,14 @@ as it is and nothing is written or reverted.`,
 			&cli.StringFlag{Name: "patch", Usage: "apply the unified diff in `FILE` (- for stdin)", Destination: &ro.patch},
 			&cli.BoolFlag{Name: "worktree", Usage: "the uncommitted changes in the working tree are the edit", Destination: &ro.worktree, DisableDefaultText: true},
 			&cli.StringSliceFlag{Name: "skip", Usage: "skip the verify step `NAME` (repeatable; also ORKET_SKIP=a,b)"},
+			&cli.StringSliceFlag{Name: "allow-protected", Usage: "let the edit change paths under the protect: `GLOB` this time (repeatable; a person's decision)"},
 			&cli.StringFlag{Name: "agent", Usage: "name who makes the edit (default: ORKET_AGENT, else default)", Destination: &ro.agent},
 			&cli.StringFlag{Name: "task", Usage: "name the piece of work across attempts, e.g. an issue id (default: ORKET_TASK, else the scope and profile)", Destination: &ro.task},
 		},
 		Action: func(c *cli.Context) error {
 			ro.scopes = c.StringSlice("scope")
 			ro.skip = c.StringSlice("skip")
+			ro.allowProtected = c.StringSlice("allow-protected")
 			ro.argv = c.Args().Slice()
 			rec, err := runRun(c.Context, o, &ro)
 			if rec != nil {
@@ -98,7 +101,8 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*orket.Record, err
 	}
 	out := newRunPrinter(o)
 	req := orket.Request{Repo: r, Config: cfg, Edit: edit, Scope: scopes, Profile: ro.profile, Skip: skips(o, ro),
-		Agent: orDefault(ro.agent, o.getenv("ORKET_AGENT")), Task: orDefault(ro.task, o.getenv("ORKET_TASK")),
+		AllowProtected: ro.allowProtected,
+		Agent:          orDefault(ro.agent, o.getenv("ORKET_AGENT")), Task: orDefault(ro.task, o.getenv("ORKET_TASK")),
 		DryRun: ro.dryRun, AutoConfirm: ro.yes, Wait: ro.wait, KeepOnFail: ro.keepOnFail, Commit: ro.commitMsg,
 		StrictPreflight: ro.strictPreflight || o.getenv("ORKET_STRICT_PREFLIGHT") == "1",
 		Confirm:         func(rec *orket.Record) error { return confirm(o, rec) },
