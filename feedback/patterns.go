@@ -128,14 +128,26 @@ func Analyze(entries []*Entry, agent string) *Analysis {
 }
 
 // Analyze counts the rejections of agent in the log since a time (zero:
-// all of them; SPEC's window is retention's max_age).
+// all of them; SPEC's window is retention's max_age). It decodes only
+// the fields it counts.
 func (l *Log) Analyze(agent string, since time.Time) (*Analysis, error) {
 	a := NewAnalysis(agent)
 	seen := map[string]bool{}
-	_, err := l.Each(func(e *Entry) error {
+	_, err := l.log.Each(func(line []byte) error {
+		var e struct {
+			ID       string    `json:"id"`
+			Time     time.Time `json:"time"`
+			Type     string    `json:"type"`
+			Agent    string    `json:"agent"`
+			Category Category  `json:"category"`
+			Action   string    `json:"learned_action"`
+		}
+		if json.Unmarshal(line, &e) != nil || e.ID == "" || e.Type == "" {
+			return nil
+		}
 		if (since.IsZero() || !e.Time.Before(since)) && !seen[e.ID] {
 			seen[e.ID] = true
-			a.Add(e)
+			a.Add(&Entry{ID: e.ID, Time: e.Time, Type: e.Type, Agent: e.Agent, Category: e.Category, Action: e.Action})
 		}
 		return nil
 	})
@@ -473,9 +485,33 @@ func Advise(entries []*Entry, q Query) []Advisory {
 	return out
 }
 
-// Advise reads the log and returns the advisories for a run.
+// Advise reads the log and returns the advisories for a run. It decodes
+// only the fields advisories use.
 func (l *Log) Advise(q Query) ([]Advisory, error) {
-	entries, _, err := l.Entries(Filter{Since: q.Since})
+	var entries []*Entry
+	seen := map[string]bool{}
+	_, err := l.log.Each(func(line []byte) error {
+		var e struct {
+			ID       string    `json:"id"`
+			Time     time.Time `json:"time"`
+			Type     string    `json:"type"`
+			RunID    string    `json:"run_id"`
+			Agent    string    `json:"agent"`
+			Item     string    `json:"item"`
+			Reason   string    `json:"reason"`
+			Category Category  `json:"category"`
+			Action   string    `json:"learned_action"`
+			Scope    []string  `json:"scope"`
+			Touched  []string  `json:"touched"`
+		}
+		if json.Unmarshal(line, &e) != nil || e.ID == "" || e.Type == "" || seen[e.ID] {
+			return nil
+		}
+		seen[e.ID] = true
+		entries = append(entries, &Entry{ID: e.ID, Time: e.Time, Type: e.Type, RunID: e.RunID, Agent: e.Agent, Item: e.Item,
+			Reason: e.Reason, Category: e.Category, Action: e.Action, Scope: e.Scope, Touched: e.Touched})
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
