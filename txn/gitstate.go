@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -22,8 +23,10 @@ import (
 // merge, a rebase).
 type gitState struct {
 	files map[string][]byte // key: "gitdir:HEAD", "common:refs/heads/main", ...; value: raw bytes
-	// index is the stat of the index file whose bytes files holds.
-	index *unix.Stat_t
+	// index is the stat of the index file whose bytes files holds, and
+	// indexRead when they were read.
+	index     *unix.Stat_t
+	indexRead time.Time
 }
 
 // guardState is what an edit may never change: git's configuration, hooks
@@ -56,11 +59,15 @@ func displayKey(key string) string {
 	return ".git/" + rest
 }
 
-func (r *Repo) readGitState() (*gitState, error) {
+func (r *Repo) readGitState() (*gitState, error) { return r.readGitStateSince(nil) }
+
+// readGitStateSince is readGitState that takes the index's bytes from
+// prev, read earlier, when the index file is still the one prev read.
+func (r *Repo) readGitStateSince(prev *gitState) (*gitState, error) {
 	s := &gitState{files: map[string][]byte{}}
 	for _, name := range perWorktree {
 		if name == "index" {
-			if err := r.readIndexFile(s); err != nil {
+			if err := r.readIndexFile(s, prev); err != nil {
 				return nil, err
 			}
 			continue
@@ -96,8 +103,11 @@ func (r *Repo) readGuardState() (*guardState, error) {
 }
 
 // readIndexFile reads the index and the stat of the very file it read
-// (git replaces the index by renaming a new one over it).
-func (r *Repo) readIndexFile(s *gitState) error {
+// (git replaces the index by renaming a new one over it). The bytes prev
+// read are taken again when the file is the same one, unchanged since
+// (same inode, size and times) and already older than racyWindow then:
+// any write since, in place or not, would show in its stat.
+func (r *Repo) readIndexFile(s *gitState, prev *gitState) error {
 	f, err := os.Open(filepath.Join(r.GitDir, "index"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -113,12 +123,23 @@ func (r *Repo) readIndexFile(s *gitState) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return &UnsupportedError{Path: ".git/index", Reason: "not a regular file"}
 	}
+	s.indexRead = time.Now()
+	if p := prev; p != nil && p.index != nil && p.files[inGitDir+"index"] != nil && sameFile(p.index, &st) &&
+		p.indexRead.Sub(time.Unix(st.Mtim.Sec, st.Mtim.Nsec)) > racyWindow && p.indexRead.Sub(time.Unix(st.Ctim.Sec, st.Ctim.Nsec)) > racyWindow {
+		s.files[inGitDir+"index"], s.index, s.indexRead = p.files[inGitDir+"index"], &st, p.indexRead
+		return nil
+	}
 	b := make([]byte, st.Size)
 	if _, err := io.ReadFull(f, b); err != nil {
 		return fmt.Errorf("read .git/index: %w", err)
 	}
 	s.files[inGitDir+"index"], s.index = b, &st
 	return nil
+}
+
+// sameFile reports whether two stats are of the same, unchanged file.
+func sameFile(a, b *unix.Stat_t) bool {
+	return a.Dev == b.Dev && a.Ino == b.Ino && a.Size == b.Size && a.Mtim == b.Mtim && a.Ctim == b.Ctim
 }
 
 // collect reads a file, or every file below a directory, into m.

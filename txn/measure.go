@@ -25,7 +25,7 @@ type Change struct {
 
 // measure compares the repository with the snapshot.
 func (r *Repo) measure(s *Snapshot) (*Change, error) {
-	gs, err := r.readGitState()
+	gs, err := r.readGitStateSince(s.git)
 	if err != nil {
 		return nil, err
 	}

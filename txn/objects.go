@@ -32,9 +32,10 @@ type objectWriter struct {
 	r     *Repo
 	dirs  map[string]bool // object directories written into since the last sync
 	files []string        // object files written since the last sync
-	// packs reports whether the store has packs (or alternates), where
-	// an object missing as a loose one may be; packsKnown once looked.
-	packs, packsKnown bool
+	// packIdx are the store's pack indexes (see inPacks); packsKnown
+	// once listed, packsReadable if orket can answer from them alone.
+	packIdx                   []string
+	packsKnown, packsReadable bool
 }
 
 func newObjectWriter(r *Repo) *objectWriter { return &objectWriter{r: r, dirs: map[string]bool{}} }
@@ -51,21 +52,7 @@ func (w *objectWriter) has(id plumbing.Hash) bool {
 	if _, err := os.Stat(w.r.loosePath(id)); err == nil {
 		return true
 	}
-	if !w.packsKnown {
-		// Without packs, a missing loose object is missing.
-		w.packsKnown = true
-		if names, err := os.ReadDir(filepath.Join(w.objectsDir(), "pack")); err == nil {
-			for _, n := range names {
-				if strings.HasSuffix(n.Name(), ".pack") {
-					w.packs = true
-				}
-			}
-		}
-		if _, err := os.Stat(filepath.Join(w.objectsDir(), "info", "alternates")); err == nil {
-			w.packs = true
-		}
-	}
-	return w.packs && w.r.Git.Storer.HasEncodedObject(id) == nil
+	return w.inPacks(id)
 }
 
 func (r *Repo) loosePath(id plumbing.Hash) string {

@@ -104,27 +104,25 @@ var objectID = regexp.MustCompile(`\b[0-9a-f]{40}\b`)
 func (w *objectWriter) pins(gs *gitState) (commits []plumbing.Hash, tags map[plumbing.Hash][]byte) {
 	tags = map[plumbing.Hash][]byte{}
 	seen := map[plumbing.Hash]bool{}
+	kinds := w.r.loadKinds()
+	defer kinds.save()
 	var visit func(id plumbing.Hash, depth int)
 	visit = func(id plumbing.Hash, depth int) {
 		if seen[id] || depth > 10 {
 			return
 		}
 		seen[id] = true
-		obj, err := w.r.Git.Storer.EncodedObject(plumbing.AnyObject, id)
-		if err != nil {
+		t, b, ok := w.kind(kinds, id)
+		if !ok {
 			return
 		}
-		switch obj.Type() {
+		switch t {
 		case plumbing.CommitObject:
 			commits = append(commits, id)
 		case plumbing.TagObject:
-			b, err := readAll(obj)
-			if err != nil {
-				return
-			}
 			tags[id] = b
-			if tag, err := object.DecodeTag(w.r.Git.Storer, obj); err == nil {
-				visit(tag.Target, depth+1)
+			if target, ok := tagTarget(w, id, b); ok {
+				visit(target, depth+1)
 			}
 		}
 	}

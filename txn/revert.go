@@ -64,7 +64,7 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 			return res, fmt.Errorf("restore %s: %w", s.Ref, err)
 		}
 	}
-	gs, err := r.readGitState()
+	gs, err := r.readGitStateSince(s.git)
 	if err != nil {
 		return res, err
 	}
@@ -239,7 +239,7 @@ func (r *Repo) writeBlob(root *fsroot.Root, p string, f *File) error {
 // and the git state and guarded files are equal. The revert's own scan,
 // moments before, found every other path equal.
 func (r *Repo) prove(s *Snapshot, paths []string, kept []*MovedError) error {
-	gs, err := r.readGitState()
+	gs, err := r.readGitStateSince(s.git)
 	if err != nil {
 		return err
 	}
