@@ -73,6 +73,20 @@ type Row struct {
 	Action   string
 }
 
+// LearningOf returns the memory learning of a rejection: text (the
+// summariser's learning, or the entry's learned action when text is
+// empty) in the context "Rejected run <run-id> (<item>)".
+func LearningOf(e *Entry, text string) Learning {
+	if text == "" {
+		text = e.Action
+	}
+	ctx := "Rejected " + e.Item
+	if e.RunID != "" {
+		ctx = "Rejected run " + e.RunID + " (" + e.Item + ")"
+	}
+	return Learning{Time: e.Time, Context: ctx, Text: text}
+}
+
 // RowOf returns the table row of a feedback entry.
 func RowOf(e *Entry) Row {
 	return Row{Date: e.Time, Type: e.ArtifactType, Item: e.Item, Reason: e.Reason, Category: e.Category, Action: e.Action}

@@ -31,6 +31,13 @@ const (
 )
 
 func TestLineShapes(t *testing.T) {
+	e := &Entry{Time: t0, RunID: "r1", Item: "pkg/api", Action: "Validate all code examples"}
+	if got := LearningOf(e, "").Line(); got != lineA {
+		t.Errorf("learning of an entry %q", got)
+	}
+	if got := LearningOf(&Entry{Time: t0, Item: "x"}, "Keep it short.").Line(); got != "- **2026-02-03T16:45:00Z** — Rejected x: Keep it short." {
+		t.Errorf("learning of an entry %q", got)
+	}
 	if got := learnA.Line(); got != lineA {
 		t.Errorf("learning line %q", got)
 	}
