@@ -99,7 +99,16 @@ func (r *Run) refusedOutside(lines []string) (outside []string, all bool) {
 		if !filepath.IsAbs(abs) {
 			abs = filepath.Join(r.req.Repo.Root, p)
 		}
-		rel, err := filepath.Rel(r.req.Repo.Root, filepath.Clean(abs))
+		// Where the write would have landed: through the symlinks of its
+		// directory (pkg/out -> /elsewhere), as the kernel saw it.
+		root := r.req.Repo.Root
+		if real, err := filepath.EvalSymlinks(root); err == nil {
+			root = real
+		}
+		if real, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+			abs = filepath.Join(real, filepath.Base(abs))
+		}
+		rel, err := filepath.Rel(root, filepath.Clean(abs))
 		switch {
 		case err != nil || rel == ".." || strings.HasPrefix(rel, "../"):
 			outside = append(outside, p)

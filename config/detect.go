@@ -25,6 +25,9 @@ type Detection struct {
 	// (tests, lint configs, CI workflows) for the toolchains found, for
 	// the protect: proposal orket init writes as a comment.
 	Protect []string
+	// SandboxWrite lists the caches the toolchains found write outside
+	// the repository (sandbox.write).
+	SandboxWrite []string
 }
 
 // A Skip is a manifest or Makefile test target that detection found and
@@ -228,6 +231,7 @@ func detectDir(root, dir string, det *Detection, covered map[string][]string) {
 	var protect []string
 
 	if has("go.mod") {
+		det.cache("~/.cache/go-build", "~/go/pkg/mod")
 		det.Found = append(det.Found, rel("go.mod"))
 		add("go-vet", "go vet ./...")
 		steps[len(steps)-1].When = []string{prefixGlob(dir, "**/*.go"), rel("go.mod"), rel("go.sum")}
@@ -239,6 +243,7 @@ func detectDir(root, dir string, det *Detection, covered map[string][]string) {
 	nestedNode := inside("node")
 	if has("package.json") && !nestedNode {
 		covered["node"] = append(covered["node"], dir)
+		det.cache("~/.npm")
 		det.Found = append(det.Found, rel("package.json"))
 		var pkg struct {
 			Scripts         map[string]string `json:"scripts"`
@@ -291,6 +296,7 @@ func detectDir(root, dir string, det *Detection, covered map[string][]string) {
 	}
 	if has("Cargo.toml") && !inside("rust") {
 		covered["rust"] = append(covered["rust"], dir)
+		det.cache("~/.cargo/registry", "~/.cargo/git")
 		det.Found = append(det.Found, rel("Cargo.toml"))
 		add("cargo-test", "cargo test")
 		tests = append(tests, testCommand{rel("Cargo.toml"), "cargo test"})
@@ -300,6 +306,7 @@ func detectDir(root, dir string, det *Detection, covered map[string][]string) {
 	}
 	pyproject := read("pyproject.toml")
 	if has("pytest.ini") || has("pyproject.toml") || has("setup.cfg") {
+		det.cache("~/.cache/pip")
 		var manifest string
 		for _, f := range []string{"pyproject.toml", "pytest.ini", "setup.cfg"} {
 			if has(f) {
@@ -355,6 +362,15 @@ func makeSkipReason(tests []testCommand) string {
 	return "test target: " + strings.Join(gives, "; ") + ": the ecosystems' own test commands"
 }
 
+// cache adds paths to the sandbox.write proposal, once each.
+func (det *Detection) cache(paths ...string) {
+	for _, p := range paths {
+		if !slices.Contains(det.SandboxWrite, p) {
+			det.SandboxWrite = append(det.SandboxWrite, p)
+		}
+	}
+}
+
 // protect adds globs of dir to the protect proposal, leaving out those a
 // root glob already covers.
 func (det *Detection) protect(dir string, globs ...string) {
@@ -407,6 +423,7 @@ func Detected(root string) (*Config, error) {
 	c.Verify.Default = "detected"
 	c.Verify.Order = []string{"detected"}
 	c.Verify.Profiles["detected"] = &Profile{Name: "detected", Steps: det.Steps}
+	c.Sandbox.Write = det.SandboxWrite
 	return c, nil
 }
 
@@ -456,8 +473,21 @@ preflight:
 			q[i] = yamlString(g)
 		}
 		b.WriteString("# Checks an edit must not weaken (tests, lint configs, CI), proposed for the\n")
-		b.WriteString("# toolchains found. This orket does not read protect: yet; keep it a comment.\n")
+		b.WriteString("# toolchains found. Uncommented, an edit that modifies or deletes them is\n")
+		b.WriteString("# refused (E_WRITE_PROTECTED); without it, changed tests make a run CONDITIONAL.\n")
 		b.WriteString("# protect: [" + strings.Join(q, ", ") + "]\n")
+	}
+	b.WriteString("# Edit commands write only in their scope, a private $TMPDIR and these paths\n")
+	b.WriteString("# (the kernel sandbox, where Linux has Landlock; mode: required or off).\n")
+	b.WriteString("sandbox:\n  mode: auto\n")
+	if len(det.SandboxWrite) > 0 {
+		q := make([]string, len(det.SandboxWrite))
+		for i, w := range det.SandboxWrite {
+			q[i] = yamlString(w)
+		}
+		b.WriteString("  write: [" + strings.Join(q, ", ") + "]   # the toolchains' caches\n")
+	} else {
+		b.WriteString("  write: []   # e.g. build caches such as ~/.cache/go-build\n")
 	}
 	return []byte(b.String())
 }
