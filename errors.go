@@ -163,6 +163,9 @@ func (e *OutOfScopeError) problem() Problem {
 	}
 	if e.Reverted {
 		hint = "the change was reverted; widen --scope deliberately or change the edit"
+		if len(e.Denied) > 0 {
+			hint += " (a cache the edit's tools need outside the repository goes in sandbox.write in orket.yaml)"
+		}
 		if e.Saved != "" {
 			hint += "; it is kept in " + e.Saved
 		}
