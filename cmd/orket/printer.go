@@ -225,6 +225,9 @@ func abbreviate(list []string, n int) string {
 
 // EditStarted is part of orket.Observer.
 func (p *runPrinter) EditStarted(res *orket.Record) {
+	if sb := res.Sandbox; sb != nil && sb.Enforced && p.o.verbose {
+		p.line("  %s", sb.Report.String())
+	}
 	p.line("  edit: running %s", res.Request.Instruction)
 	p.started("edit")
 }
