@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -62,12 +64,13 @@ func decodeEntries(b []byte) ([]indexEntry, map[string][]byte, error) {
 	if n > len(body)/62 {
 		return nil, nil, errIndexFormat
 	}
-	entries := make([]indexEntry, 0, n)
-	// Names are substrings of one copy of the index (versions 2 and 3) or
-	// of one arena (version 4): one allocation, not one per entry.
+	entries := make([]indexEntry, n)
+	// Names are substrings of the index's own bytes (versions 2 and 3),
+	// which nothing writes again once read, or of one arena (version 4):
+	// no allocation per entry.
 	var str string
 	if version < 4 {
-		str = string(body)
+		str = unsafe.String(&body[0], len(body))
 	}
 	var arena []byte
 	off := 12
@@ -78,7 +81,7 @@ func decodeEntries(b []byte) ([]indexEntry, map[string][]byte, error) {
 			return nil, nil, errIndexFormat
 		}
 		e := body[off:]
-		var ie indexEntry
+		ie := &entries[i]
 		ie.Ctime = int64(be.Uint32(e[0:]))*1e9 + int64(be.Uint32(e[4:]))
 		ie.Mtime = int64(be.Uint32(e[8:]))*1e9 + int64(be.Uint32(e[12:]))
 		ie.Ino = be.Uint32(e[20:])
@@ -127,7 +130,6 @@ func decodeEntries(b []byte) ([]indexEntry, map[string][]byte, error) {
 			off += (p + end + 8) &^ 7
 		}
 		prev = ie.Name
-		entries = append(entries, ie)
 	}
 	// Extensions: a signature, a length, the data.
 	ext := map[string][]byte{}
@@ -174,10 +176,13 @@ func parseCacheTree(b []byte) (*cacheTree, error) {
 		if lf < 0 {
 			return nil, errIndexFormat
 		}
-		var subtrees int
-		if _, err := fmt.Sscanf(string(b[:lf]), "%d %d", &ct.entries, &subtrees); err != nil {
+		counts, sub, ok := strings.Cut(string(b[:lf]), " ")
+		entries, err1 := strconv.Atoi(counts)
+		subtrees, err2 := strconv.Atoi(sub)
+		if !ok || err1 != nil || err2 != nil || subtrees < 0 {
 			return nil, errIndexFormat
 		}
+		ct.entries = entries
 		b = b[lf+1:]
 		if ct.entries >= 0 {
 			if len(b) < 20 {
@@ -265,8 +270,10 @@ func parseIndex(b []byte, mtime time.Time) (*indexInfo, error) {
 
 // lookup returns the positions in ii.list of the entries named p (one per
 // stage): ii.list[lo:hi].
-func (ii *indexInfo) lookup(p string) (lo, hi int) {
-	pos := ii.byDir[parentDir(p)]
+func (ii *indexInfo) lookup(p string) (lo, hi int) { return ii.lookupIn(ii.byDir[parentDir(p)], p) }
+
+// lookupIn is lookup among pos, the entries of p's directory.
+func (ii *indexInfo) lookupIn(pos []int32, p string) (lo, hi int) {
 	i := sort.Search(len(pos), func(i int) bool { return ii.list[pos[i]].Name >= p })
 	if i == len(pos) || ii.list[pos[i]].Name != p {
 		return 0, 0

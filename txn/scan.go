@@ -488,6 +488,11 @@ func (s *scanner) dir(sw *scanWorker, j dirJob, res *dirResult, push func(dirJob
 			patterns = append(patterns[:len(patterns):len(patterns)], ps...)
 		}
 	}
+	// The entries of the indexes in this directory, found once.
+	var inIdx [2][]int32
+	for k, ii := range s.idx[:min(len(s.idx), 2)] {
+		inIdx[k] = ii.byDir[j.rel]
+	}
 	for _, e := range entries {
 		rel := e.name
 		name := rel[len(rel)-len(baseName(rel)):]
@@ -534,7 +539,12 @@ func (s *scanner) dir(sw *scanWorker, j dirJob, res *dirResult, push func(dirJob
 		var vouched *indexEntry
 		tracked := false
 		for k, ii := range s.idx {
-			lo, hi := ii.lookup(rel)
+			var lo, hi int
+			if k < len(inIdx) {
+				lo, hi = ii.lookupIn(inIdx[k], rel)
+			} else {
+				lo, hi = ii.lookup(rel)
+			}
 			if hi == lo || ii.gitlinks[rel] {
 				continue
 			}

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -237,6 +238,10 @@ func (r *Repo) excludesFile() string {
 func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	var tm Timings
 	lap := tm.start()
+	// A snapshot of a large tree allocates tens of megabytes that live as
+	// long as the transaction (the index, the tree): collecting garbage
+	// while they are built would only mark them again and again.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	if err := r.CheckSupported(); err != nil {
 		return nil, err
 	}
