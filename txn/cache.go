@@ -132,7 +132,11 @@ func (c *treeCache) encode() []byte {
 	}
 	// Files, grouped by directory.
 	byDir := t.byDir
-	if byDir == nil {
+	listed := 0
+	for _, paths := range byDir {
+		listed += len(paths)
+	}
+	if listed != len(t.Files) {
 		byDir = map[string][]string{}
 		for p := range t.Files {
 			byDir[parentDir(p)] = append(byDir[parentDir(p)], p)

@@ -386,6 +386,8 @@ func TestHostileEdits(t *testing.T) {
 		{"empty-dir-created", ``, `mkdir -p lone/empty`, []string{"lone/empty/"}},
 		{"hard-link-made-by-edit", ``, `ln notes.txt pkg/api/alias.txt; printf 'through the alias\n' >> pkg/api/alias.txt`, []string{"notes.txt", "pkg/api/alias.txt"}},
 		{"file-to-dir-with-ignored", ``, `rm notes.txt; mkdir notes.txt; printf l > notes.txt/x.log`, []string{"notes.txt"}},
+		{"tracked-in-ignored-dir", `printf t > build/tracked.txt; git add -f build/tracked.txt; git commit -q -m t`,
+			`printf 'changed\n' > build/tracked.txt`, []string{"build/tracked.txt"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			withJournal(t, func(t *testing.T) {
