@@ -200,8 +200,9 @@ func mainRoot(r *txn.Repo) string {
 }
 
 // AdvisoriesMarkdown is the file an edit command finds through
-// ORKET_ADVISORIES: the run's advisories and preflight results.
-func AdvisoriesMarkdown(rec *Record) string {
+// ORKET_ADVISORIES: where the task stands, the run's advisories and
+// preflight results, what earlier reviews said, and the agent memory.
+func AdvisoriesMarkdown(rec *Record, memory string) string {
 	var b strings.Builder
 	clean := lessons.StripANSI
 	fmt.Fprintf(&b, "# orket advisories for run %s\n\nScope: %s. Verify profile: %s.\n\n", rec.RunID, strings.Join(rec.Request.Scope, ", "), rec.Request.Profile)
@@ -269,6 +270,16 @@ func AdvisoriesMarkdown(rec *Record) string {
 			note = "; advisory only"
 		}
 		fmt.Fprintf(&b, "- preflight %s: %s (%s%s)\n", state, clean(c.Detail), c.Source, note)
+	}
+	if len(rec.Feedback) > 0 {
+		b.WriteString("\n## Earlier reviews\n\n")
+		for _, f := range rec.Feedback {
+			fmt.Fprintf(&b, "- %s\n", clean(f.Text))
+		}
+	}
+	if memory != "" {
+		b.WriteString("\n## Agent memory (.orket/memory/AGENT_MEMORY.md)\n\n")
+		b.WriteString(strings.TrimRight(clean(memory), "\n") + "\n")
 	}
 	return b.String()
 }

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
@@ -31,19 +32,25 @@ const RunsDir = scope.OrketDir + "/runs"
 // the --json object are this one schema. Readers ignore keys they do not
 // know, so it can grow.
 type Record struct {
-	Schema     string               `json:"schema_version"`
-	Code       Code                 `json:"code"`
-	ExitStatus int                  `json:"exit_status"`
-	Error      string               `json:"error,omitempty"`
-	Hint       string               `json:"hint,omitempty"`
-	RunID      string               `json:"run_id"`
-	Request    RecordRequest        `json:"request"`
-	Plan       Plan                 `json:"plan"`
-	Advisories []lessons.Advisory   `json:"advisories"`
-	Preflight  []preflight.Result   `json:"preflight"`
-	Edit       *verify.StepResult   `json:"edit,omitempty"`
-	Steps      []*verify.StepResult `json:"steps"`
-	Barrier    *Barrier             `json:"barrier,omitempty"`
+	Schema     string             `json:"schema_version"`
+	Code       Code               `json:"code"`
+	ExitStatus int                `json:"exit_status"`
+	Error      string             `json:"error,omitempty"`
+	Hint       string             `json:"hint,omitempty"`
+	RunID      string             `json:"run_id"`
+	Request    RecordRequest      `json:"request"`
+	Plan       Plan               `json:"plan"`
+	Advisories []lessons.Advisory `json:"advisories"`
+	// Feedback is what earlier reviews say of this run: the agent's
+	// patterns and past rejections of the area (SPEC 8.3).
+	Feedback []feedback.Advisory `json:"feedback,omitempty"`
+	// Reviewed are files of .orket/rejected/ reviewed into the agent
+	// memory at the start of this run.
+	Reviewed  []feedback.Reviewed  `json:"reviewed,omitempty"`
+	Preflight []preflight.Result   `json:"preflight"`
+	Edit      *verify.StepResult   `json:"edit,omitempty"`
+	Steps     []*verify.StepResult `json:"steps"`
+	Barrier   *Barrier             `json:"barrier,omitempty"`
 	// Sandbox is the kernel sandbox of the edit command (command edits).
 	Sandbox    *SandboxView `json:"sandbox,omitempty"`
 	GitChanges []string     `json:"git_changes,omitempty"`
@@ -55,6 +62,13 @@ type Record struct {
 	Revert        *Revert  `json:"revert,omitempty"`
 	PatchFile     string   `json:"patch_file,omitempty"`
 	Commit        string   `json:"commit,omitempty"`
+	// CommitBranch is the branch the --commit commit went on.
+	CommitBranch string `json:"commit_branch,omitempty"`
+	// Kept lists, for a kept change, what each touched path held before
+	// the run and after it; KeptDirs the directories the run made. orket
+	// reject undoes the change from them.
+	Kept     []KeptPath `json:"kept,omitempty"`
+	KeptDirs []string   `json:"kept_dirs,omitempty"`
 	// CommitRefused is what git said when it refused the commit (a hook,
 	// signing, no identity); the change stays in the tree.
 	CommitRefused string       `json:"commit_refused,omitempty"`

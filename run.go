@@ -319,6 +319,10 @@ func (r *Run) advise() error {
 		r.obs.Warn(damagedText(r.req.Config.Lessons.Path, a.Damaged))
 	}
 	r.rec.Advisories, r.rec.Preflight = a.Advisories, a.Preflight
+	if !r.req.DryRun {
+		r.reviewRejected()
+	}
+	r.rec.Feedback = r.feedbackAdvice()
 	err := r.checkAttempts()
 	r.obs.Advised(r.rec)
 	return err

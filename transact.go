@@ -108,7 +108,7 @@ func (PatchEdit) apply(_ context.Context, r *Run) error {
 func (e CommandEdit) apply(ctx context.Context, r *Run) error {
 	repo := r.req.Repo
 	adv := filepath.Join(repo.GitDir, "orket", "advisories-"+r.rec.RunID+".md")
-	if err := writeRunFile(adv, AdvisoriesMarkdown(r.rec)); err != nil {
+	if err := writeRunFile(adv, AdvisoriesMarkdown(r.rec, memoryMarkdown(r.req.Repo))); err != nil {
 		r.obs.Warn("cannot write the ORKET_ADVISORIES file: " + err.Error())
 	}
 	defer os.Remove(adv)
@@ -273,7 +273,14 @@ func (r *Run) keep(ctx context.Context) error {
 			commitErr = &CommitRefusedError{Output: err.Error()}
 		default:
 			r.rec.Commit = id.String()
+			if ref, err := r.req.Repo.Git.Storer.Reference(plumbing.HEAD); err == nil && ref.Type() == plumbing.SymbolicReference {
+				r.rec.CommitBranch = ref.Target().String()
+			}
 		}
+	}
+	if err := r.recordKept(); err != nil {
+		r.obs.Warn("orket reject will not be able to undo this change: " + err.Error())
+		r.rec.Kept, r.rec.KeptDirs = nil, nil
 	}
 	if err := r.tx.End(); err != nil {
 		return errors.Join(commitErr, internal("end the transaction", "orket recover --discard keeps the tree as it is", err))
@@ -290,6 +297,10 @@ func (r *Run) keepFailed(failed []*verify.StepResult) error {
 	}
 	file, published := r.publish(saved)
 	r.rec.PatchFile = file
+	if err := r.recordKept(); err != nil {
+		r.obs.Warn("orket reject will not be able to undo this change: " + err.Error())
+		r.rec.Kept, r.rec.KeptDirs = nil, nil
+	}
 	if err := r.tx.End(); err != nil {
 		return internal("end the transaction", "orket recover --discard keeps the tree as it is", err)
 	}

@@ -34,6 +34,10 @@ type Config struct {
 	// inside its scope (tests, lint configuration, CI): SPEC 8.7.
 	Protect []string
 	Sandbox Sandbox
+	// Feedback and Memory set how a reviewer's rejection is learned from
+	// (SPEC 8.3, 8.4).
+	Feedback Feedback
+	Memory   Memory
 
 	// File is the path the configuration was read from; empty when the
 	// profiles were detected because there is no orket.yaml.
@@ -147,6 +151,19 @@ type Verdict struct {
 	EscalateAfter int // consecutive rejections of a task that escalate it (3; 0: never)
 }
 
+// Feedback extends the categories of rejection reasons.
+type Feedback struct {
+	Keywords map[string][]string // by category: more words that put a reason in it
+}
+
+// Memory sets the agent memory's summariser.
+type Memory struct {
+	// Summarizer is a command (an argv) given the review prompt on stdin;
+	// its output becomes the learning. None: the learned action is.
+	Summarizer        []string
+	SummarizerTimeout time.Duration // 60s
+}
+
 // Sandbox sets the kernel barrier of edit commands (SPEC 8.7).
 type Sandbox struct {
 	Mode  string   // auto (""), required or off
@@ -178,6 +195,7 @@ func Defaults() *Config {
 		Version: 1,
 		Verify:  Verify{Profiles: map[string]*Profile{}, BaselineMax: 2 * time.Minute},
 		Verdict: Verdict{Approve: 80, EscalateAfter: 3},
+		Memory:  Memory{SummarizerTimeout: time.Minute},
 		Lessons: Lessons{
 			Path:      ".orket/memory/failure_lessons.jsonl",
 			TopK:      3,

@@ -273,7 +273,9 @@ func (d *decoder) strings(n *yaml.Node, what string) ([]string, error) {
 }
 
 var (
-	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight", "verdict", "escalation", "protect", "sandbox", "snapshot"}
+	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight", "verdict", "escalation", "protect", "sandbox", "snapshot", "feedback", "memory"}
+	feedbackKeys  = []string{"keywords"}
+	memoryKeys    = []string{"summarizer", "summarizer_timeout"}
 	snapshotKeys  = []string{"fsmonitor"}
 	sandboxKeys   = []string{"mode", "write"}
 	verdictKeys   = []string{"approve", "escalate_after"}
@@ -325,6 +327,29 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 			c.Protect, err = d.globs(v, "protect", "repository-relative paths or doublestar globs such as '**/*_test.go' or '.github/workflows/**'")
 		case "sandbox":
 			err = d.sandbox(&c.Sandbox, v)
+		case "feedback":
+			err = d.mapping(v, "feedback", feedbackKeys, func(key string, _, v *yaml.Node) error {
+				c.Feedback.Keywords = map[string][]string{}
+				return d.mapping(v, "feedback.keywords", feedbackCategories, func(cat string, _, v *yaml.Node) error {
+					words, err := d.strings(v, "feedback.keywords."+cat)
+					c.Feedback.Keywords[cat] = words
+					return err
+				})
+			})
+		case "memory":
+			err = d.mapping(v, "memory", memoryKeys, func(key string, _, v *yaml.Node) error {
+				var err error
+				switch key {
+				case "summarizer":
+					c.Memory.Summarizer, err = d.strings(v, "memory.summarizer")
+					if err == nil && len(c.Memory.Summarizer) == 0 {
+						err = d.errf(v, "write the command as a list: [claude, -p]", "memory.summarizer is empty")
+					}
+				case "summarizer_timeout":
+					c.Memory.SummarizerTimeout, err = d.duration(v, "memory.summarizer_timeout")
+				}
+				return err
+			})
 		case "snapshot":
 			err = d.mapping(v, "snapshot", snapshotKeys, func(key string, _, v *yaml.Node) error {
 				var err error
@@ -356,6 +381,10 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// feedbackCategories are the categories feedback.keywords may extend
+// (feedback.Categories, but for other).
+var feedbackCategories = []string{"examples", "specificity", "clarity", "completeness", "relevance"}
 
 // globs reads a list of repository-relative paths or doublestar globs.
 func (d *decoder) globs(n *yaml.Node, what, hint string) ([]string, error) {

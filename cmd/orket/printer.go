@@ -419,7 +419,16 @@ func stderrIsTerminal(w io.Writer) bool {
 // Advised is part of orket.Observer: the advisories, why each is relevant
 // under -v, and the preflight results.
 func (p *runPrinter) Advised(res *orket.Record) {
+	for _, r := range res.Reviewed {
+		p.line("  reviewed %s from .orket/rejected into the agent memory: %s", r.File, clipRunes(r.Learning, 100))
+	}
 	p.advisories(res.Advisories, res.Preflight)
+	if len(res.Feedback) > 0 {
+		p.line("  earlier reviews:")
+		for _, f := range res.Feedback {
+			p.line("    %s %s", p.paint(yellow, "!"), clipRunes(f.Text, 160))
+		}
+	}
 	if a := res.Attempt; a != nil && len(a.Previous) > 0 {
 		last := a.Previous[len(a.Previous)-1]
 		p.line("  attempt %s at task %s; the last one: %s, score %d: %s", attemptOf(a), quoteName(a.Task), last.Verdict, last.Score, clipRunes(last.Summary, 120))

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/orket/orket"
+	"github.com/orket/orket/feedback"
+)
+
+// feedbackCommand groups the commands that read the feedback log.
+func feedbackCommand(o *options, result *any) *cli.Command {
+	sub := []*cli.Command{feedbackListCommand(o, result), feedbackStatsCommand(o, result), feedbackPatternsCommand(o, result)}
+	for _, c := range sub {
+		c.Flags = append(c.Flags, globalFlags()...)
+		wrap(o, c)
+	}
+	return &cli.Command{
+		Name:            "feedback",
+		Usage:           "read the reviewers' rejections: list, stats, patterns",
+		UsageText:       "orket feedback list|stats|patterns [--agent A]",
+		Subcommands:     sub,
+		HideHelpCommand: true,
+		Flags:           globalFlags(),
+		OnUsageError:    usageError,
+		Action: func(c *cli.Context) error {
+			resolveGlobals(o, c)
+			if c.Args().Present() {
+				return orket.Errorf(orket.EUsage, "feedback commands: list, stats, patterns", "unknown command %q for orket feedback", c.Args().First())
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
+	}
+}
+
+// feedbackOptions filter the log.
+type feedbackOptions struct {
+	agent, task, category, since string
+	limit                        int
+}
+
+func (fo *feedbackOptions) flags(withLimit bool) []cli.Flag {
+	fl := []cli.Flag{
+		&cli.StringFlag{Name: "agent", Usage: "only `AGENT`'s rejections", Destination: &fo.agent},
+		&cli.StringFlag{Name: "since", Usage: "only newer than `AGE` (14d, 12h) or a date (2026-11-01)", Destination: &fo.since},
+	}
+	if withLimit {
+		fl = append(fl,
+			&cli.StringFlag{Name: "task", Usage: "only rejections of runs of `TASK`", Destination: &fo.task},
+			&cli.StringFlag{Name: "category", Usage: "only `CATEGORY` (examples, specificity, clarity, completeness, relevance, other)", Destination: &fo.category},
+			&cli.IntFlag{Name: "limit", Usage: "at most `N` entries", Value: 50, Destination: &fo.limit})
+	}
+	return fl
+}
+
+// entries reads the log with the filters.
+func (fo *feedbackOptions) entries(o *options) ([]*feedback.Entry, int, error) {
+	r, _, err := repoAndConfig(o)
+	if err != nil {
+		return nil, 0, err
+	}
+	since, err := parseSince(fo.since, o.now())
+	if err != nil {
+		return nil, 0, err
+	}
+	all, damaged, err := feedback.OpenLog(orket.OrketDir(r)).Entries(feedback.Filter{Agent: fo.agent, Since: since})
+	if err != nil {
+		return nil, 0, memoryError(err)
+	}
+	var out []*feedback.Entry
+	for _, e := range all {
+		if (fo.task == "" || e.Task == fo.task) && (fo.category == "" || string(e.Category) == fo.category) {
+			out = append(out, e)
+		}
+	}
+	return out, len(damaged), nil
+}
+
+func feedbackListCommand(o *options, result *any) *cli.Command {
+	var fo feedbackOptions
+	return &cli.Command{
+		Name: "list", Usage: "list rejections, newest first", UsageText: "orket feedback list [--agent A] [--task T] [--category C] [--since D] [--limit N]",
+		Flags: fo.flags(true),
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			list, damaged, err := fo.entries(o)
+			if err != nil {
+				return err
+			}
+			sort.SliceStable(list, func(i, j int) bool { return list[i].Time.After(list[j].Time) })
+			if fo.limit > 0 && len(list) > fo.limit {
+				list = list[:fo.limit]
+			}
+			if list == nil {
+				list = []*feedback.Entry{}
+			}
+			*result = map[string]any{"code": orket.OK, "entries": list, "damaged_lines": damaged}
+			if o.json {
+				return nil
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(o.stdout, "no rejections recorded: orket reject records a reviewer's no")
+				return nil
+			}
+			tw := tabwriter.NewWriter(o.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tAGENT\tITEM\tCATEGORY\tUNDO\tREASON")
+			for _, e := range list {
+				undo := "-"
+				if e.Undo != nil {
+					undo = e.Undo.Status
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format("2006-01-02 15:04"), e.Agent, e.Item, e.Category, undo, clipRunes(e.Reason, 60))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func feedbackStatsCommand(o *options, result *any) *cli.Command {
+	var fo feedbackOptions
+	return &cli.Command{
+		Name: "stats", Usage: "count rejections per category, agent and item", UsageText: "orket feedback stats [--agent A] [--since D]",
+		Flags: fo.flags(false),
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			list, damaged, err := fo.entries(o)
+			if err != nil {
+				return err
+			}
+			cats, agents, items := map[string]int{}, map[string]int{}, map[string]int{}
+			for _, e := range list {
+				cats[string(e.Category)]++
+				agents[e.Agent]++
+				items[e.Item]++
+			}
+			*result = map[string]any{"code": orket.OK, "total": len(list), "categories": cats, "agents": agents, "items": items, "damaged_lines": damaged}
+			if o.json {
+				return nil
+			}
+			fmt.Fprintf(o.stdout, "%d rejections\n", len(list))
+			for _, sec := range []struct {
+				name string
+				m    map[string]int
+			}{{"categories", cats}, {"agents", agents}, {"items", items}} {
+				fmt.Fprintf(o.stdout, "%s:\n", sec.name)
+				for _, k := range byCount(sec.m) {
+					fmt.Fprintf(o.stdout, "  %5d  %s\n", sec.m[k], orNone(k))
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func feedbackPatternsCommand(o *options, result *any) *cli.Command {
+	var fo feedbackOptions
+	return &cli.Command{
+		Name: "patterns", Usage: "the categories that recur in an agent's rejections (over 30%, at least 3)",
+		UsageText: "orket feedback patterns [--agent A] [--since D]",
+		Flags:     fo.flags(false),
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			r, cfg, err := repoAndConfig(o)
+			if err != nil {
+				return err
+			}
+			since, err := parseSince(fo.since, o.now())
+			if err != nil {
+				return err
+			}
+			if fo.since == "" && cfg.Lessons.Retention.MaxAge > 0 {
+				since = o.now().Add(-cfg.Lessons.Retention.MaxAge)
+			}
+			agent := fo.agent
+			if agent == "" {
+				agent = orket.DefaultAgent
+			}
+			a, err := feedback.OpenLog(orket.OrketDir(r)).Analyze(agent, since)
+			if err != nil {
+				return memoryError(err)
+			}
+			if len(a.Patterns) == 0 {
+				*result = a.NoPatternObject()
+			} else {
+				// Seed 000's object for the strongest pattern, and all of them.
+				objs := a.PatternObjects()
+				*result = patternsResult{PatternObject: objs[0], Patterns: objs}
+			}
+			if o.json {
+				return nil
+			}
+			if len(a.Patterns) == 0 {
+				fmt.Fprintf(o.stdout, "no pattern in %d rejection(s) of agent %s since %s (a pattern is a category over 30%%, with at least 3)\n",
+					a.Total, agent, sinceText(since))
+				return nil
+			}
+			for _, p := range a.PatternObjects() {
+				fmt.Fprintf(o.stdout, "%s: %d of %d rejections (%.0f%%): %s\n", p.Category, p.OccurrenceCount, p.TotalRejections, float64(p.Percentage), p.SuggestedCorrection)
+			}
+			return nil
+		},
+	}
+}
+
+type patternsResult struct {
+	feedback.PatternObject
+	Patterns []feedback.PatternObject `json:"patterns"`
+}
+
+func sinceText(t time.Time) string {
+	if t.IsZero() {
+		return "the start"
+	}
+	return t.Format("2006-01-02")
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/orket/orket"
+	"github.com/orket/orket/redact"
+)
+
+// memoryCommand prints what an agent should read before it plans, and
+// reviews the rejected folder on demand.
+func memoryCommand(o *options, result *any) *cli.Command {
+	var agent string
+	var scopes []string
+	review := &cli.Command{
+		Name: "review", Usage: "review the files dropped in .orket/rejected into the agent memory now",
+		UsageText: "orket memory review",
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			r, cfg, err := repoAndConfig(o)
+			if err != nil {
+				return err
+			}
+			red := redact.New(redact.Options{Environ: o.environ()})
+			done, err := orket.ReviewRejected(c.Context, r, cfg, red, o.now)
+			if err != nil {
+				return memoryError(err)
+			}
+			*result = map[string]any{"code": orket.OK, "reviewed": done}
+			if o.json {
+				return nil
+			}
+			if len(done) == 0 {
+				fmt.Fprintln(o.stdout, "nothing new in .orket/rejected")
+			}
+			for _, d := range done {
+				fmt.Fprintf(o.stdout, "%s: %s -> .orket/%s", d.File, d.Status, d.MovedTo)
+				if d.Learning != "" {
+					fmt.Fprintf(o.stdout, ": %s", d.Learning)
+				}
+				if d.Error != "" {
+					fmt.Fprintf(o.stdout, " (%s)", d.Error)
+				}
+				fmt.Fprintln(o.stdout)
+			}
+			return nil
+		},
+	}
+	review.Flags = append(review.Flags, globalFlags()...)
+	wrap(o, review)
+	return &cli.Command{
+		Name:  "memory",
+		Usage: "print what an agent should read before it plans: agent memory, patterns, advisories",
+		UsageText: `orket memory [--agent A] [--scope S]...
+   orket memory review`,
+		Description: `memory prints, as Markdown (or one JSON object with --json), the agent
+memory (.orket/memory/AGENT_MEMORY.md), the patterns of the agent's
+rejections, earlier reviews of the scope, and the top advisories and failed
+preflight checks for it. Hooks feed it to agents (docs/integrations).`,
+		Subcommands:     []*cli.Command{review},
+		HideHelpCommand: true,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "agent", Usage: "whose patterns (default: ORKET_AGENT, else default)", Destination: &agent},
+			&cli.StringSliceFlag{Name: "scope", Usage: "the area the agent will work in (repeatable)"},
+		}, globalFlags()...),
+		OnUsageError: usageError,
+		Action: func(c *cli.Context) error {
+			resolveGlobals(o, c)
+			if c.Args().Present() {
+				return orket.Errorf(orket.EUsage, "memory commands: review", "unknown command %q for orket memory", c.Args().First())
+			}
+			scopes = c.StringSlice("scope")
+			r, cfg, err := repoAndConfig(o)
+			if err != nil {
+				return err
+			}
+			resolved, err := resolveScopes(r, scopes)
+			if err != nil {
+				return err
+			}
+			v, err := orket.Memory(orket.MemoryQuery{Repo: r, Config: cfg, Agent: orDefault(agent, o.getenv("ORKET_AGENT")), Scope: resolved,
+				Env: orket.Env{Environ: o.environ(), Getenv: o.getenv, Now: o.now}})
+			if err != nil {
+				return err
+			}
+			*result = v
+			if !o.json {
+				fmt.Fprint(o.stdout, v.Markdown())
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,200 @@
+package orket
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/feedback"
+	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/preflight"
+	"github.com/orket/orket/redact"
+	"github.com/orket/orket/scope"
+	"github.com/orket/orket/txn"
+)
+
+// OrketDir is the main work tree's .orket directory, which holds the
+// memory its linked work trees share.
+func OrketDir(r *txn.Repo) string {
+	return filepath.Join(mainRoot(r), filepath.FromSlash(scope.OrketDir))
+}
+
+// feedbackWindow is where patterns are looked for: within retention.
+func feedbackWindow(cfg *config.Config, now time.Time) time.Time {
+	if age := cfg.Lessons.Retention.MaxAge; age > 0 {
+		return now.Add(-age)
+	}
+	return time.Time{}
+}
+
+// feedbackAdvice is what earlier reviews say of the run about to start:
+// the agent's patterns, and past rejections of what it touches.
+func (r *Run) feedbackAdvice() []feedback.Advisory {
+	req := r.rec.Request
+	var touch []string
+	if len(r.rec.Plan.TouchSet) > 0 {
+		touch = r.rec.Plan.TouchSet
+	}
+	adv, err := feedback.OpenLog(OrketDir(r.req.Repo)).Advise(feedback.Query{Agent: req.Agent, Scope: req.Scope, Touch: touch,
+		Since: feedbackWindow(r.req.Config, r.req.Env.Now())})
+	if err != nil {
+		r.obs.Warn("cannot read the feedback log: " + err.Error())
+	}
+	return adv
+}
+
+// reviewRejected reviews what people and tools dropped in .orket/rejected
+// since the last run into the agent memory (SPEC 8.3).
+func (r *Run) reviewRejected() {
+	done, err := ReviewRejected(r.ctx, r.req.Repo, r.req.Config, r.red, r.req.Env.Now)
+	if err != nil {
+		r.obs.Warn("reviewing .orket/rejected: " + err.Error())
+	}
+	r.rec.Reviewed = done
+}
+
+// ReviewRejected reviews every new file of .orket/rejected into the agent
+// memory and moves it to done/ (orket memory review, and each run).
+func ReviewRejected(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, now func() time.Time) ([]feedback.Reviewed, error) {
+	dir := OrketDir(repo)
+	rv := &feedback.Reviewer{OrketDir: dir, Redactor: red, Now: now, Summarizer: summarizer(cfg, repo, red)}
+	if pending, err := rv.Pending(); err != nil || len(pending) == 0 {
+		return nil, err
+	}
+	cat, err := feedback.NewCategorizer(cfg.Feedback.Keywords)
+	if err != nil {
+		return nil, err
+	}
+	rv.Categorizer = cat
+	done, _, err := rv.ReviewAll(ctx)
+	if err == feedback.ErrReviewBusy {
+		return done, nil
+	}
+	return done, err
+}
+
+// memoryMarkdown is the agent memory as ORKET_ADVISORIES carries it: the
+// file, cut to its last maxMemory bytes.
+func memoryMarkdown(repo *txn.Repo) string {
+	b, err := feedback.OpenMemory(OrketDir(repo)).Read()
+	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+		return ""
+	}
+	if len(b) > maxMemory {
+		b = b[len(b)-maxMemory:]
+		if i := strings.IndexByte(string(b), '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+		b = append([]byte("(the start of the file is left out)\n"), b...)
+	}
+	return string(b)
+}
+
+// maxMemory bounds the agent memory an edit command is handed.
+const maxMemory = 32 << 10
+
+// A MemoryView is what an agent should read before it plans (SPEC 8.4):
+// the agent memory, the patterns of its rejections, and the top
+// advisories for its scope.
+type MemoryView struct {
+	Code       Code                     `json:"code"`
+	Agent      string                   `json:"agent"`
+	Scope      []string                 `json:"scope"`
+	MemoryFile string                   `json:"memory_file"`
+	Memory     string                   `json:"memory"`
+	Patterns   []feedback.PatternObject `json:"patterns"`
+	Feedback   []feedback.Advisory      `json:"feedback"`
+	Advisories []lessons.Advisory       `json:"advisories"`
+	Preflight  []preflight.Result       `json:"preflight"`
+	// Reviewed are files of .orket/rejected reviewed just now (orket
+	// memory review).
+	Reviewed []feedback.Reviewed `json:"reviewed,omitempty"`
+}
+
+// A MemoryQuery asks for an agent's memory for a scope.
+type MemoryQuery struct {
+	Repo   *txn.Repo
+	Config *config.Config
+	Agent  string
+	Scope  []string
+	Env    Env
+}
+
+// Memory gathers what an agent should read before it plans.
+func Memory(q MemoryQuery) (*MemoryView, error) {
+	if q.Agent == "" {
+		q.Agent = DefaultAgent
+	}
+	if q.Env.Now == nil {
+		q.Env.Now = time.Now
+	}
+	if q.Env.Getenv == nil {
+		q.Env.Getenv = func(string) string { return "" }
+	}
+	if _, err := scope.Parse(q.Scope); err != nil {
+		return nil, &Error{Code: EUsage, Err: err, Msg: err.Error(), Hint: "scopes are repository-relative directories or globs such as pkg/api"}
+	}
+	v := &MemoryView{Code: OK, Agent: q.Agent, Scope: nonNil(q.Scope), Memory: memoryMarkdown(q.Repo),
+		MemoryFile: displayPath(q.Repo, filepath.Join(OrketDir(q.Repo), "memory", "AGENT_MEMORY.md")),
+		Patterns:   []feedback.PatternObject{}, Feedback: []feedback.Advisory{}, Advisories: []lessons.Advisory{}, Preflight: []preflight.Result{}}
+	since := feedbackWindow(q.Config, q.Env.Now())
+	log := feedback.OpenLog(OrketDir(q.Repo))
+	if a, err := log.Analyze(q.Agent, since); err == nil {
+		v.Patterns = a.PatternObjects()
+	}
+	if adv, err := log.Advise(feedback.Query{Agent: q.Agent, Scope: q.Scope, Since: since}); err == nil && adv != nil {
+		v.Feedback = adv
+	}
+	if prof, err := q.Config.Profile(""); err == nil {
+		a := Advise(AdviceQuery{Repo: q.Repo, Config: q.Config, Profile: prof, Scope: q.Scope, Getenv: q.Env.Getenv, Now: q.Env.Now()})
+		v.Advisories, v.Preflight = a.Advisories, a.Preflight
+	}
+	return v, nil
+}
+
+// Markdown is the view as an agent reads it (a hook's output, AGENTS.md).
+func (v *MemoryView) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# orket memory for agent %s", v.Agent)
+	if len(v.Scope) > 0 {
+		fmt.Fprintf(&b, ", scope %s", strings.Join(v.Scope, ", "))
+	}
+	b.WriteString("\n\nWhat earlier runs and reviews of this repository taught; read it before you plan. It is advice, not a rule.\n")
+	if len(v.Patterns) > 0 {
+		b.WriteString("\n## Patterns in reviewers' rejections\n\n")
+		for _, p := range v.Patterns {
+			fmt.Fprintf(&b, "- %s: %d of %d rejections (%.0f%%): %s\n", p.Category, p.OccurrenceCount, p.TotalRejections, float64(p.Percentage), p.SuggestedCorrection)
+		}
+	}
+	if len(v.Feedback) > 0 {
+		b.WriteString("\n## Earlier reviews\n\n")
+		for _, f := range v.Feedback {
+			fmt.Fprintf(&b, "- %s\n", lessons.StripANSI(f.Text))
+		}
+	}
+	if len(v.Advisories) > 0 {
+		b.WriteString("\n## Past failures of the checks\n\n")
+		for _, a := range v.Advisories {
+			fmt.Fprintf(&b, "- %s (seen %d time(s); `%s`)", lessons.StripANSI(a.Title), a.Count, lessons.StripANSI(a.FailedCommand))
+			if a.FirstError != "" {
+				fmt.Fprintf(&b, ": %s", lessons.StripANSI(a.FirstError))
+			}
+			b.WriteString("\n")
+			for _, s := range a.SuggestedActions {
+				fmt.Fprintf(&b, "  - %s\n", lessons.StripANSI(s))
+			}
+		}
+	}
+	for _, c := range v.Preflight {
+		if !c.OK {
+			fmt.Fprintf(&b, "- missing now: %s\n", c.Detail)
+		}
+	}
+	if v.Memory != "" {
+		fmt.Fprintf(&b, "\n## Agent memory (%s)\n\n%s", v.MemoryFile, strings.TrimRight(v.Memory, "\n")+"\n")
+	}
+	return b.String()
+}

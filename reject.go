@@ -1,0 +1,484 @@
+package orket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"golang.org/x/sys/unix"
+
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/feedback"
+	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/redact"
+	"github.com/orket/orket/scope"
+	"github.com/orket/orket/txn"
+)
+
+// A KeptPath is a path a kept run changed: its content before the run and
+// as the run left it. A reject puts Before back while the path still holds
+// After.
+type KeptPath struct {
+	Path   string     `json:"path"`
+	Before *FileState `json:"before,omitempty"` // nil: the run created it
+	After  *FileState `json:"after,omitempty"`  // nil: the run deleted it
+}
+
+// A FileState is a file's content (its blob id) and mode.
+type FileState struct {
+	OID  string `json:"oid"`
+	Mode string `json:"mode"` // git's: 0100644, 0100755, 0120000
+}
+
+// RejectedDir is where orket keeps rejected changes, and where people and
+// tools drop what they reject (SPEC 8.3), repository-relative.
+const RejectedDir = scope.OrketDir + "/rejected"
+
+// recordKept notes, before a passed change is kept, what every touched
+// path held before the run and holds now, and keeps the before blobs
+// reachable (refs/orket/kept/<run-id>) for as long as the run record, so
+// that orket reject can undo it.
+func (r *Run) recordKept() error {
+	rec := r.rec
+	root, err := r.req.Repo.FS()
+	if err != nil {
+		return err
+	}
+	snap := r.tx.Snapshot()
+	before := map[string]plumbing.Hash{}
+	for _, p := range rec.Plan.TouchSet {
+		k := KeptPath{Path: p}
+		var f *txn.File
+		if _, ok := r.req.Edit.(WorktreeEdit); ok {
+			f = r.worktreeBase[p]
+		} else {
+			f = snap.Pre.Files[p]
+		}
+		if f != nil {
+			if f.OID.IsZero() {
+				return fmt.Errorf("%s: its content before the run is not known", p)
+			}
+			k.Before = &FileState{OID: f.OID.String(), Mode: f.Mode.String()}
+			before[p] = f.OID
+		} else {
+			for d := path.Dir(p); d != "." && !snap.Pre.Dirs[d]; d = path.Dir(d) {
+				rec.KeptDirs = appendUnique(rec.KeptDirs, d)
+			}
+		}
+		if k.After, err = stateOf(root, p); err != nil {
+			return err
+		}
+		rec.Kept = append(rec.Kept, k)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(rec.KeptDirs))) // deepest first
+	return r.req.Repo.KeepBlobs(rec.RunID, before)
+}
+
+func appendUnique(l []string, s string) []string {
+	for _, x := range l {
+		if x == s {
+			return l
+		}
+	}
+	return append(l, s)
+}
+
+// stateOf is what a path holds now: its blob id and mode; nil when it
+// does not exist.
+func stateOf(root *fsroot.Root, p string) (*FileState, error) {
+	st, err := root.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var content []byte
+	mode := filemode.Regular
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		target, err := root.Readlink(p)
+		if err != nil {
+			return nil, err
+		}
+		content, mode = []byte(target), filemode.Symlink
+	case unix.S_IFREG:
+		if st.Mode&0o111 != 0 {
+			mode = filemode.Executable
+		}
+		f, err := root.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		h := plumbing.NewHasher(plumbing.BlobObject, st.Size)
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return &FileState{OID: h.Sum().String(), Mode: mode.String()}, nil
+	default:
+		return &FileState{OID: "", Mode: "dir"}, nil
+	}
+	return &FileState{OID: plumbing.ComputeHash(plumbing.BlobObject, content).String(), Mode: mode.String()}, nil
+}
+
+func (a *FileState) equal(b *FileState) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.OID == b.OID && a.Mode == b.Mode
+}
+
+// A RejectRequest is a reviewer's "no" to a kept run (SPEC 8.3).
+type RejectRequest struct {
+	Repo   *txn.Repo
+	Config *config.Config
+	RunID  string // the run, or a unique prefix of its id; "" is the latest kept run
+	Reason string // verbatim; "" asks (AskReason), else "No reason provided"
+	Type   string // code, test, docs, config, other; "" is guessed from the paths
+	Item   string // what was rejected; "" is the run's scope
+	NoUndo bool   // record only
+	By     string
+	Env    Env
+	// AskReason asks a person why, once and briefly; it returns "" when
+	// there is no one to ask or no answer.
+	AskReason func() string
+}
+
+// A RejectResult is seed 000's success object, with what the undo did and
+// the learning appended to the agent memory.
+type RejectResult struct {
+	Code Code `json:"code"`
+	feedback.Logged
+	Learning string `json:"learning,omitempty"`
+	// LearningSource says where the learning came from: the summariser, or
+	// the learned action when there is none or it failed.
+	LearningSource string `json:"learning_source,omitempty"`
+	Memory         string `json:"memory_file"`
+	// Warnings are what went wrong without losing the rejection: a
+	// summariser that failed, a memory file that wants pruning.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Reject records a reviewer's rejection of a kept run, takes the change
+// out while the tree still holds it (as a transaction: lock, snapshot,
+// proof; the change kept as .orket/rejected/<run-id>.patch first), and
+// learns from it: the feedback log, the agent memory, the patterns the
+// next run is told.
+func Reject(ctx context.Context, req RejectRequest) (*RejectResult, error) {
+	repo := req.Repo
+	if req.Env.Now == nil {
+		req.Env.Now = time.Now
+	}
+	if req.Type != "" {
+		if err := feedback.CheckArtifactType(req.Type); err != nil {
+			return nil, Errorf(EUsage, "--type is one of "+strings.Join(feedback.ArtifactTypes, ", "), "%v", err)
+		}
+	}
+	cat, err := feedback.NewCategorizer(req.Config.Feedback.Keywords)
+	if err != nil {
+		return nil, &Error{Code: EConfigInvalid, Err: err, Msg: "feedback.keywords: " + err.Error(), Hint: "see docs/feedback.md"}
+	}
+	unlock, err := repo.Lock(ctx, true, false, txn.Holder{RunID: "reject", Command: "orket reject", Started: req.Env.Now()})
+	if err != nil {
+		var le *txn.LockedError
+		if errors.As(err, &le) {
+			return nil, err
+		}
+		return nil, internal("take the repository lock", "check that .git is writable", err)
+	}
+	defer unlock()
+	if j, err := repo.Unfinished(); err != nil || j != nil {
+		return nil, &RecoveryNeededError{Journal: j, Err: err}
+	}
+	orketDir := OrketDir(repo)
+	log := feedback.OpenLog(orketDir)
+	rejected, err := rejectedRuns(log)
+	if err != nil {
+		return nil, internal("read the feedback log", "check that .orket/memory is readable", err)
+	}
+	rec, err := keptRun(repo, req.RunID, rejected)
+	if err != nil {
+		return nil, err
+	}
+	reason := req.Reason
+	if reason == "" && req.AskReason != nil {
+		reason = strings.TrimSpace(req.AskReason())
+	}
+	undo, err := undoKept(ctx, repo, rec, req.NoUndo, req.Env.Now())
+	if err != nil {
+		return nil, err
+	}
+	red := redact.New(redact.Options{Environ: req.Env.Environ})
+	var commands []string
+	for _, s := range rec.Plan.Steps {
+		commands = append(commands, s.Command)
+	}
+	e := cat.Entry(feedback.Rejection{Time: req.Env.Now().UTC(), RunID: rec.RunID, Task: rec.Request.Task, Agent: rec.Request.Agent,
+		Item: req.Item, ArtifactType: req.Type, Reason: reason, By: req.By, Scope: rec.Request.Scope, Touched: rec.Plan.TouchSet,
+		Undo: undo, Run: feedback.RunContext{Profile: rec.Request.Profile, Toolchain: feedback.Toolchain(commands), Commands: commands}})
+	e.Seal(red)
+	res := &RejectResult{Code: OK, Memory: displayPath(repo, filepath.Join(orketDir, "memory", "AGENT_MEMORY.md"))}
+	mem := feedback.OpenMemory(orketDir)
+	var learnings []feedback.Learning
+	if s := summarizer(req.Config, repo, red); s != nil {
+		current, _ := mem.Read()
+		patch := ""
+		if undo.Patch != "" {
+			if root, err := repo.FS(); err == nil {
+				b, _ := root.ReadFile(undo.Patch)
+				patch = string(b)
+			}
+		}
+		text, src, err := s.Learn(ctx, feedback.Review{Subject: "run " + rec.RunID + " (" + strings.Join(rec.Plan.TouchSet, ", ") + ")",
+			Content: patch, Reason: e.Reason, Memory: string(current)}, e.Action)
+		if err != nil {
+			res.Warnings = append(res.Warnings, "memory.summarizer failed ("+err.Error()+"); the learned action is used")
+		}
+		if src == feedback.SourceSummarizer {
+			e.Learning = text
+		}
+		res.Learning, res.LearningSource = text, src
+		learnings = append(learnings, feedback.LearningOf(e, text))
+	}
+	if err := log.Record(e, red); err != nil {
+		return nil, internal("append to the feedback log", "check that .orket/memory is writable", err)
+	}
+	since := time.Time{}
+	if age := req.Config.Lessons.Retention.MaxAge; age > 0 {
+		since = req.Env.Now().Add(-age)
+	}
+	a, err := log.Analyze(e.Agent, since)
+	if err != nil {
+		return nil, internal("read the feedback log", "check that .orket/memory is readable", err)
+	}
+	st, err := mem.Append(ctx, learnings, []feedback.Row{feedback.RowOf(e)})
+	if err != nil {
+		res.Warnings = append(res.Warnings, "could not append to "+res.Memory+": "+err.Error())
+	} else if st.WantsPruning {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s holds %d learnings, more than %d: it wants pruning by a person", res.Memory, st.Learnings, feedback.MaxLearnings))
+	}
+	if _, err := log.Prune(req.Config.Lessons.Retention.MaxEntries, req.Config.Lessons.Retention.MaxAge, req.Env.Now()); err != nil {
+		res.Warnings = append(res.Warnings, "could not prune the feedback log: "+err.Error())
+	}
+	res.Logged = feedback.NewLogged(e, a)
+	return res, nil
+}
+
+// summarizer is memory.summarizer, or nil.
+func summarizer(cfg *config.Config, repo *txn.Repo, red *redact.Redactor) *feedback.Summarizer {
+	if len(cfg.Memory.Summarizer) == 0 {
+		return nil
+	}
+	return &feedback.Summarizer{Argv: cfg.Memory.Summarizer, Timeout: cfg.Memory.SummarizerTimeout, Dir: repo.Root, Redactor: red}
+}
+
+// rejectedRuns maps the runs the feedback log says were rejected to the
+// entry that did.
+func rejectedRuns(log *feedback.Log) (map[string]string, error) {
+	out := map[string]string{}
+	_, err := log.Each(func(e *feedback.Entry) error {
+		if e.RunID != "" && e.Type == feedback.TypeReviewRejection {
+			out[e.RunID] = e.ID
+		}
+		return nil
+	})
+	return out, err
+}
+
+// keptRun loads the run to reject: the one named (a unique prefix of its
+// id), or the latest whose change was kept and is not rejected yet.
+func keptRun(repo *txn.Repo, id string, rejected map[string]string) (*Record, error) {
+	root, err := repo.FS()
+	if err != nil {
+		return nil, err
+	}
+	type run struct {
+		id    string
+		mtime int64
+	}
+	var runs []run
+	if f, err := root.Open(RunsDir); err == nil {
+		names, _ := f.Readdirnames(-1)
+		f.Close()
+		for _, n := range names {
+			if strings.HasSuffix(n, ".json") && strings.HasPrefix(n, id) {
+				st, _ := root.Lstat(RunsDir + "/" + n)
+				runs = append(runs, run{strings.TrimSuffix(n, ".json"), st.Mtim.Nano()})
+			}
+		}
+	}
+	// Newest first: run ids sort by the second they started; the record's
+	// time orders runs of one second.
+	sort.Slice(runs, func(i, j int) bool {
+		if a, b := runs[i].id[:min(16, len(runs[i].id))], runs[j].id[:min(16, len(runs[j].id))]; a != b {
+			return a > b
+		}
+		return runs[i].mtime > runs[j].mtime
+	})
+	if id != "" {
+		switch len(runs) {
+		case 0:
+			return nil, Errorf(EUsage, "the run_id of a run's --json, or ls .orket/runs", "no run %q", id)
+		case 1:
+			if fb := rejected[runs[0].id]; fb != "" {
+				return nil, Errorf(EUsage, "orket feedback list shows it", "run %s was already rejected (%s)", runs[0].id, fb)
+			}
+		default:
+			return nil, Errorf(EUsage, "give more of the id", "%q names %d runs", id, len(runs))
+		}
+	}
+	for _, rn := range runs {
+		if id == "" && rejected[rn.id] != "" {
+			continue
+		}
+		rec, err := LoadRecord(repo, rn.id)
+		if err != nil {
+			if id != "" {
+				return nil, internal("read the run record", "check .orket/runs", err)
+			}
+			continue
+		}
+		if kept(rec) {
+			return rec, nil
+		}
+		if id != "" {
+			return nil, Errorf(EUsage, "orket reject takes back a change a run kept", "run %s kept no change (%s)", rec.RunID, rec.Code)
+		}
+	}
+	return nil, Errorf(EUsage, "orket reject takes back a change a run kept; name one with its id", "no run kept a change that is not rejected yet")
+}
+
+// kept reports whether a run left its change in the tree.
+func kept(rec *Record) bool {
+	switch rec.Code {
+	case OK, ECommitRefused, EVerifyFailedKept:
+		return rec.Request.EditSource != "none" && !rec.Request.DryRun && rec.Plan.TouchCount > 0
+	}
+	return false
+}
+
+// undoKept takes a kept run's change out while the tree still holds it:
+// the change is written to .orket/rejected/<run-id>.patch and synced
+// first; then, in a transaction, every touched path gets its content from
+// before the run back (and a --commit run's branch its parent), and that
+// is proved. When the tree has moved on, nothing is taken out and the
+// diverged paths are named.
+func undoKept(ctx context.Context, repo *txn.Repo, rec *Record, noUndo bool, now time.Time) (*feedback.Undo, error) {
+	if noUndo {
+		return &feedback.Undo{Status: "not_undone", Note: "--no-undo: recorded only"}, nil
+	}
+	if len(rec.Kept) == 0 {
+		return &feedback.Undo{Status: "not_undone", Note: "the run's record does not say what it kept (an older orket): recorded only"}, nil
+	}
+	root, err := repo.FS()
+	if err != nil {
+		return nil, err
+	}
+	u := &feedback.Undo{}
+	paths := make([]string, 0, len(rec.Kept))
+	before := map[string]*txn.File{}
+	for _, k := range rec.Kept {
+		now, err := stateOf(root, k.Path)
+		if err != nil {
+			return nil, internal("read "+k.Path, "check the file's permissions", err)
+		}
+		if !now.equal(k.After) {
+			u.Diverged = append(u.Diverged, k.Path)
+		}
+		paths = append(paths, k.Path)
+		if k.Before != nil {
+			m, err := filemode.New(k.Before.Mode)
+			if err != nil {
+				return nil, internal("read the run record", "the record's kept state is damaged", err)
+			}
+			before[k.Path] = &txn.File{OID: plumbing.NewHash(k.Before.OID), Mode: m}
+		}
+	}
+	var parent plumbing.Hash
+	if rec.Commit != "" {
+		u.Branch, u.Commit = rec.CommitBranch, rec.Commit
+		ref, err := repo.Git.Storer.Reference(plumbing.ReferenceName(rec.CommitBranch))
+		if rec.CommitBranch == "" || err != nil || ref.Hash().String() != rec.Commit {
+			u.Diverged = append(u.Diverged, "branch "+strings.TrimPrefix(rec.CommitBranch, "refs/heads/")+" (no longer at the run's commit)")
+		} else if c, err := object.GetCommit(repo.Git.Storer, plumbing.NewHash(rec.Commit)); err != nil || c.NumParents() != 1 {
+			u.Diverged = append(u.Diverged, "commit "+rec.Commit[:12]+" (not a commit with one parent)")
+		} else {
+			parent = c.ParentHashes[0]
+			u.Parent = parent.String()
+		}
+	}
+	if len(u.Diverged) > 0 {
+		u.Status = "diverged"
+		u.Note = "the tree has moved on since the run: recorded only"
+		return u, nil
+	}
+	// Durable before destructive: the change first, then the undo.
+	u.Patch = RejectedDir + "/" + rec.RunID + ".patch"
+	if err := ensureOrketDir(root); err != nil {
+		return nil, err
+	}
+	err = root.WriteFrom(u.Patch, 0o644, fsroot.Options{Sync: true}, func(w io.Writer) error {
+		return formatChange(w, repo, root, "rejected-"+rec.RunID, paths, before)
+	})
+	if err != nil {
+		return nil, internal("keep the rejected change", "nothing was taken out; check that .orket is writable", err)
+	}
+	tx, err := repo.Begin(txn.Start{RunID: newRunID(now), Command: "orket reject " + rec.RunID, Time: now})
+	if err != nil {
+		return nil, repoErr("take the snapshot", err)
+	}
+	defer tx.Close()
+	undoErr := func() error {
+		if err := tx.Edit(); err != nil {
+			return err
+		}
+		if err := tx.TakeOut(paths, before); err != nil {
+			return err
+		}
+		for _, d := range rec.KeptDirs {
+			root.Rmdir(d) //nolint:errcheck // only when empty: what the run made and left empty
+		}
+		if !parent.IsZero() {
+			name := plumbing.ReferenceName(rec.CommitBranch)
+			if err := repo.Git.Storer.CheckAndSetReference(plumbing.NewHashReference(name, parent),
+				plumbing.NewHashReference(name, plumbing.NewHash(rec.Commit))); err != nil {
+				return err
+			}
+		}
+		// The proof: every path holds what it held before the run.
+		for _, k := range rec.Kept {
+			now, err := stateOf(root, k.Path)
+			if err != nil {
+				return err
+			}
+			if !now.equal(k.Before) {
+				return fmt.Errorf("%s does not hold its content from before the run", k.Path)
+			}
+		}
+		return nil
+	}()
+	if undoErr != nil {
+		if _, err := tx.Revert(); err != nil {
+			return nil, &RevertError{Err: errors.Join(undoErr, err), Ref: tx.Ref()}
+		}
+		tx.End()
+		return nil, internal("take the change out", "the tree was put back as it was; the change is in "+u.Patch, undoErr)
+	}
+	if err := tx.End(); err != nil {
+		return nil, internal("end the transaction", "orket recover --discard keeps the tree as it is", err)
+	}
+	u.Status = "undone"
+	return u, nil
+}
