@@ -124,8 +124,8 @@ func (r *Repo) readIndexFile(s *gitState, prev *gitState) error {
 		return &UnsupportedError{Path: ".git/index", Reason: "not a regular file"}
 	}
 	s.indexRead = time.Now()
-	if p := prev; p != nil && p.index != nil && p.files[inGitDir+"index"] != nil && sameFile(p.index, &st) &&
-		p.indexRead.Sub(time.Unix(st.Mtim.Sec, st.Mtim.Nsec)) > racyWindow && p.indexRead.Sub(time.Unix(st.Ctim.Sec, st.Ctim.Nsec)) > racyWindow {
+	if p := prev; p != nil && p.index != nil && p.files[inGitDir+"index"] != nil && sameIndexFile(p.index, &st) &&
+		p.indexRead.Sub(time.Unix(st.Mtim.Sec, st.Mtim.Nsec)) > racyWindow {
 		s.files[inGitDir+"index"], s.index, s.indexRead = p.files[inGitDir+"index"], &st, p.indexRead
 		return nil
 	}
@@ -137,9 +137,13 @@ func (r *Repo) readIndexFile(s *gitState, prev *gitState) error {
 	return nil
 }
 
-// sameFile reports whether two stats are of the same, unchanged file.
-func sameFile(a, b *unix.Stat_t) bool {
-	return a.Dev == b.Dev && a.Ino == b.Ino && a.Size == b.Size && a.Mtim == b.Mtim && a.Ctim == b.Ctim
+// sameIndexFile reports whether two stats are of the same index file,
+// unwritten between them. Its ctime is left out: a link (see keepIndex)
+// changes it. A write does not go unseen for that: it would set the
+// mtime to now, and the callers only trust an mtime older than the racy
+// window.
+func sameIndexFile(a, b *unix.Stat_t) bool {
+	return a.Dev == b.Dev && a.Ino == b.Ino && a.Size == b.Size && a.Mtim == b.Mtim
 }
 
 // collect reads a file, or every file below a directory, into m.

@@ -195,6 +195,13 @@ func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 			return nil, fmt.Errorf("%s: %s: %w", ref, k, err)
 		}
 	}
+	if m.IndexFile != "" {
+		b, err := os.ReadFile(filepath.Join(r.GitDir, filepath.FromSlash(m.IndexFile)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: the index it kept: %w", ref, err)
+		}
+		s.git.files[inGitDir+"index"] = b
+	}
 	for k, h := range m.Guard {
 		if s.guard.files[k], err = r.blobBytes(h); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", ref, k, err)

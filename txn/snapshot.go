@@ -160,6 +160,9 @@ type manifest struct {
 	GuardModes map[string]uint32 `json:"guard_modes,omitempty"`
 	// Ignored are the small ignored files the snapshot keeps (ignored/).
 	Ignored []manifestFile `json:"ignored,omitempty"`
+	// IndexFile, relative to the git directory, is a hard link to the
+	// index as it was (see keepIndex); without it, Git holds its blob.
+	IndexFile string `json:"index_file,omitempty"`
 }
 
 type manifestFile struct {
@@ -407,10 +410,16 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 			s.perms[p] = f.Perm // a .env is often 0600
 		}
 	}
+	// The index is kept as a hard link (at the cost of a link whatever
+	// its size), or as a blob where the file system cannot link.
+	m.IndexFile = r.keepIndex(runID, gs)
 	for k, b := range gs.files {
-		if k == inGitDir+"index" {
+		switch {
+		case k == inGitDir+"index" && m.IndexFile != "":
+			continue
+		case k == inGitDir+"index":
 			m.Git[k], err = r.indexBlob(ow, gs)
-		} else {
+		default:
 			m.Git[k], err = ow.blob(b)
 		}
 		if err != nil {
@@ -471,6 +480,47 @@ func (r *Repo) indexOf(gs *gitState) (*indexInfo, error) {
 		mtime = time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
 	}
 	return parseIndex(gs.files[inGitDir+"index"], mtime)
+}
+
+// keepIndex keeps the index file the snapshot read, as it is, without
+// copying it: a hard link beside the journal (.git/orket/index-<run-id>).
+// git never writes the index in place (it renames a new file over it), so
+// the link keeps these bytes whatever happens to .git/index; the link and
+// its directory are fsynced (which writes out the file's data, if git had
+// not). It returns the link's path relative to the git directory, or ""
+// when the file system cannot link or the index is no longer the file
+// that was read: then the index is stored as a blob.
+func (r *Repo) keepIndex(runID string, gs *gitState) string {
+	if gs.index == nil {
+		return ""
+	}
+	name := "orket/index-" + runID
+	p := filepath.Join(r.GitDir, filepath.FromSlash(name))
+	os.Remove(p)
+	if err := os.Link(filepath.Join(r.GitDir, "index"), p); err != nil {
+		return ""
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		os.Remove(p)
+		return ""
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil || !sameIndexFile(gs.index, &st) || f.Sync() != nil || syncDir(filepath.Dir(p)) != nil {
+		os.Remove(p)
+		return ""
+	}
+	// The link changed the file's ctime, nothing else.
+	gs.index = &st
+	return name
+}
+
+// dropIndex removes a snapshot's link to the index.
+func (r *Repo) dropIndex(runID string) {
+	if runID != "" {
+		os.Remove(filepath.Join(r.GitDir, "orket", "index-"+runID))
+	}
 }
 
 // indexBlob stores the index's bytes as a blob and returns its id. The id
@@ -642,7 +692,8 @@ configuration, hooks and info files; then it forgets the snapshot. It
 does not restore modification times, ignored files, or paths with a
 newline in their name.
 
-Files: restore.sh, index, worktree/ (files the index did not hold),
+Files: restore.sh, index (or, kept without copying it, the git
+directory's orket/index-` + runID + `), worktree/ (files the index did not hold),
 deleted, empty-dirs, perms, refs, git/ and guard/ (git's own files, byte
 for byte), tags/, index-tree/, manifest.json (everything, for orket).
 `
@@ -696,6 +747,16 @@ for d in rebase-merge rebase-apply sequencer; do
   has "git/gitdir/$d" || rm -rf -- "$gitdir/$d"
 done
 git archive "$ref:git/gitdir" | tar -x -C "$gitdir"
+# The index, kept beside the journal as a hard link (or, if that is gone,
+# rebuilt from the snapshot's tree of it, without its stat data).
+if ! has git/gitdir/index; then
+  if [ -f "$gitdir/orket/index-` + runID + `" ]; then
+    cp -- "$gitdir/orket/index-` + runID + `" "$gitdir/index.orket-restore"
+    mv -f -- "$gitdir/index.orket-restore" "$gitdir/index"
+  else
+    git read-tree "$ref:index-tree"
+  fi
+fi
 
 # Tracked files from the index; files the edit created go; the others
 # come back with their permission bits; deleted files and empty
@@ -711,7 +772,7 @@ fi
 
 # Forget the snapshot.
 git update-ref -d "$ref"
-rm -f "$gitdir/orket/txn.json"
+rm -f "$gitdir/orket/txn.json" "$gitdir/orket/index-` + runID + `"
 echo "restored the repository as it was before orket run ` + runID + `"
 `
 }

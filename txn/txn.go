@@ -51,6 +51,7 @@ func (r *Repo) Begin(st Start) (*Txn, error) {
 	testhook.Point("phase:" + PhaseSnapshot)
 	snap, err := r.snapshot(st.RunID)
 	if err != nil {
+		r.dropIndex(st.RunID)
 		return nil, errors.Join(err, r.dropSnapshot(t.j.Ref), r.clearJournal())
 	}
 	t.snap = snap
@@ -85,6 +86,7 @@ func (r *Repo) Discard(j *Journal) error {
 	if j.Ref != "" {
 		err = r.dropSnapshot(j.Ref)
 	}
+	r.dropIndex(j.RunID)
 	return errors.Join(err, r.clearJournal())
 }
 
@@ -214,6 +216,7 @@ func (t *Txn) End() error {
 	if err := t.r.clearJournal(); err != nil {
 		return fmt.Errorf("clear the transaction journal: %w", err)
 	}
+	t.r.dropIndex(t.j.RunID)
 	t.ended = true
 	t.Close()
 	return nil

@@ -324,6 +324,24 @@ func TestPlainGitRestore(t *testing.T) {
 	}
 }
 
+// TestPlainGitRestoreWithoutIndexLink: restore.sh rebuilds the index from
+// the snapshot's tree of it when the hard link the snapshot kept is gone.
+func TestPlainGitRestoreWithoutIndexLink(t *testing.T) {
+	dir := dirtyRepo(t)
+	before := fp(t, dir)
+	r := open(t, dir)
+	tx := begin(t, r, "nolink")
+	tx.Close()
+	if m := tx.Snapshot(); m == nil {
+		t.Fatal("no snapshot")
+	}
+	sh(t, dir, `printf 'x\n' >> pkg/api/x.go; git add -A; git commit -q -m edit; rm .git/orket/index-nolink`)
+	sh(t, dir, `git cat-file blob refs/orket/snapshots/nolink:restore.sh | sh >/dev/null`)
+	if got := fp(t, dir); got != before {
+		t.Errorf("after restore.sh (-before +after):\n%s", cmp.Diff(before, got))
+	}
+}
+
 // TestSnapshotSurvivesGC: an edit that drops branches, tags and stash
 // entries and prunes every unreachable object (git gc --prune=now) cannot
 // take from the revert what it needs: staged-only blobs, deleted tips,
