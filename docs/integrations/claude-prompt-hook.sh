@@ -1,9 +1,10 @@
 #!/bin/sh
-# Claude Code UserPromptSubmit hook: put orket's advisories (past failures
-# likely to repeat here, with their preflight checks) into Claude's context
-# before it starts. Whatever it prints is added to the prompt's context.
+# Claude Code hook (UserPromptSubmit or SessionStart): put what orket knows
+# into Claude's context before it plans: the agent memory people keep, the
+# patterns of reviewers' rejections, earlier reviews of the area, and past
+# failures of the checks with their preflight checks. Whatever it prints
+# is added to the context. ORKET_AGENT names the agent (default: claude).
 cd "${CLAUDE_PROJECT_DIR:-.}" || exit 0
 cat > /dev/null
-echo "orket advisories for this repository (past failures likely to repeat):"
-orket preflight 2>/dev/null || true
+orket memory --agent "${ORKET_AGENT:-claude}" 2>/dev/null || true
 exit 0
