@@ -65,20 +65,34 @@ func checkCommandLine(t *testing.T, app *cli.App, args []string, flagRe *regexp.
 	cmds := app.Commands
 	var cmd *cli.Command
 	flags := map[string]bool{}
-	for _, f := range app.Flags {
-		for _, n := range f.Names() {
-			flags[n] = true
+	takes := map[string]bool{} // flags that take a value
+	add := func(fl []cli.Flag) {
+		for _, f := range fl {
+			for _, n := range f.Names() {
+				flags[n] = true
+				if v, ok := f.(cli.DocGenerationFlag); ok && v.TakesValue() {
+					takes[n] = true
+				}
+			}
 		}
 	}
+	add(app.Flags)
+	skip := false
 	for _, a := range args {
-		if a == "--" || strings.HasPrefix(a, "#") {
-			break
+		if a == "--" || strings.HasPrefix(a, "#") || strings.TrimLeft(a, "0123456789&") != "" && strings.ContainsAny(a[:1], "<>") ||
+			strings.HasPrefix(strings.TrimLeft(a, "0123456789&"), ">") {
+			break // the end of the command line: a comment or a redirection
+		}
+		if skip {
+			skip = false
+			continue
 		}
 		if m := flagRe.FindStringSubmatch(a); m != nil {
 			name := m[1]
 			if !flags[name] {
 				t.Errorf("%s: orket %s: flag --%s is not defined", where, strings.Join(args, " "), name)
 			}
+			skip = takes[name] && !strings.Contains(a, "=")
 			continue
 		}
 		if cmds == nil {
@@ -99,11 +113,7 @@ func checkCommandLine(t *testing.T, app *cli.App, args []string, flagRe *regexp.
 		}
 		cmd = next
 		cmds = next.Subcommands
-		for _, f := range next.Flags {
-			for _, n := range f.Names() {
-				flags[n] = true
-			}
-		}
+		add(next.Flags)
 	}
 }
 
