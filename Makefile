@@ -68,6 +68,8 @@ bench: build
 	BENCH_SIZES="$(BENCH_SIZES)" BENCH_RUNS=$(BENCH_RUNS) BENCH_RESULTS=$(CURDIR)/bin/bench ORKET=$(CURDIR)/$(BIN) GO=$(GO) ./bench/run.sh
 	$(GO) test -run '^$$' -bench HugeOutput -benchtime 3x ./verify | tee bin/bench/go-verify.txt
 	ORKET_BENCH_LESSONS=10000,100000,1000000 $(GO) test -run '^$$' -bench Advisories -benchtime 5x -timeout 30m ./lessons | tee bin/bench/go-lessons.txt
+	$(GO) test -run '^$$' -bench . -benchtime 200x ./feedback | tee bin/bench/go-feedback.txt
+	$(GO) test -run '^$$' -bench Reject -benchtime 20x . | tee bin/bench/go-reject.txt
 	./bench/refresh.sh bin/bench
 
 clean:

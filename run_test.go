@@ -41,7 +41,7 @@ func (r *recorder) StepStarted(s config.Step) {
 func (r *recorder) StepDone(*verify.StepResult) {}
 func (r *recorder) Warn(msg string)             { r.warnings = append(r.warnings, msg) }
 
-func sh(t *testing.T, dir, script string) {
+func sh(t testing.TB, dir, script string) {
 	t.Helper()
 	cmd := exec.Command("sh", "-ec", script)
 	cmd.Dir = dir
@@ -52,7 +52,7 @@ func sh(t *testing.T, dir, script string) {
 
 // testRepo makes a committed repository with a dirty tree and an
 // orket.yaml whose quick profile passes unless pkg/a.txt says BROKEN.
-func testRepo(t *testing.T) (*txn.Repo, *config.Config) {
+func testRepo(t testing.TB) (*txn.Repo, *config.Config) {
 	t.Helper()
 	home := t.TempDir()
 	for k, v := range map[string]string{"HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "XDG_CONFIG_HOME": filepath.Join(home, ".config"),
