@@ -163,8 +163,11 @@ func (e *OutOfScopeError) problem() Problem {
 	}
 	if e.Reverted {
 		hint = "the change was reverted; widen --scope deliberately or change the edit"
-		if len(e.Denied) > 0 {
-			hint += " (a cache the edit's tools need outside the repository goes in sandbox.write in orket.yaml)"
+		for _, p := range e.Outside {
+			if len(e.Denied) > 0 && (strings.HasPrefix(p, "/") || strings.HasPrefix(p, "../")) {
+				hint += " (a cache the edit's tools need outside the repository goes in sandbox.write in orket.yaml)"
+				break
+			}
 		}
 		if e.Saved != "" {
 			hint += "; it is kept in " + e.Saved

@@ -2,6 +2,7 @@ package orket
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -49,31 +50,34 @@ func (r *Run) feedbackAdvice() []feedback.Advisory {
 // reviewRejected reviews what people and tools dropped in .orket/rejected
 // since the last run into the agent memory (SPEC 8.3).
 func (r *Run) reviewRejected() {
-	done, err := ReviewRejected(r.ctx, r.req.Repo, r.req.Config, r.red, r.req.Env.Now)
+	done, st, err := ReviewRejected(r.ctx, r.req.Repo, r.req.Config, r.red, r.req.Env.Now)
 	if err != nil {
 		r.obs.Warn("reviewing .orket/rejected: " + err.Error())
+	}
+	if st.WantsPruning {
+		r.obs.Warn(fmt.Sprintf(".orket/memory/AGENT_MEMORY.md holds %d learnings, more than %d: it wants pruning by a person", st.Learnings, feedback.MaxLearnings))
 	}
 	r.rec.Reviewed = done
 }
 
 // ReviewRejected reviews every new file of .orket/rejected into the agent
 // memory and moves it to done/ (orket memory review, and each run).
-func ReviewRejected(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, now func() time.Time) ([]feedback.Reviewed, error) {
+func ReviewRejected(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, now func() time.Time) ([]feedback.Reviewed, feedback.MemoryStatus, error) {
 	dir := OrketDir(repo)
 	rv := &feedback.Reviewer{OrketDir: dir, Redactor: red, Now: now, Summarizer: summarizer(cfg, repo, red)}
 	if pending, err := rv.Pending(); err != nil || len(pending) == 0 {
-		return nil, err
+		return nil, feedback.MemoryStatus{}, err
 	}
 	cat, err := feedback.NewCategorizer(cfg.Feedback.Keywords)
 	if err != nil {
-		return nil, err
+		return nil, feedback.MemoryStatus{}, err
 	}
 	rv.Categorizer = cat
-	done, _, err := rv.ReviewAll(ctx)
-	if err == feedback.ErrReviewBusy {
-		return done, nil
+	done, st, err := rv.ReviewAll(ctx)
+	if errors.Is(err, feedback.ErrReviewBusy) {
+		return done, st, nil
 	}
-	return done, err
+	return done, st, err
 }
 
 // memoryMarkdown is the agent memory as ORKET_ADVISORIES carries it: the

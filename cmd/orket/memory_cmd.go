@@ -26,9 +26,12 @@ func memoryCommand(o *options, result *any) *cli.Command {
 				return err
 			}
 			red := redact.New(redact.Options{Environ: o.environ()})
-			done, err := orket.ReviewRejected(c.Context, r, cfg, red, o.now)
+			done, st, err := orket.ReviewRejected(c.Context, r, cfg, red, o.now)
 			if err != nil {
 				return memoryError(err)
+			}
+			if st.WantsPruning {
+				fmt.Fprintf(o.stderr, "orket: warning: the agent memory holds %d learnings: it wants pruning by a person\n", st.Learnings)
 			}
 			*result = map[string]any{"code": orket.OK, "reviewed": done}
 			if o.json {
