@@ -40,6 +40,10 @@ type FileState struct {
 	Mode string `json:"mode"` // git's: 0100644, 0100755, 0120000
 }
 
+// maxKeptResult bounds the files whose content as a kept run left them
+// is stored for orket correct; a bigger one is only hashed.
+const maxKeptResult = 16 << 20
+
 // RejectedDir is where orket keeps rejected changes, and where people and
 // tools drop what they reject (SPEC 8.3), repository-relative.
 const RejectedDir = scope.OrketDir + "/rejected"
@@ -77,6 +81,15 @@ func (r *Run) recordKept() error {
 		}
 		if k.After, err = stateOf(root, p); err != nil {
 			return err
+		}
+		// The result is kept too (a regular file's content), so that a
+		// person's later correction can be shown as a patch from it.
+		if st, err := root.Lstat(p); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size <= maxKeptResult {
+			id, err := r.req.Repo.StoreFile(p)
+			if err != nil {
+				return err
+			}
+			before["orket-run-result/"+p] = id
 		}
 		rec.Kept = append(rec.Kept, k)
 	}

@@ -26,10 +26,13 @@ const (
 	DoneDir     = "rejected/done"
 )
 
-// Entry types. A later issue adds more (corrections); readers skip the
-// types they do not know.
+// Entry types; readers skip the types they do not know.
 const (
 	TypeReviewRejection = "review_rejection"
+	// TypeHumanCorrection is what a person changed after a kept run
+	// (orket correct RUN --note): the note is the reason, the change the
+	// correction.
+	TypeHumanCorrection = "human_correction"
 )
 
 // Artifact types (orket reject --type).
@@ -147,7 +150,14 @@ type Entry struct {
 	Profile  string   `json:"profile,omitempty"`
 	Touched  []string `json:"touched,omitempty"`
 	Undo     *Undo    `json:"undo,omitempty"`
+	// Correction is, for a human correction, what the person changed
+	// after the run: a patch from the run's result to theirs (redacted,
+	// at most MaxCorrection bytes).
+	Correction string `json:"correction,omitempty"`
 }
+
+// MaxCorrection bounds the patch a correction entry carries.
+const MaxCorrection = 64 << 10
 
 // A Rejection is what a reviewer's rejection says, before it is learned
 // from.
@@ -211,6 +221,12 @@ func (e *Entry) Seal(r *redact.Redactor) {
 	e.By = clean(e.By)
 	if e.Undo != nil {
 		e.Undo.Note = clean(e.Undo.Note)
+	}
+	if e.Correction != "" {
+		e.Correction = r.Redact(e.Correction)
+		if len(e.Correction) > MaxCorrection {
+			e.Correction = e.Correction[:MaxCorrection] + "\n... (cut at 64 KiB)\n"
+		}
 	}
 	e.ID = ""
 	b, _ := json.Marshal(e)

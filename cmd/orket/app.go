@@ -155,6 +155,7 @@ func newApp(o *options, result *any) *cli.App {
 		escalateCommand(o, result),
 		overrideCommand(o, result),
 		rejectCommand(o, result),
+		correctCommand(o, result),
 		feedbackCommand(o, result),
 		memoryCommand(o, result),
 		initCommand(o, result),

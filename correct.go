@@ -1,0 +1,111 @@
+package orket
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/feedback"
+	"github.com/orket/orket/redact"
+	"github.com/orket/orket/txn"
+)
+
+// A CorrectRequest is a person's note on what they changed after a run
+// kept its change (orket correct RUN --note, SPEC 8.5).
+type CorrectRequest struct {
+	Repo   *txn.Repo
+	Config *config.Config
+	RunID  string // or a unique prefix; "" is the latest kept run
+	Note   string
+	By     string
+	Env    Env
+}
+
+// Correct records a human correction of a kept run: the note, and what
+// the person changed since the run in the paths it touched, as a patch
+// from the run's result to the tree now.
+func Correct(ctx context.Context, req CorrectRequest) (*feedback.Entry, error) {
+	if req.Note == "" {
+		return nil, Errorf(EUsage, "say what you changed and why with --note \"...\"", "orket correct needs a note")
+	}
+	if req.Env.Now == nil {
+		req.Env.Now = time.Now
+	}
+	repo := req.Repo
+	rec, err := keptRun(repo, req.RunID, nil)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := feedback.NewCategorizer(req.Config.Feedback.Keywords)
+	if err != nil {
+		return nil, &Error{Code: EConfigInvalid, Err: err, Msg: "feedback.keywords: " + err.Error(), Hint: "see docs/feedback.md"}
+	}
+	changed, patch, err := correction(repo, rec)
+	if err != nil {
+		return nil, err
+	}
+	var commands []string
+	for _, s := range rec.Plan.Steps {
+		commands = append(commands, s.Command)
+	}
+	e := cat.Entry(feedback.Rejection{Time: req.Env.Now().UTC(), RunID: rec.RunID, Task: rec.Request.Task, Agent: rec.Request.Agent,
+		Reason: req.Note, By: req.By, Scope: rec.Request.Scope, Touched: changed,
+		Run: feedback.RunContext{Profile: rec.Request.Profile, Toolchain: feedback.Toolchain(commands), Commands: commands, Paths: rec.Plan.TouchSet}})
+	e.Type, e.Correction = feedback.TypeHumanCorrection, patch
+	red := redact.New(redact.Options{Environ: req.Env.Environ})
+	e.Seal(red)
+	if err := feedback.OpenLog(OrketDir(repo)).Record(e, red); err != nil {
+		return nil, internal("append to the feedback log", "check that .orket/memory is writable", err)
+	}
+	return e, nil
+}
+
+// correction is what changed since a kept run in the paths it touched:
+// those paths, and the change as a patch.
+func correction(repo *txn.Repo, rec *Record) ([]string, string, error) {
+	root, err := repo.FS()
+	if err != nil {
+		return nil, "", err
+	}
+	var changed []string
+	after := map[string]*txn.File{}
+	for _, k := range rec.Kept {
+		now, err := stateOf(root, k.Path)
+		if err != nil {
+			return nil, "", internal("read "+k.Path, "check the file's permissions", err)
+		}
+		if now.equal(k.After) {
+			continue
+		}
+		changed = append(changed, k.Path)
+		if k.After != nil {
+			m, err := filemode.New(k.After.Mode)
+			if err != nil {
+				return nil, "", internal("read the run record", "the record's kept state is damaged", err)
+			}
+			after[k.Path] = &txn.File{OID: plumbing.NewHash(k.After.OID), Mode: m}
+		}
+	}
+	if len(changed) == 0 {
+		return nil, "", nil
+	}
+	// The run's results are blobs only when the kept change is in the
+	// object store (a commit); otherwise the patch cannot be made and
+	// the note stands alone.
+	for p, f := range after {
+		if _, err := repo.BlobSize(f.OID); err != nil {
+			delete(after, p)
+			return changed, "", nil
+		}
+	}
+	var b bytes.Buffer
+	if err := formatChange(&b, repo, root, "corrected-"+rec.RunID, changed, after); err != nil {
+		return changed, "", nil
+	}
+	return changed, b.String(), nil
+}
+
