@@ -108,4 +108,3 @@ func correction(repo *txn.Repo, rec *Record) ([]string, string, error) {
 	}
 	return changed, b.String(), nil
 }
-
