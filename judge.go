@@ -191,10 +191,10 @@ func (r *Run) judge(runErr error) error {
 // agent) once it may hold more lines than that; a small log is not read.
 func pruneEvaluations(s *verdict.Store, keep config.Retention, now time.Time) error {
 	fi, err := os.Stat(s.Evaluations.Path)
-	if err != nil || fi.Size() < int64(keep.MaxEntries)*256 {
+	if err != nil || fi.Size() < int64(keep.MaxEntriesPerAgent)*256 {
 		return nil
 	}
-	_, err = s.Prune(keep.MaxEntries, keep.MaxAge, now)
+	_, err = s.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
 	return err
 }
 

@@ -97,7 +97,7 @@ func (r *Run) recordLessons() error {
 	if err := ensureLessonDir(r.req.Repo); err != nil {
 		return err
 	}
-	store := &lessons.Store{Path: LessonPath(r.req.Repo, cfg)}
+	store := &lessons.Store{Path: LessonPath(r.req.Repo, cfg), MaxPerAgent: cfg.Lessons.Retention.MaxEntriesPerAgent}
 	if err := store.Append(batch...); err != nil {
 		return err
 	}

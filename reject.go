@@ -282,7 +282,7 @@ func Reject(ctx context.Context, req RejectRequest) (*RejectResult, error) {
 	} else if st.WantsPruning {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s holds %d learnings, more than %d: it wants pruning by a person", res.Memory, st.Learnings, feedback.MaxLearnings))
 	}
-	if _, err := log.Prune(req.Config.Lessons.Retention.MaxEntries, req.Config.Lessons.Retention.MaxAge, req.Env.Now()); err != nil {
+	if _, err := log.Prune(req.Config.Lessons.Retention.MaxEntriesPerAgent, req.Config.Lessons.Retention.MaxAge, req.Env.Now()); err != nil {
 		res.Warnings = append(res.Warnings, "could not prune the feedback log: "+err.Error())
 	}
 	res.Logged = feedback.NewLogged(e, a)

@@ -115,6 +115,9 @@ type Lessons struct {
 // Retention bounds the lesson log.
 type Retention struct {
 	MaxEntries int
+	// MaxEntriesPerAgent bounds each agent's lessons, feedback entries and
+	// evaluations (SPEC 8.5).
+	MaxEntriesPerAgent int
 	MaxAge     time.Duration
 }
 
@@ -200,7 +203,7 @@ func Defaults() *Config {
 			Path:      ".orket/memory/failure_lessons.jsonl",
 			TopK:      3,
 			HalfLife:  14 * 24 * time.Hour,
-			Retention: Retention{MaxEntries: 1000, MaxAge: 90 * 24 * time.Hour},
+			Retention: Retention{MaxEntries: 1000, MaxEntriesPerAgent: 1000, MaxAge: 90 * 24 * time.Hour},
 			Tail:      Tail{MaxLines: 200, MaxBytes: 32768},
 		},
 	}

@@ -284,7 +284,7 @@ var (
 	profileKeys   = []string{"extends", "fail_fast", "parallel", "steps"}
 	stepKeys      = []string{"name", "run", "timeout", "env", "dir", "required", "when", "weight", "retry"}
 	lessonsKeys   = []string{"path", "top_k", "half_life", "retention", "tail"}
-	retentionKeys = []string{"max_entries", "max_age"}
+	retentionKeys = []string{"max_entries", "max_entries_per_agent", "max_age"}
 	tailKeys      = []string{"max_lines", "max_bytes"}
 	classifyKeys  = []string{"rules"}
 	ruleKeys      = []string{"id", "tag", "pattern", "preflight"}
@@ -713,9 +713,12 @@ func (d *decoder) lessons(l *Lessons, n *yaml.Node) error {
 		case "retention":
 			err = d.mapping(v, "lessons.retention", retentionKeys, func(key string, _, v *yaml.Node) error {
 				var err error
-				if key == "max_entries" {
+				switch key {
+				case "max_entries":
 					l.Retention.MaxEntries, err = d.integer(v, "lessons.retention.max_entries", 1, 1<<31)
-				} else {
+				case "max_entries_per_agent":
+					l.Retention.MaxEntriesPerAgent, err = d.integer(v, "lessons.retention.max_entries_per_agent", 1, 1<<31)
+				default:
 					l.Retention.MaxAge, err = d.duration(v, "lessons.retention.max_age")
 				}
 				return err

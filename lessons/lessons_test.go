@@ -162,6 +162,32 @@ func TestPrune(t *testing.T) {
 	}
 }
 
+// TestPrunePerAgent: each agent keeps its newest MaxPerAgent lessons; a
+// busy agent does not push out a quiet one's.
+func TestPrunePerAgent(t *testing.T) {
+	s := &Store{Path: filepath.Join(t.TempDir(), "l.jsonl"), MaxPerAgent: 2}
+	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	for i, agent := range []string{"quiet", "busy", "busy", "busy", "busy", ""} {
+		l := sample(i)
+		l.Request.Agent = agent
+		l.CreatedAt = now.Add(time.Duration(i) * time.Hour)
+		l.Seal(NewRedactor(nil))
+		s.Append(l)
+	}
+	removed, err := s.Prune(100, 0, now)
+	if err != nil || removed != 2 {
+		t.Fatalf("removed %d, %v; want 2", removed, err)
+	}
+	var kept []string
+	s.Each(func(l *Lesson) error {
+		kept = append(kept, fmt.Sprintf("%s@%d", l.Request.Agent, l.CreatedAt.Hour()))
+		return nil
+	})
+	if diff := cmp.Diff([]string{"quiet@0", "busy@3", "busy@4", "@5"}, kept); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+}
+
 func FuzzRead(f *testing.F) {
 	good, _ := json.Marshal(sample(1))
 	f.Add(append(good, '\n'))

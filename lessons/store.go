@@ -20,6 +20,9 @@ import (
 // A Store is the lesson log: a JSON-lines file, appended under a lock.
 type Store struct {
 	Path string
+	// MaxPerAgent makes Prune keep at most this many lessons of each agent
+	// (the newest; 0: no such limit).
+	MaxPerAgent int
 }
 
 // lock takes the log's lock file (beside the log, so that a prune can
@@ -223,6 +226,9 @@ func (s *Store) Prune(maxEntries int, maxAge time.Duration, now time.Time) (int,
 		return 0, err
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].created.Before(all[j].created) })
+	if s.MaxPerAgent > 0 {
+		all = newestPerAgent(all, s.MaxPerAgent, func(k kept) string { return agentOf(k.line) })
+	}
 	if maxEntries > 0 && len(all) > maxEntries {
 		all = all[len(all)-maxEntries:]
 	}
@@ -332,4 +338,38 @@ func (s *Store) Remove(fn func(l *Lesson) bool) (int, error) {
 		return 0, err
 	}
 	return removed, nil
+}
+
+// newestPerAgent keeps, of items sorted oldest first, the newest n of each
+// agent, in order.
+func newestPerAgent[T any](items []T, n int, agent func(T) string) []T {
+	count := map[string]int{}
+	keep := make([]bool, len(items))
+	for i := len(items) - 1; i >= 0; i-- {
+		a := agent(items[i])
+		if count[a] < n {
+			count[a]++
+			keep[i] = true
+		}
+	}
+	out := items[:0]
+	for i, it := range items {
+		if keep[i] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// agentOf reads a lesson line's agent ("default" when it names none).
+func agentOf(line []byte) string {
+	var l struct {
+		Request struct {
+			Agent string `json:"agent"`
+		} `json:"request"`
+	}
+	if json.Unmarshal(line, &l) != nil || l.Request.Agent == "" {
+		return "default"
+	}
+	return l.Request.Agent
 }

@@ -64,7 +64,7 @@ func lessonStore(o *options) (*txn.Repo, *config.Config, *lessons.Store, error) 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return r, cfg, &lessons.Store{Path: orket.LessonPath(r, cfg)}, nil
+	return r, cfg, &lessons.Store{Path: orket.LessonPath(r, cfg), MaxPerAgent: cfg.Lessons.Retention.MaxEntriesPerAgent}, nil
 }
 
 // lockShared takes the repository lock (shared, waiting) for a command
