@@ -237,12 +237,16 @@ func New(p Policy) (*Sandbox, error) {
 			add(Grant{Path: filepath.Join(root, filepath.FromSlash(d)), For: "scope", dir: true, mask: writeDir})
 		}
 	}
+	var missing []Grant
 	for _, w := range p.Write {
 		g, err := writeGrant(w, root, p.Home)
 		if err != nil {
 			return nil, err
 		}
-		if g.Path != "" {
+		switch {
+		case g.Path != "" && g.mask == 0:
+			missing = append(missing, g) // reported, not opened
+		case g.Path != "":
 			add(g)
 		}
 	}
@@ -275,6 +279,7 @@ func New(p Policy) (*Sandbox, error) {
 	s.report.Writable = dedupe(grants)
 	s.report.Unguarded = unguarded(root, gitDirs, s.report.Writable)
 	s.spec = buildSpec(abi, s.report.Writable)
+	s.report.Writable = append(s.report.Writable, missing...)
 	return s, nil
 }
 
@@ -303,6 +308,17 @@ func probe() (int, string) {
 
 // writeGrant makes a sandbox.write entry a grant, creating a missing
 // directory.
+// looksLikeFile reports whether a sandbox.write entry names a file: its
+// last element has an extension (.claude.json, cache.db) and it does not
+// end with a slash. A cache directory (go-build, .npm) does not.
+func looksLikeFile(w string) bool {
+	if strings.HasSuffix(w, "/") {
+		return false
+	}
+	base := filepath.Base(w)
+	return strings.Contains(strings.TrimPrefix(base, "."), ".")
+}
+
 func writeGrant(w, root, home string) (Grant, error) {
 	if w == "" {
 		return Grant{}, nil
@@ -322,6 +338,11 @@ func writeGrant(w, root, home string) (Grant, error) {
 	}
 	g := Grant{For: "sandbox.write"}
 	fi, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) && looksLikeFile(w) {
+		// Landlock opens what exists; making a directory of a missing
+		// file's name would break the tool that writes it.
+		return Grant{Path: p, For: "sandbox.write", Note: "missing file: not opened (it must exist, or name a directory with a trailing /)"}, nil
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			return Grant{}, fmt.Errorf("sandbox.write %s: %w", w, err)

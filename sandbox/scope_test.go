@@ -162,3 +162,23 @@ func FuzzBases(f *testing.F) {
 		Bases(pattern) // never panics, whatever the pattern
 	})
 }
+
+// TestWriteMissingFile: a sandbox.write entry naming a file that does not
+// exist is not made a directory (the tool that writes it would break); a
+// missing directory is made.
+func TestWriteMissingFile(t *testing.T) {
+	home := t.TempDir()
+	for w, dir := range map[string]bool{"~/.claude.json": false, "~/.cache/go-build": true, "~/.npm": true, "~/data/": true} {
+		g, err := writeGrant(w, t.TempDir(), home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, statErr := os.Stat(g.Path)
+		if made := statErr == nil; made != dir {
+			t.Errorf("%s: made a directory = %v, want %v (grant %+v)", w, made, dir, g)
+		}
+		if !dir && (g.mask != 0 || g.Note == "") {
+			t.Errorf("%s: a missing file must be reported, not opened: %+v", w, g)
+		}
+	}
+}
