@@ -196,6 +196,9 @@ func (s *scanner) scanVouched() (*Tree, *vouched, error) {
 		cond.Signal()
 	}
 	results = make([][]*dirResult, workers)
+	// The root is queued before any worker starts: a worker that finds
+	// nothing pending stops.
+	push(dirJob{rel: "", patterns: s.excludes})
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
 		go func(i int) {
@@ -231,17 +234,22 @@ func (s *scanner) scanVouched() (*Tree, *vouched, error) {
 			}
 		}(i)
 	}
-	push(dirJob{rel: "", patterns: s.excludes})
 	wg.Wait()
 	if firstErr != nil {
 		return nil, nil, firstErr
 	}
-	n, dirs := 0, 0
+	n, dirs, root := 0, 0, false
 	for _, rs := range results {
 		dirs += len(rs)
 		for _, r := range rs {
 			n += len(r.paths)
+			root = root || r.job.rel == "" && r.kind != dirGone
 		}
+	}
+	if !root {
+		// Never an empty tree for a tree that could not be read: a
+		// revert would take everything out.
+		return nil, nil, &os.PathError{Op: "scan", Path: s.root, Err: errors.New("the top directory of the work tree could not be read")}
 	}
 	t := newTree(n, dirs)
 	t.Start = start
