@@ -33,6 +33,8 @@ OUT=$(mktemp)
   echo "$ ORKET_BENCH_REPOS=N=DIR go test -run '^\$' -bench . -benchtime 10x ./txn   # per size, on bench/run.sh's repositories"
   echo "$ go test -run '^\$' -bench HugeOutput -benchtime 3x ./verify"
   echo "$ ORKET_BENCH_LESSONS=10000,100000,1000000 go test -run '^\$' -bench Advisories -benchtime 5x ./lessons"
+  echo "$ go test -run '^\$' -bench . -benchtime 200x ./feedback"
+  echo "$ go test -run '^\$' -bench Reject -benchtime 20x ."
   grep -h '^Benchmark' "$R"/go-*.txt || true
   echo '```'
   echo "<!-- bench:end -->"

@@ -6,8 +6,8 @@
 //
 // A transaction (Repo.Begin) keeps one small file, the journal, in the work
 // tree's git directory (.git/orket/txn.json, or .git/worktrees/<name>/orket
-// for a linked worktree), written atomically and fsynced before each phase
-// begins:
+// for a linked worktree), written atomically before each phase begins, and
+// fsynced where recovery depends on it (phase edit, the saved files):
 //
 //	snapshot  the journal names the snapshot ref before the snapshot is taken
 //	edit      the snapshot is durable: its objects fsynced, then its ref
@@ -33,16 +33,23 @@
 // # Why the hot path does not use go-git
 //
 // The snapshot, the measurement and the revert run on every orket run, on
-// trees of a million files. go-git's Worktree.Status hashes files git
-// would trust by their stat data, reads no global excludes and is slow on
-// large ignored directories; its index decoder allocates per entry. So
-// this package reads the index itself (index.go), walks the tree with
-// parallel fstatat calls trusting the index's stat data as git does
-// (scan.go), watches the directories it read with inotify so that
-// measuring rescans only where something happened (inotify.go,
-// rescan.go), and writes git's files with git's lock-file protocol. go-git
-// is used where it is neither hot nor subtle: the object store (blobs,
-// trees, commits), revisions and configuration.
+// trees of a million files, and must cost about what git status costs.
+// go-git's Worktree.Status hashes files git would trust by their stat
+// data, reads no global excludes and is slow on large ignored
+// directories; its index decoder allocates per entry; asking it whether
+// an object exists loads every pack index whole. So this package reads the index itself, in
+// place (index.go); walks the tree as git status does, one getdents per
+// directory and one fstatat per file, in parallel, trusting the index's
+// stat data as git does (scan.go); watches the directories it read with
+// inotify so that measuring rescans only where something happened
+// (inotify.go, rescan.go); remembers what it had to read in a scan cache
+// (cache.go); asks an fsmonitor hook, when one is configured, what changed
+// since the last snapshot, so that a snapshot costs the change rather
+// than the tree (fsmonitor.go); reads pack indexes itself (packidx.go);
+// keeps the index by a hard link rather than a copy; and writes git's
+// files with git's lock-file protocol, fsyncing what it wrote and nothing
+// else. go-git is used where it is neither hot nor subtle: the object
+// store (blobs, trees, commits), revisions and configuration.
 //
 // # What is in the snapshot
 //
