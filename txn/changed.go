@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -101,7 +102,19 @@ func (r *Repo) ChangedSince(rev string) ([]string, map[string]*File, error) {
 
 // ScanWithOIDs scans the working tree (without .orket) and knows every
 // file's blob id, reading only the files the index cannot vouch for.
+//
+// With an fsmonitor hook and a scan cache for it, only the directories
+// where the hook saw changes are read (see hookScan); the cache is left
+// as it is (the next snapshot updates it). The tree then holds .orket too.
 func (r *Repo) ScanWithOIDs() (*Tree, error) {
+	hook, _ := r.fsmonitorHook()
+	var query *hookQuery
+	if hook != nil {
+		if h, token, _ := r.cacheHead(); h == hook.Command && token != "" {
+			query = r.askHook(hook, false)
+			defer query.wait()
+		}
+	}
 	gs, err := r.readGitState()
 	if err != nil {
 		return nil, err
@@ -114,14 +127,22 @@ func (r *Repo) ScanWithOIDs() (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
+	root, err := r.FS()
+	if err != nil {
+		return nil, err
+	}
+	cache := r.loadCache()
+	if query != nil {
+		cur, _, toHash, _, _, _, _, err := r.hookScan(query, ii, sc, cache, time.Now())
+		if err == nil && cur != nil {
+			return cur, hashAll(root, cur, toHash)
+		}
+		sc.rules, sc.w = nil, nil
+	}
 	sc.noOrket, sc.vouch = true, true
 	cur, v, err := sc.scanVouched()
 	if err != nil {
 		return nil, err
 	}
-	root, err := r.FS()
-	if err != nil {
-		return nil, err
-	}
-	return cur, hashAll(root, cur, r.loadCache().reuse(cur, v.unknown))
+	return cur, hashAll(root, cur, cache.reuse(cur, v.unknown))
 }

@@ -203,14 +203,14 @@ const maxWatchDirs = 16384
 // token (or since now, without one). When the tree is small enough to
 // watch, it first watches the directories the cache knows, so that
 // whatever changes after the hook's answer is in the inotify journal.
-func (r *Repo) askHook(h *fsmonitor.Hook) *hookQuery {
+func (r *Repo) askHook(h *fsmonitor.Hook, watch bool) *hookQuery {
 	q := &hookQuery{hook: h, asked: fsmonitor.InitialToken(), done: make(chan struct{})}
 	hook, token, dirs := r.cacheHead()
 	fromCache := hook == h.Command && token != ""
 	if fromCache {
 		q.asked = token
 	}
-	if !r.Options.NoWatch && (!fromCache || len(dirs) > 0 && len(dirs) <= maxWatchDirs) {
+	if watch && !r.Options.NoWatch && (!fromCache || len(dirs) > 0 && len(dirs) <= maxWatchDirs) {
 		syncDir := filepath.Join(r.GitDir, "orket")
 		if os.MkdirAll(syncDir, 0o755) == nil {
 			q.w, _ = newWatcher(syncDir)

@@ -252,7 +252,7 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	var query *hookQuery
 	var w *watcher
 	if hook != nil {
-		query = r.askHook(hook)
+		query = r.askHook(hook, true)
 		defer query.wait() // never leave the hook running
 		w = query.w
 	}

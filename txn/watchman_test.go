@@ -228,6 +228,26 @@ func TestFSMonitorTrust(t *testing.T) {
 		sh(t, dir, `git rm -q --cached build/out.bin`)
 		run(t, "fsmonitor", "inotify", false, nil)
 	})
+	t.Run("verify-only-scan", func(t *testing.T) {
+		// What a verify-only run sees (ChangedSince), through the hook
+		// and the cache, is what a whole scan sees.
+		run(t, "fsmonitor", "inotify", false, nil)
+		sh(t, dir, `printf 'v\n' >> pkg/api/server.go; printf n > verify-new.txt; rm docs/staged-new.md`)
+		defer sh(t, dir, `git checkout -q -- pkg/api/server.go docs/staged-new.md; git checkout-index -f docs/staged-new.md; rm -f verify-new.txt`)
+		got, _, err := r.ChangedSince("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2 := open(t, dir)
+		r2.Options.FSMonitor = FSMonitorOff
+		want, _, err := r2.ChangedSince("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("changed since HEAD (-whole scan +with the hook):\n%s", d)
+		}
+	})
 	t.Run("restart-between-runs", func(t *testing.T) {
 		stopWatchman()
 		// What changes while nothing watches must still be seen.
