@@ -1,0 +1,458 @@
+package guardrails
+
+// The guardrails text, v<N>.md, is markdown a person may read and edit:
+// a title, a short preamble, then one "## <scope>" section per scope
+// with one bullet per constraint. A line orket wrote ends with an HTML
+// comment naming its lesson ("<!-- gp-1a2b3c4d5e6f -->"), invisible when
+// rendered, so votes and sources follow the line even when a person
+// rewords it. A new version changes lines of the previous text (inserts,
+// replaces, deletes); every other byte stays as it was.
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// A DocLine is one line of a guardrails text.
+type DocLine struct {
+	Section string // the "## " heading it is under ("" before the first)
+	Raw     string // the line as written
+	Heading bool   // a "## " heading
+	Item    bool   // a constraint: a non-blank line that is not a heading, under a section
+	Text    string // an item's text: bullet and id comment removed
+	ID      string // an item's lesson id, from its comment
+}
+
+var idComment = regexp.MustCompile(`\s*<!--\s*(gp-[0-9a-f]{4,64})\s*-->\s*$`)
+
+// ParseDoc splits a guardrails text into lines. It never fails: what it
+// does not recognise is prose.
+func ParseDoc(text string) []DocLine {
+	if text == "" {
+		return nil
+	}
+	raw := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	out := make([]DocLine, 0, len(raw))
+	section := ""
+	for _, r := range raw {
+		r = strings.TrimSuffix(r, "\r")
+		l := DocLine{Raw: r}
+		t := strings.TrimSpace(r)
+		switch {
+		case strings.HasPrefix(t, "## ") || t == "##":
+			section = strings.TrimSpace(strings.TrimPrefix(t, "##"))
+			l.Heading = true
+		case t == "" || strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "#!"):
+		case section != "":
+			l.Item = true
+			if m := idComment.FindStringSubmatchIndex(t); m != nil {
+				l.ID = t[m[2]:m[3]]
+				t = t[:m[0]]
+			}
+			l.Text = strings.TrimSpace(trimBullet(t))
+		}
+		l.Section = section
+		out = append(out, l)
+	}
+	return out
+}
+
+func trimBullet(t string) string {
+	for _, b := range []string{"- [ ] ", "- [x] ", "- ", "* ", "+ "} {
+		if strings.HasPrefix(t, b) {
+			return t[len(b):]
+		}
+	}
+	return t
+}
+
+// Items returns the constraints of a text.
+func Items(text string) []DocLine {
+	var out []DocLine
+	for _, l := range ParseDoc(text) {
+		if l.Item && l.Text != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// NewDoc is the text of an agent's guardrails before its first
+// constraint.
+func NewDoc(agent string) string {
+	return "# Guardrails for " + cleanText(agent) + "\n\n" +
+		"Rules a person approved from this agent's repeated failures and reviews\n" +
+		"(`orket lessons review`). Read them before you start; each applies to the\n" +
+		"paths its section names.\n"
+}
+
+// cleanText makes text safe for one markdown line: one line, no comment
+// markers (which would hide the rest of the file).
+func cleanText(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.ReplaceAll(s, "<!--", "<! --")
+	return strings.ReplaceAll(s, "-->", "-- >")
+}
+
+// itemLine is the markdown of one constraint.
+func itemLine(text, id string) string {
+	l := "- " + cleanText(text)
+	if id != "" {
+		l += " <!-- " + id + " -->"
+	}
+	return l
+}
+
+// Errors of ApplyChange.
+var (
+	// ErrAlreadyThere: the line an addition would add is there already.
+	ErrAlreadyThere = errors.New("the constraint is already in the guardrails")
+	// ErrLineGone: the line a modification or removal names is not there.
+	ErrLineGone = errors.New("the line is no longer in the guardrails")
+)
+
+// ApplyChange returns text with one line changed: an addition inserts
+// c.NewText (marked with id) after the last constraint of section
+// c.Section, which is appended when missing; a modification replaces the
+// line c.Line names (else the line whose text is c.OldText) with
+// c.NewText marked with id; a removal deletes that line, and its heading
+// when the section is left empty. Every other line is kept byte for
+// byte.
+func ApplyChange(text string, c Change, id string) (string, error) {
+	lines := ParseDoc(text)
+	section := cleanText(c.Section)
+	if section == "" {
+		section = Everywhere
+	}
+	find := func() int {
+		for i, l := range lines {
+			if l.Item && c.Line != "" && l.ID == c.Line {
+				return i
+			}
+		}
+		for i, l := range lines {
+			if l.Item && c.OldText != "" && l.Text == cleanText(c.OldText) && (l.Section == section || c.Section == "") {
+				return i
+			}
+		}
+		return -1
+	}
+	raws := make([]string, len(lines))
+	for i, l := range lines {
+		raws[i] = l.Raw
+	}
+	switch c.Type {
+	case Addition:
+		want := cleanText(c.NewText)
+		if want == "" {
+			return text, fmt.Errorf("an addition without text")
+		}
+		head, last := -1, -1
+		for i, l := range lines {
+			if l.Item && (l.ID != "" && l.ID == id || l.Section == section && l.Text == want) {
+				return text, ErrAlreadyThere
+			}
+			if l.Heading && l.Section == section && head < 0 {
+				head = i
+			}
+			if head >= 0 && l.Section == section && l.Item && (last < 0 || i > last) && sameBlock(lines, head, i) {
+				last = i
+			}
+		}
+		switch {
+		case head < 0:
+			out := strings.TrimRight(text, "\n")
+			if out != "" {
+				out += "\n\n"
+			}
+			return out + "## " + section + "\n\n" + itemLine(want, id) + "\n", nil
+		case last < 0:
+			// An empty section: after its heading and a blank line.
+			at, ins := head+1, []string{"", itemLine(want, id)}
+			if at < len(raws) && strings.TrimSpace(raws[at]) == "" {
+				at, ins = at+1, ins[1:]
+			}
+			if at < len(raws) && strings.TrimSpace(raws[at]) != "" {
+				ins = append(ins, "")
+			}
+			return join(insert(raws, at, ins...), text), nil
+		default:
+			return join(insert(raws, last+1, itemLine(want, id)), text), nil
+		}
+	case Modification:
+		i := find()
+		if i < 0 {
+			return text, ErrLineGone
+		}
+		raws[i] = leading(lines[i].Raw) + itemLine(c.NewText, id)
+		return join(raws, text), nil
+	case Removal:
+		i := find()
+		if i < 0 {
+			return text, ErrLineGone
+		}
+		sec := lines[i].Section
+		raws = append(raws[:i:i], raws[i+1:]...)
+		lines = append(lines[:i:i], lines[i+1:]...)
+		// A section left without a constraint loses its heading (and a
+		// blank line after it).
+		head, items := -1, 0
+		for j, l := range lines {
+			if l.Section != sec {
+				continue
+			}
+			if l.Heading && head < 0 {
+				head = j
+			}
+			if l.Item {
+				items++
+			}
+		}
+		if head >= 0 && items == 0 {
+			end := head + 1
+			for end < len(lines) && lines[end].Section == sec && !lines[end].Heading && strings.TrimSpace(lines[end].Raw) == "" {
+				end++
+			}
+			if end == len(lines) && head > 0 && strings.TrimSpace(raws[head-1]) == "" {
+				head-- // the blank line before a heading that ends the file
+			}
+			raws = append(raws[:head:head], raws[end:]...)
+		}
+		return join(raws, text), nil
+	}
+	return text, fmt.Errorf("unknown change type %q", c.Type)
+}
+
+// sameBlock reports whether line i is in the first block of the section
+// headed at head (a section named twice is added to where it first is).
+func sameBlock(lines []DocLine, head, i int) bool {
+	for j := head + 1; j <= i; j++ {
+		if lines[j].Heading {
+			return false
+		}
+	}
+	return true
+}
+
+func leading(raw string) string { return raw[:len(raw)-len(strings.TrimLeft(raw, " \t"))] }
+
+func insert(raws []string, at int, add ...string) []string {
+	out := make([]string, 0, len(raws)+len(add))
+	out = append(out, raws[:at]...)
+	out = append(out, add...)
+	return append(out, raws[at:]...)
+}
+
+// join rebuilds a text from lines, ending with a newline when the
+// original did (or was empty).
+func join(raws []string, orig string) string {
+	if len(raws) == 0 {
+		return ""
+	}
+	s := strings.Join(raws, "\n")
+	if orig == "" || strings.HasSuffix(orig, "\n") {
+		s += "\n"
+	}
+	return s
+}
+
+// Changes lists how the constraints of text b differ from those of a:
+// lines are matched by lesson id, then by section and text; an unmatched
+// line of a and one of b in the same section, in order, are a
+// modification; the rest are additions and removals. Additions and
+// modifications come in b's order, removals after them in a's.
+func Changes(a, b string) []Change {
+	olds, news := Items(a), Items(b)
+	usedOld := make([]bool, len(olds))
+	usedNew := make([]bool, len(news))
+	var mods []struct {
+		at int
+		c  Change
+	}
+	for j, n := range news {
+		if n.ID == "" {
+			continue
+		}
+		for i, o := range olds {
+			if !usedOld[i] && o.ID == n.ID {
+				usedOld[i], usedNew[j] = true, true
+				if o.Text != n.Text || o.Section != n.Section {
+					mods = append(mods, struct {
+						at int
+						c  Change
+					}{j, Change{Type: Modification, Section: n.Section, OldText: o.Text, NewText: n.Text, Line: n.ID}})
+				}
+				break
+			}
+		}
+	}
+	for j, n := range news {
+		if usedNew[j] {
+			continue
+		}
+		for i, o := range olds {
+			if !usedOld[i] && o.Section == n.Section && o.Text == n.Text {
+				usedOld[i], usedNew[j] = true, true
+				break
+			}
+		}
+	}
+	for j, n := range news {
+		if usedNew[j] {
+			continue
+		}
+		for i, o := range olds {
+			if !usedOld[i] && o.Section == n.Section {
+				usedOld[i], usedNew[j] = true, true
+				mods = append(mods, struct {
+					at int
+					c  Change
+				}{j, Change{Type: Modification, Section: n.Section, OldText: o.Text, NewText: n.Text, Line: n.ID}})
+				break
+			}
+		}
+	}
+	var out []Change
+	for j, n := range news {
+		for _, m := range mods {
+			if m.at == j {
+				out = append(out, m.c)
+			}
+		}
+		if !usedNew[j] {
+			out = append(out, Change{Type: Addition, Section: n.Section, NewText: n.Text, Line: n.ID})
+		}
+	}
+	for i, o := range olds {
+		if !usedOld[i] {
+			out = append(out, Change{Type: Removal, Section: o.Section, OldText: o.Text, Line: o.ID})
+		}
+	}
+	return out
+}
+
+// Diff is a unified diff of two texts (whole lines, three lines of
+// context), labelled from and to; "" when they are equal.
+func Diff(from, to, a, b string) string {
+	if a == b {
+		return ""
+	}
+	x, y := splitLines(a), splitLines(b)
+	ops := diffOps(x, y)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "--- %s\n+++ %s\n", from, to)
+	const ctx = 3
+	var changed []int
+	for i, o := range ops {
+		if o.kind != ' ' {
+			changed = append(changed, i)
+		}
+	}
+	for k := 0; k < len(changed); {
+		start := max(changed[k]-ctx, 0)
+		last := changed[k]
+		for k++; k < len(changed) && changed[k] <= last+2*ctx+1; k++ {
+			last = changed[k]
+		}
+		end := min(last+ctx+1, len(ops))
+		ca, cb := 0, 0
+		for _, o := range ops[start:end] {
+			if o.kind != '+' {
+				ca++
+			}
+			if o.kind != '-' {
+				cb++
+			}
+		}
+		fmt.Fprintf(&sb, "@@ -%s +%s @@\n", hunkRange(ops[start].ai, ca), hunkRange(ops[start].bi, cb))
+		for _, o := range ops[start:end] {
+			sb.WriteByte(o.kind)
+			sb.WriteString(o.text)
+			sb.WriteByte('\n')
+		}
+	}
+	return sb.String()
+}
+
+func hunkRange(start, count int) string {
+	if count == 0 {
+		return fmt.Sprintf("%d,0", start)
+	}
+	if count == 1 {
+		return fmt.Sprint(start + 1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, count)
+}
+
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+type op struct {
+	kind   byte // ' ', '-', '+'
+	text   string
+	ai, bi int // the line's index in a and b (where it would be)
+}
+
+// diffOps is a longest-common-subsequence line diff, after trimming the
+// common prefix and suffix; texts too large for the table differ as a
+// whole block.
+func diffOps(a, b []string) []op {
+	var ops []op
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		ops = append(ops, op{' ', a[p], p, p})
+		p++
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	ma, mb := a[p:len(a)-s], b[p:len(b)-s]
+	if len(ma)*len(mb) > 4<<20 {
+		for i, t := range ma {
+			ops = append(ops, op{'-', t, p + i, p})
+		}
+		for j, t := range mb {
+			ops = append(ops, op{'+', t, p + len(ma), p + j})
+		}
+	} else {
+		// lcs[i][j]: the LCS length of ma[i:] and mb[j:].
+		w := len(mb) + 1
+		lcs := make([]int, (len(ma)+1)*w)
+		for i := len(ma) - 1; i >= 0; i-- {
+			for j := len(mb) - 1; j >= 0; j-- {
+				if ma[i] == mb[j] {
+					lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
+				} else {
+					lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
+				}
+			}
+		}
+		i, j := 0, 0
+		for i < len(ma) || j < len(mb) {
+			switch {
+			case i < len(ma) && j < len(mb) && ma[i] == mb[j]:
+				ops = append(ops, op{' ', ma[i], p + i, p + j})
+				i++
+				j++
+			case i < len(ma) && (j == len(mb) || lcs[(i+1)*w+j] >= lcs[i*w+j+1]):
+				ops = append(ops, op{'-', ma[i], p + i, p + j})
+				i++
+			default:
+				ops = append(ops, op{'+', mb[j], p + i, p + j})
+				j++
+			}
+		}
+	}
+	for k := 0; k < s; k++ {
+		ia, ib := len(a)-s+k, len(b)-s+k
+		ops = append(ops, op{' ', a[ia], ia, ib})
+	}
+	return ops
+}

@@ -1,0 +1,626 @@
+package guardrails
+
+// Statistics of agents and of their guardrails versions (SPEC 8.5,
+// seed 001's performance tracking), from the evaluation log: error rate
+// (the share of REJECT and ESCALATE verdicts), mean score, repeat-failure
+// rate (the share of runs that failed on a fold they had been warned
+// about: their Exposure lists it) and task completion rate (the share of
+// the tasks in a sample with an APPROVE or CONDITIONAL run), overall and
+// over SampleSize runs before and after each version. A version whose
+// error rate is higher after than before, over a full sample each side,
+// is flagged with a suggested rollback; nothing is rolled back
+// automatically.
+//
+// The logs are read with a scanner that decodes only the fields used,
+// so 100,000 evaluations are read well within SPEC 9's 200 ms.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/orket/orket/internal/flock"
+	"github.com/orket/orket/verdict"
+)
+
+// EvaluationsFile is the evaluation log, relative to .orket.
+const EvaluationsFile = "memory/evaluations.jsonl"
+
+// A Run is what stats read of one evaluation.
+type Run struct {
+	RunID   string
+	Agent   string
+	Task    string
+	Time    time.Time
+	Verdict string
+	Score   int
+	Version int // the guardrails version the run was given (0: none or unknown)
+	// Repeat: the run failed on a fold it had been warned about.
+	Repeat bool
+}
+
+// Failed reports whether the run's verdict is REJECT or ESCALATE.
+func (r *Run) Failed() bool { return r.Verdict == verdict.Reject || r.Verdict == verdict.Escalate }
+
+// A Sample is a set of runs measured.
+type Sample struct {
+	Runs               int     `json:"runs"`
+	ErrorRate          float64 `json:"error_rate"`
+	MeanScore          float64 `json:"mean_score"`
+	RepeatFailureRate  float64 `json:"repeat_failure_rate"`
+	TaskCompletionRate float64 `json:"task_completion_rate"`
+}
+
+// Measure measures runs.
+func Measure(runs []Run) Sample {
+	s := Sample{Runs: len(runs)}
+	if len(runs) == 0 {
+		return s
+	}
+	errs, repeats, score := 0, 0, 0
+	tasks := map[string]bool{}
+	for i := range runs {
+		r := &runs[i]
+		if r.Failed() {
+			errs++
+		}
+		if r.Repeat {
+			repeats++
+		}
+		score += r.Score
+		done := r.Verdict == verdict.Approve || r.Verdict == verdict.Conditional
+		tasks[r.Task] = tasks[r.Task] || done
+	}
+	completed := 0
+	for _, d := range tasks {
+		if d {
+			completed++
+		}
+	}
+	n := float64(len(runs))
+	s.ErrorRate = round(float64(errs)/n, 4)
+	s.MeanScore = round(float64(score)/n, 2)
+	s.RepeatFailureRate = round(float64(repeats)/n, 4)
+	s.TaskCompletionRate = round(float64(completed)/float64(len(tasks)), 4)
+	return s
+}
+
+// A Suggestion is a rollback a person may want to run.
+type Suggestion struct {
+	To  int    `json:"to"` // the version to go back to (0: the version was the first; reject its lesson instead)
+	Why string `json:"why"`
+}
+
+// A Comparison is a version's before and after.
+type Comparison struct {
+	Version   int       `json:"version"`
+	Kind      string    `json:"kind"`
+	CreatedAt time.Time `json:"created_at"`
+	Current   bool      `json:"current"`
+	Kept      bool      `json:"kept"`
+	Before    Sample    `json:"before"`
+	After     Sample    `json:"after"`
+	Full      bool      `json:"full_sample"` // SampleSize runs on each side
+	Worse     bool      `json:"worse"`       // full, and a higher error rate after
+	// SuggestedRollback is set on a worse version.
+	SuggestedRollback *Suggestion `json:"suggested_rollback,omitempty"`
+}
+
+// Performance returns the comparison as seed 001's performance field.
+func (c Comparison) Performance() *Performance {
+	p := &Performance{RunsBefore: c.Before.Runs, RunsAfter: c.After.Runs}
+	if c.Before.Runs > 0 {
+		q, e := c.Before.MeanScore, c.Before.ErrorRate
+		p.QualityBefore, p.ErrorRateBefore = &q, &e
+	}
+	if c.After.Runs > 0 {
+		q, e := c.After.MeanScore, c.After.ErrorRate
+		p.QualityAfter, p.ErrorRateAfter = &q, &e
+	}
+	return p
+}
+
+// AgentStats are one agent's figures.
+type AgentStats struct {
+	Agent string `json:"agent"`
+	Sample
+	LessonsApplied    int          `json:"lessons_applied"`
+	Versions          int          `json:"versions"` // written, kept or not
+	Rollbacks         int          `json:"rollbacks"`
+	RollbackFrequency float64      `json:"rollback_frequency"` // rollbacks per version written
+	CurrentVersion    int          `json:"current_version"`
+	Comparisons       []Comparison `json:"comparisons"`
+}
+
+// A Flag is a version that made things worse.
+type Flag struct {
+	Agent   string     `json:"agent"`
+	Version int        `json:"version"`
+	Suggest Suggestion `json:"suggested_rollback"`
+}
+
+// Stats are orket stats' figures (seed 001's metrics).
+type Stats struct {
+	ErrorRateByAgent    map[string]float64 `json:"error_rate_by_agent"`
+	AverageScore        float64            `json:"average_score"`
+	AverageScoreByAgent map[string]float64 `json:"average_score_by_agent"`
+	LessonsAppliedCount int                `json:"lessons_applied_count"`
+	PromptVersionsCount int                `json:"prompt_versions_count"`
+	RollbackFrequency   float64            `json:"rollback_frequency"`
+	SampleSize          int                `json:"sample_size"`
+	Runs                int                `json:"runs"`
+	Agents              []AgentStats       `json:"agents"`
+	Flagged             []Flag             `json:"flagged"`
+}
+
+// ComputeStats computes the figures from runs (any order) and each
+// agent's version history; sampleSize is stats.sample_size. Runs of an
+// agent are ordered by time; the runs before a version are the last
+// sampleSize before its creation; the runs after are the first
+// sampleSize from its creation that were given it (Run.Version), or,
+// for runs that do not say, that started before the next version.
+func ComputeStats(runs []Run, histories map[string][]Event, sampleSize int) *Stats {
+	if sampleSize <= 0 {
+		sampleSize = DefaultConfig().SampleSize
+	}
+	st := &Stats{ErrorRateByAgent: map[string]float64{}, AverageScoreByAgent: map[string]float64{}, SampleSize: sampleSize,
+		Runs: len(runs), Agents: []AgentStats{}, Flagged: []Flag{}}
+	byAgent := map[string][]Run{}
+	for _, r := range runs {
+		byAgent[r.Agent] = append(byAgent[r.Agent], r)
+	}
+	for a := range histories {
+		if _, ok := byAgent[a]; !ok {
+			byAgent[a] = nil
+		}
+	}
+	agents := make([]string, 0, len(byAgent))
+	for a := range byAgent {
+		agents = append(agents, a)
+	}
+	sort.Strings(agents)
+	totalScore := 0
+	rollbacks := 0
+	for _, a := range agents {
+		rs := byAgent[a]
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].Time.Before(rs[j].Time) })
+		as := AgentStats{Agent: a, Sample: Measure(rs), Comparisons: []Comparison{}}
+		for _, r := range rs {
+			totalScore += r.Score
+		}
+		if len(rs) > 0 {
+			st.ErrorRateByAgent[a] = as.ErrorRate
+			st.AverageScoreByAgent[a] = as.MeanScore
+		}
+		evs := histories[a]
+		lessons := map[string]bool{}
+		for i, e := range evs {
+			as.Versions++
+			if e.Kind == KindRollback {
+				as.Rollbacks++
+			}
+			for _, l := range e.Lessons {
+				if e.Kind == KindApproval {
+					lessons[l] = true
+				}
+			}
+			if e.Version > as.CurrentVersion {
+				as.CurrentVersion = e.Version
+			}
+			var next time.Time
+			if i+1 < len(evs) {
+				next = evs[i+1].Time
+			}
+			c := compare(rs, e, next, sampleSize)
+			c.Current = i == len(evs)-1
+			if c.Worse {
+				to := e.Previous
+				why := fmt.Sprintf("error rate %.0f%% over the %d runs after v%d, %.0f%% over the %d before", 100*c.After.ErrorRate, c.After.Runs, e.Version, 100*c.Before.ErrorRate, c.Before.Runs)
+				if to == 0 {
+					why += "; it is the first version: reject or remove its lesson instead"
+				} else {
+					why += fmt.Sprintf("; roll back to v%d", to)
+				}
+				c.SuggestedRollback = &Suggestion{To: to, Why: why}
+				st.Flagged = append(st.Flagged, Flag{Agent: a, Version: e.Version, Suggest: *c.SuggestedRollback})
+			}
+			as.Comparisons = append(as.Comparisons, c)
+		}
+		as.LessonsApplied = len(lessons)
+		if as.Versions > 0 {
+			as.RollbackFrequency = round(float64(as.Rollbacks)/float64(as.Versions), 4)
+		}
+		st.LessonsAppliedCount += as.LessonsApplied
+		st.PromptVersionsCount += as.Versions
+		rollbacks += as.Rollbacks
+		st.Agents = append(st.Agents, as)
+	}
+	if len(runs) > 0 {
+		st.AverageScore = round(float64(totalScore)/float64(len(runs)), 2)
+	}
+	if st.PromptVersionsCount > 0 {
+		st.RollbackFrequency = round(float64(rollbacks)/float64(st.PromptVersionsCount), 4)
+	}
+	return st
+}
+
+// compare measures the runs around version e (rs sorted by time).
+func compare(rs []Run, e Event, next time.Time, n int) Comparison {
+	c := Comparison{Version: e.Version, Kind: e.Kind, CreatedAt: e.Time, Kept: e.Kept}
+	at := sort.Search(len(rs), func(i int) bool { return !rs[i].Time.Before(e.Time) })
+	before := rs[max(0, at-n):at]
+	var after []Run
+	for i := at; i < len(rs) && len(after) < n; i++ {
+		r := rs[i]
+		switch {
+		case r.Version == e.Version:
+			after = append(after, r)
+		case r.Version == 0 && (next.IsZero() || r.Time.Before(next)):
+			after = append(after, r)
+		case r.Version > e.Version, r.Version == 0:
+			i = len(rs) // superseded
+		}
+	}
+	c.Before, c.After = Measure(before), Measure(after)
+	c.Full = c.Before.Runs == n && c.After.Runs == n
+	c.Worse = c.Full && c.After.ErrorRate > c.Before.ErrorRate
+	return c
+}
+
+// ReadRuns reads the evaluation log (of one agent; "": all) into runs,
+// marking repeats from the exposure log (which may be missing). Damaged
+// lines are skipped; verify-only runs (edit_source none) are not runs of
+// an agent.
+func ReadRuns(evaluations, exposures, agent string) ([]Run, error) {
+	advised := map[string]map[string]bool{}
+	if exposures != "" {
+		err := scanLog(exposures, func(line []byte) {
+			var runID, a string
+			var folds []byte
+			scanObject(line, func(k, v []byte) {
+				switch string(k) {
+				case "run_id":
+					runID = jsonString(v)
+				case "agent":
+					a = jsonString(v)
+				case "folds":
+					folds = v
+				}
+			})
+			if runID == "" || len(folds) < 3 || agent != "" && a != agent {
+				return
+			}
+			var fs []string
+			if json.Unmarshal(folds, &fs) != nil {
+				return
+			}
+			m := advised[runID]
+			if m == nil {
+				m = map[string]bool{}
+				advised[runID] = m
+			}
+			for _, f := range fs {
+				m[f] = true
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	memo := map[string]string{}
+	var runs []Run
+	err := scanLog(evaluations, func(line []byte) {
+		var r Run
+		var edit string
+		var cmd, tags, first []byte
+		ok := scanObject(line, func(k, v []byte) {
+			switch string(k) {
+			case "run_id":
+				r.RunID = jsonString(v)
+			case "agent":
+				r.Agent = jsonString(v)
+			case "task":
+				r.Task = jsonString(v)
+			case "time":
+				r.Time, _ = time.Parse(time.RFC3339Nano, jsonString(v))
+			case "verdict":
+				r.Verdict = jsonString(v)
+			case "score":
+				r.Score, _ = strconv.Atoi(string(v))
+			case "guardrails_version":
+				r.Version, _ = strconv.Atoi(string(v))
+			case "edit_source":
+				edit = jsonString(v)
+			case "failed_command":
+				cmd = v
+			case "tags":
+				tags = v
+			case "first_error":
+				first = v
+			}
+		})
+		if !ok || r.RunID == "" || r.Verdict == "" || edit == "none" {
+			return
+		}
+		if r.Agent == "" {
+			r.Agent = "default"
+		}
+		if agent != "" && r.Agent != agent {
+			return
+		}
+		if m := advised[r.RunID]; m != nil && r.Failed() {
+			raw := string(cmd) + "\x00" + string(tags) + "\x00" + string(first)
+			k, seen := memo[raw]
+			if !seen {
+				var t []string
+				json.Unmarshal(tags, &t)
+				k = FoldOf("", jsonString(cmd), t, jsonString(first)).KeyNoDir()
+				memo[raw] = k
+			}
+			r.Repeat = m[k]
+		}
+		runs = append(runs, r)
+	})
+	return runs, err
+}
+
+// Stats reads the evaluation and exposure logs and every agent's history
+// (one agent's when agent is set) and computes the figures.
+func (s *Store) Stats(ctx context.Context, agent string) (*Stats, error) {
+	runs, err := ReadRuns(filepath.Join(s.OrketDir, filepath.FromSlash(EvaluationsFile)),
+		filepath.Join(s.OrketDir, filepath.FromSlash(ExposuresFile)), agent)
+	if err != nil {
+		return nil, err
+	}
+	agents := []string{agent}
+	if agent == "" {
+		if agents, err = s.Agents(); err != nil {
+			return nil, err
+		}
+	}
+	hist := map[string][]Event{}
+	for _, a := range agents {
+		evs, err := s.History(a)
+		if err != nil {
+			return nil, err
+		}
+		if len(evs) > 0 {
+			hist[a] = evs
+		}
+	}
+	return ComputeStats(runs, hist, s.Config.SampleSize), nil
+}
+
+// Agents lists the agents that have guardrails (by the name in their
+// latest version), sorted.
+func (s *Store) Agents() ([]string, error) {
+	root, err := s.root()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	d, err := root.OpenDir(Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		if !safeName.MatchString(n) {
+			continue
+		}
+		evs, err := (&jsonlReader{path: filepath.Join(s.OrketDir, Dir, n, "history.jsonl")}).agent()
+		if err != nil {
+			return nil, err
+		}
+		if evs != "" {
+			out = append(out, evs)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// jsonlReader finds the agent named in a history log.
+type jsonlReader struct{ path string }
+
+func (r *jsonlReader) agent() (string, error) {
+	name := ""
+	err := scanLog(r.path, func(line []byte) {
+		if name != "" {
+			return
+		}
+		scanObject(line, func(k, v []byte) {
+			if string(k) == "agent" {
+				name = jsonString(v)
+			}
+		})
+	})
+	return name, err
+}
+
+// scanLog calls fn with each line of a JSON-lines log, under the log's
+// shared lock (as internal/jsonl takes it); a missing log has no lines.
+func scanLog(path string, fn func(line []byte)) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	unlock, err := flock.Acquire(context.Background(), path+".lock", flock.Mode{Wait: true})
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	br := bufio.NewReaderSize(f, 1<<20)
+	var long []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			if len(long)+len(chunk) <= 16<<20 {
+				long = append(long, chunk...)
+			}
+			continue
+		case long != nil:
+			long = append(long, chunk...)
+			fn(long)
+			long = nil
+		case len(chunk) > 0:
+			fn(chunk)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// scanObject calls fn with each top-level key and raw value of a JSON
+// object (keys with escapes are passed as written); it reports whether
+// the line is a well-formed object as far as it read.
+func scanObject(b []byte, fn func(key, val []byte)) bool {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return true
+	}
+	for i < len(b) {
+		if b[i] != '"' {
+			return false
+		}
+		end := skipString(b, i)
+		if end < 0 {
+			return false
+		}
+		key := b[i+1 : end-1]
+		i = skipWS(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipWS(b, i+1)
+		vend := skipValue(b, i)
+		if vend < 0 {
+			return false
+		}
+		fn(key, b[i:vend])
+		i = skipWS(b, vend)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case '}':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] ('"'),
+// or -1.
+func skipString(b []byte, i int) int {
+	i++
+	for {
+		j := bytes.IndexAny(b[i:], "\"\\")
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if b[i] == '"' {
+			return i + 1
+		}
+		i += 2
+		if i > len(b) {
+			return -1
+		}
+	}
+}
+
+// skipValue returns the index after the value starting at b[i], or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				if i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// jsonString decodes a raw JSON string value ("" for anything else).
+func jsonString(v []byte) string {
+	if len(v) < 2 || v[0] != '"' {
+		return ""
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1])
+	}
+	var s string
+	json.Unmarshal(v, &s)
+	return s
+}

@@ -1,0 +1,730 @@
+package guardrails
+
+// Versions of an agent's guardrails live in .orket/guardrails/<agent>/:
+// v<N>.md (the text) and v<N>.json (what changed, who approved, the
+// lines' sources). A version exists once its json is written: the md is
+// written (fsynced) first, then the json, then a line of history.jsonl;
+// an md without its json is what a crash left, and the next version
+// overwrites it. Every write and read goes through internal/fsroot (no
+// symlink followed); writers of one agent take the agent's lock
+// (.orket/guardrails/<agent>/.lock), so concurrent approvals and
+// rollbacks each get their own number and none is lost.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orket/orket/internal/flock"
+	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/jsonl"
+	"golang.org/x/sys/unix"
+)
+
+// VersionSchema is the schema of v<N>.json.
+const VersionSchema = "orket.guardrails_version/v1"
+
+// HistorySchema is the schema of history.jsonl's lines.
+const HistorySchema = "orket.guardrails_history/v1"
+
+// Dir is where guardrails live, relative to the .orket directory.
+const Dir = "guardrails"
+
+// Version kinds.
+const (
+	KindApproval = "approval" // a person approved a proposal
+	KindRollback = "rollback" // a person went back to an earlier version's text
+)
+
+// A Line is a constraint orket wrote, with where it came from.
+type Line struct {
+	ID        string    `json:"id"` // the proposal's id, also in the text's comment
+	Section   string    `json:"section"`
+	Text      string    `json:"text"`
+	Cluster   string    `json:"cluster,omitempty"` // kind:key of its proposal's cluster
+	FoldNoDir string    `json:"fold_nodir,omitempty"`
+	Sources   []string  `json:"sources,omitempty"` // the proposal's source_feedback
+	Since     time.Time `json:"since"`             // when it was applied
+}
+
+// Performance is seed 001's before/after of a version (filled by
+// UpdatePerformance from Stats; nil until then).
+type Performance struct {
+	QualityBefore   *float64 `json:"quality_before,omitempty"`
+	QualityAfter    *float64 `json:"quality_after,omitempty"`
+	ErrorRateBefore *float64 `json:"error_rate_before,omitempty"`
+	ErrorRateAfter  *float64 `json:"error_rate_after,omitempty"`
+	RunsBefore      int      `json:"runs_before"`
+	RunsAfter       int      `json:"runs_after"`
+}
+
+// A Version is one version of an agent's guardrails: v<N>.json, and its
+// text from v<N>.md.
+type Version struct {
+	Schema         string    `json:"schema_version"`
+	Agent          string    `json:"agent"`
+	Version        int       `json:"version"`
+	CreatedAt      time.Time `json:"created_at"`
+	Kind           string    `json:"kind"`            // approval, rollback
+	AppliedLessons []string  `json:"applied_lessons"` // the proposals this version applied
+	Changes        []Change  `json:"changes"`         // from the previous version
+	ApprovedBy     string    `json:"approved_by"`
+	Reason         string    `json:"reason,omitempty"`
+	Previous       int       `json:"previous,omitempty"` // the version it changed
+	Restores       int       `json:"restores,omitempty"` // a rollback: the version whose text it restores
+	// Lines are the constraints orket wrote that the text holds, with
+	// their sources.
+	Lines         []Line       `json:"lines"`
+	ContentSHA256 string       `json:"content_sha256"`
+	Performance   *Performance `json:"performance,omitempty"`
+
+	Text string `json:"-"` // v<N>.md
+	// Edited: the text is not what orket wrote (a person edited
+	// v<N>.md afterwards).
+	Edited bool `json:"-"`
+}
+
+// ActiveLines returns the lines orket wrote that the text still holds
+// (found by their id comment), with the section and text as they now
+// read.
+func (v *Version) ActiveLines() []Line {
+	if v == nil {
+		return nil
+	}
+	meta := map[string]Line{}
+	for _, l := range v.Lines {
+		meta[l.ID] = l
+	}
+	var out []Line
+	for _, it := range Items(v.Text) {
+		if m, ok := meta[it.ID]; ok && it.ID != "" {
+			m.Section, m.Text = it.Section, it.Text
+			out = append(out, m)
+			delete(meta, it.ID)
+		}
+	}
+	return out
+}
+
+// AllLines returns every constraint of the text: orket's with their
+// sources, and those a person wrote (no id).
+func (v *Version) AllLines() []Line {
+	if v == nil {
+		return nil
+	}
+	meta := map[string]Line{}
+	for _, l := range v.Lines {
+		meta[l.ID] = l
+	}
+	var out []Line
+	for _, it := range Items(v.Text) {
+		l := Line{Section: it.Section, Text: it.Text}
+		if m, ok := meta[it.ID]; ok && it.ID != "" {
+			m.Section, m.Text = it.Section, it.Text
+			l = m
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// An Event is a line of history.jsonl: a version written.
+type Event struct {
+	Schema   string    `json:"schema_version"`
+	ID       string    `json:"id"`
+	Agent    string    `json:"agent"`
+	Version  int       `json:"version"`
+	Time     time.Time `json:"time"`
+	Kind     string    `json:"kind"`
+	By       string    `json:"by,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	Lessons  []string  `json:"lessons,omitempty"`
+	Previous int       `json:"previous,omitempty"`
+	Restores int       `json:"restores,omitempty"`
+	Changes  int       `json:"changes"`
+	// Kept: its files are still there (filled by History).
+	Kept bool `json:"-"`
+}
+
+// A Store is the guardrails of a repository's agents and their
+// proposals.
+type Store struct {
+	OrketDir  string
+	Config    Config
+	Proposals *ProposalLog
+}
+
+// Open returns the store of the .orket directory orketDir.
+func Open(orketDir string, cfg Config) *Store {
+	return &Store{OrketDir: orketDir, Config: cfg.withDefaults(), Proposals: OpenProposals(orketDir)}
+}
+
+var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+// AgentDir is the directory name of an agent's guardrails: the name
+// itself when it is a safe file name (letters, digits, ".", "_", "-",
+// not starting with a dot), else "agent-" and a hash of it.
+func AgentDir(agent string) string {
+	if agent == "" {
+		agent = "default"
+	}
+	if safeName.MatchString(agent) {
+		return agent
+	}
+	sum := sha256.Sum256([]byte(agent))
+	return "agent-" + hex.EncodeToString(sum[:8])
+}
+
+func (s *Store) agentRel(agent string) string { return Dir + "/" + AgentDir(agent) }
+
+func mdName(n int) string   { return "v" + strconv.Itoa(n) + ".md" }
+func jsonName(n int) string { return "v" + strconv.Itoa(n) + ".json" }
+
+// Path returns the file of an agent's version n's text, for
+// ORKET_GUARDRAILS.
+func (s *Store) Path(agent string, n int) string {
+	return filepath.Join(s.OrketDir, filepath.FromSlash(s.agentRel(agent)), mdName(n))
+}
+
+func (s *Store) root() (*fsroot.Root, error) {
+	if err := os.MkdirAll(s.OrketDir, 0o755); err != nil {
+		return nil, err
+	}
+	return fsroot.Open(s.OrketDir)
+}
+
+// ErrSymlink reports a guardrails file that is a symlink or not a
+// regular file: orket never writes through one.
+var ErrSymlink = errors.New("not a regular file (orket never follows a symlink there)")
+
+// regularOrMissing fails when rel exists and is not a regular file.
+func regularOrMissing(root *fsroot.Root, rel string) error {
+	st, err := root.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("%s: %w", rel, ErrSymlink)
+	}
+	return nil
+}
+
+// lock takes the agent's lock, creating its directory.
+func (s *Store) lock(ctx context.Context, root *fsroot.Root, agent string) (func(), error) {
+	rel := s.agentRel(agent)
+	if err := root.MkdirAll(rel, 0o755); err != nil {
+		return nil, err
+	}
+	if err := regularOrMissing(root, rel+"/.lock"); err != nil {
+		return nil, err
+	}
+	unlock, err := flock.Acquire(ctx, filepath.Join(s.OrketDir, filepath.FromSlash(rel), ".lock"), flock.Mode{Exclusive: true, Wait: true})
+	if err != nil {
+		return nil, fmt.Errorf("lock the guardrails of %s: %w", agent, err)
+	}
+	return unlock, nil
+}
+
+var versionFile = regexp.MustCompile(`^v([1-9][0-9]{0,8})\.json$`)
+
+// Versions returns the numbers of the agent's kept versions, in order.
+func (s *Store) Versions(agent string) ([]int, error) {
+	root, err := s.root()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return s.versions(root, agent)
+}
+
+func (s *Store) versions(root *fsroot.Root, agent string) ([]int, error) {
+	d, err := root.OpenDir(s.agentRel(agent))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, n := range names {
+		if m := versionFile.FindStringSubmatch(n); m != nil {
+			v, _ := strconv.Atoi(m[1])
+			out = append(out, v)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// ErrNoVersion reports a version that is not kept (or an agent without
+// guardrails).
+var ErrNoVersion = errors.New("no such guardrails version")
+
+// Version returns the agent's version n.
+func (s *Store) Version(agent string, n int) (*Version, error) {
+	root, err := s.root()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return s.version(root, agent, n)
+}
+
+func (s *Store) version(root *fsroot.Root, agent string, n int) (*Version, error) {
+	rel := s.agentRel(agent)
+	b, err := root.ReadFile(rel + "/" + jsonName(n))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("guardrails of %s, v%d: %w", agent, n, ErrNoVersion)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := ParseVersion(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s: %w", rel, jsonName(n), err)
+	}
+	md, err := root.ReadFile(rel + "/" + mdName(n))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	v.Text = string(md)
+	v.Edited = v.ContentSHA256 != "" && v.ContentSHA256 != sha(md)
+	if v.Version != n {
+		// A copied or renamed file: the name says which it is.
+		v.Version = n
+	}
+	return v, nil
+}
+
+// ParseVersion reads a v<N>.json, which a person may have edited: unknown
+// keys are ignored; nil lists become empty.
+func ParseVersion(b []byte) (*Version, error) {
+	var v Version
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("not a guardrails version: %w", err)
+	}
+	if v.AppliedLessons == nil {
+		v.AppliedLessons = []string{}
+	}
+	if v.Changes == nil {
+		v.Changes = []Change{}
+	}
+	if v.Lines == nil {
+		v.Lines = []Line{}
+	}
+	return &v, nil
+}
+
+// Current returns the agent's latest version, or nil when it has none.
+func (s *Store) Current(agent string) (*Version, error) {
+	root, err := s.root()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return s.current(root, agent)
+}
+
+func (s *Store) current(root *fsroot.Root, agent string) (*Version, error) {
+	ns, err := s.versions(root, agent)
+	if err != nil || len(ns) == 0 {
+		return nil, err
+	}
+	return s.version(root, agent, ns[len(ns)-1])
+}
+
+func sha(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func (s *Store) historyLog(agent string) *jsonl.Log {
+	return &jsonl.Log{Path: filepath.Join(s.OrketDir, filepath.FromSlash(s.agentRel(agent)), "history.jsonl")}
+}
+
+// History returns the agent's versions as written, oldest first, each
+// marked Kept when its files are still there.
+func (s *Store) History(agent string) ([]Event, error) {
+	kept, err := s.Versions(agent)
+	if err != nil {
+		return nil, err
+	}
+	isKept := map[int]bool{}
+	for _, n := range kept {
+		isKept[n] = true
+	}
+	var out []Event
+	seen := map[string]bool{}
+	if _, err := s.historyLog(agent).Each(func(line []byte) error {
+		var e Event
+		if json.Unmarshal(line, &e) == nil && e.Version > 0 && !seen[e.ID] {
+			seen[e.ID] = true
+			e.Kept = isKept[e.Version]
+			out = append(out, e)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Version != out[j].Version {
+			return out[i].Version < out[j].Version
+		}
+		return out[i].Time.Before(out[j].Time)
+	})
+	return out, nil
+}
+
+// write writes version v (whose number is set) under the agent's lock:
+// the text, then the json, then the history line; then it drops the
+// oldest versions beyond MaxVersions.
+func (s *Store) write(root *fsroot.Root, v *Version) error {
+	rel := s.agentRel(v.Agent)
+	v.Schema = VersionSchema
+	v.ContentSHA256 = sha([]byte(v.Text))
+	for _, name := range []string{mdName(v.Version), jsonName(v.Version), "history.jsonl"} {
+		if err := regularOrMissing(root, rel+"/"+name); err != nil {
+			return err
+		}
+	}
+	if err := root.WriteFile(rel+"/"+mdName(v.Version), []byte(v.Text), 0o644, fsroot.Options{Sync: true}); err != nil {
+		return fmt.Errorf("write %s/%s: %w", rel, mdName(v.Version), err)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := root.WriteFile(rel+"/"+jsonName(v.Version), append(b, '\n'), 0o644, fsroot.Options{Sync: true}); err != nil {
+		return fmt.Errorf("write %s/%s: %w", rel, jsonName(v.Version), err)
+	}
+	e := &Event{Schema: HistorySchema, Agent: v.Agent, Version: v.Version, Time: v.CreatedAt, Kind: v.Kind, By: v.ApprovedBy,
+		Reason: v.Reason, Lessons: v.AppliedLessons, Previous: v.Previous, Restores: v.Restores, Changes: len(v.Changes)}
+	e.ID = hashKey("gh-", v.Agent+"\x00"+strconv.Itoa(v.Version)+"\x00"+v.ContentSHA256+"\x00"+v.CreatedAt.Format(time.RFC3339Nano))
+	if err := s.historyLog(v.Agent).Append(e); err != nil {
+		return fmt.Errorf("append to %s/history.jsonl: %w", rel, err)
+	}
+	return s.prune(root, v.Agent)
+}
+
+// prune removes the oldest versions beyond MaxVersions (the json first,
+// so a half-removed version is no version).
+func (s *Store) prune(root *fsroot.Root, agent string) error {
+	ns, err := s.versions(root, agent)
+	if err != nil {
+		return err
+	}
+	rel := s.agentRel(agent)
+	for len(ns) > s.Config.MaxVersions {
+		n := ns[0]
+		if err := root.Remove(rel + "/" + jsonName(n)); err != nil {
+			return err
+		}
+		if err := root.Remove(rel + "/" + mdName(n)); err != nil {
+			return err
+		}
+		ns = ns[1:]
+	}
+	return nil
+}
+
+// nextNumber is one past the highest version the agent ever had (kept
+// or in its history).
+func (s *Store) nextNumber(root *fsroot.Root, agent string) (int, error) {
+	ns, err := s.versions(root, agent)
+	if err != nil {
+		return 0, err
+	}
+	top := 0
+	if len(ns) > 0 {
+		top = ns[len(ns)-1]
+	}
+	if _, err := s.historyLog(agent).Each(func(line []byte) error {
+		var e struct {
+			Version int `json:"version"`
+		}
+		if json.Unmarshal(line, &e) == nil && e.Version > top {
+			top = e.Version
+		}
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	return top + 1, nil
+}
+
+// Approve approves a pending proposal (an id or a unique prefix) and
+// applies it: under the agent's lock, it records the approval, writes
+// the next version (the previous text with the proposal's one line
+// changed), and marks the proposal applied in it. A proposal approved
+// earlier whose version was not written (a crash) is finished. When the
+// text already says it (a person wrote the same line, or already removed
+// the line to remove), no version is written: the proposal is applied in
+// the current one. It returns the version that holds the change.
+func (s *Store) Approve(ctx context.Context, id, by string, now time.Time) (*Version, *Proposal, error) {
+	p, err := s.Proposals.Get(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err := s.root()
+	if err != nil {
+		return nil, p, err
+	}
+	defer root.Close()
+	unlock, err := s.lock(ctx, root, p.Agent)
+	if err != nil {
+		return nil, p, err
+	}
+	defer unlock()
+	if p, err = s.Proposals.Get(p.ID); err != nil { // again, under the lock
+		return nil, nil, err
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	now = now.UTC()
+	by = oneLine(by, 200)
+	if by == "" {
+		by = "unknown"
+	}
+	if p.Status != StatusApproved {
+		if _, err := s.Proposals.SetStatus(p.ID, Decision{Status: StatusApproved, By: by, Time: now}); err != nil {
+			return nil, p, err
+		}
+	}
+	cur, err := s.current(root, p.Agent)
+	if err != nil {
+		return nil, p, err
+	}
+	applied := func(v *Version) (*Version, *Proposal, error) {
+		q, err := s.Proposals.SetStatus(p.ID, Decision{Status: StatusApplied, By: by, Time: now, Version: v.Version})
+		if q == nil {
+			q = p
+		}
+		return v, q, err
+	}
+	if cur != nil {
+		for _, l := range cur.AppliedLessons {
+			if l == p.ID {
+				return applied(cur)
+			}
+		}
+	}
+	base, prev := NewDoc(p.Agent), 0
+	var lines []Line
+	if cur != nil {
+		base, prev = cur.Text, cur.Version
+		lines = append(lines, cur.Lines...)
+	}
+	c := p.ConstraintUpdate
+	text, err := ApplyChange(base, c, p.ID)
+	if errors.Is(err, ErrAlreadyThere) || errors.Is(err, ErrLineGone) {
+		if cur == nil {
+			return nil, p, err
+		}
+		return applied(cur)
+	}
+	if err != nil {
+		return nil, p, err
+	}
+	// The change as it reads in the text.
+	target := c.Line
+	if ch := Changes(base, text); len(ch) == 1 {
+		c = ch[0]
+	}
+	if c.Type != Addition {
+		kept := lines[:0]
+		for _, l := range lines {
+			if l.ID != target {
+				kept = append(kept, l)
+			}
+		}
+		lines = kept
+	}
+	c.Line = target
+	if c.Type != Removal {
+		lines = append(lines, Line{ID: p.ID, Section: c.Section, Text: cleanText(c.NewText), Cluster: p.Cluster.ID(),
+			FoldNoDir: p.Cluster.FoldNoDir, Sources: p.SourceFeedback, Since: now})
+		c.Line = p.ID
+	}
+	n, err := s.nextNumber(root, p.Agent)
+	if err != nil {
+		return nil, p, err
+	}
+	v := &Version{Agent: p.Agent, Version: n, CreatedAt: now, Kind: KindApproval, AppliedLessons: []string{p.ID},
+		Changes: []Change{c}, ApprovedBy: by, Previous: prev, Lines: lines, Text: text}
+	if err := s.write(root, v); err != nil {
+		return nil, p, err
+	}
+	return applied(v)
+}
+
+// Reject rejects a pending proposal with a reason.
+func (s *Store) Reject(ctx context.Context, id, by, reason string, now time.Time) (*Proposal, error) {
+	return s.decide(ctx, id, Decision{Status: StatusRejected, By: by, Reason: reason, Time: now})
+}
+
+// Defer leaves a pending proposal for later ('q' in the review).
+func (s *Store) Defer(ctx context.Context, id, by string, now time.Time) (*Proposal, error) {
+	return s.decide(ctx, id, Decision{Status: StatusDeferred, By: by, Time: now})
+}
+
+func (s *Store) decide(ctx context.Context, id string, d Decision) (*Proposal, error) {
+	p, err := s.Proposals.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	root, err := s.root()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	unlock, err := s.lock(ctx, root, p.Agent)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if d.Time.IsZero() {
+		d.Time = time.Now()
+	}
+	return s.Proposals.SetStatus(p.ID, d)
+}
+
+// ErrNoChange reports a rollback to a text equal to the current one.
+var ErrNoChange = errors.New("nothing would change")
+
+// Rollback writes a new version of the agent's guardrails holding the
+// text of version to (0: the latest kept version before the current
+// one), with the changes from the current text, by and reason logged.
+// Nothing is rolled back automatically: a person runs it.
+func (s *Store) Rollback(ctx context.Context, agent string, to int, by, reason string, now time.Time) (*Version, error) {
+	root, err := s.root()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	unlock, err := s.lock(ctx, root, agent)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ns, err := s.versions(root, agent)
+	if err != nil {
+		return nil, err
+	}
+	if len(ns) == 0 {
+		return nil, fmt.Errorf("%s has no guardrails: %w", agent, ErrNoVersion)
+	}
+	cur, err := s.version(root, agent, ns[len(ns)-1])
+	if err != nil {
+		return nil, err
+	}
+	if to == 0 {
+		if len(ns) < 2 {
+			return nil, fmt.Errorf("%s has only v%d: %w", agent, cur.Version, ErrNoVersion)
+		}
+		to = ns[len(ns)-2]
+	}
+	if to == cur.Version {
+		return nil, fmt.Errorf("v%d is the current version: %w", to, ErrNoChange)
+	}
+	target, err := s.version(root, agent, to)
+	if err != nil {
+		return nil, fmt.Errorf("%w (kept: %s)", err, keptList(ns))
+	}
+	if target.Text == cur.Text {
+		return nil, fmt.Errorf("v%d has the text of v%d: %w", to, cur.Version, ErrNoChange)
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	n, err := s.nextNumber(root, agent)
+	if err != nil {
+		return nil, err
+	}
+	by = oneLine(by, 200)
+	if by == "" {
+		by = "unknown"
+	}
+	v := &Version{Agent: agent, Version: n, CreatedAt: now.UTC(), Kind: KindRollback, AppliedLessons: []string{},
+		Changes: Changes(cur.Text, target.Text), ApprovedBy: by, Reason: oneLine(reason, 500), Previous: cur.Version, Restores: to,
+		Lines: append([]Line{}, target.Lines...), Text: target.Text}
+	if err := s.write(root, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func keptList(ns []int) string {
+	if len(ns) == 0 {
+		return "none"
+	}
+	var p []string
+	for _, n := range ns {
+		p = append(p, "v"+strconv.Itoa(n))
+	}
+	return strings.Join(p, ", ")
+}
+
+// DiffVersions is the unified diff of the agent's version a's text to
+// version b's.
+func (s *Store) DiffVersions(agent string, a, b int) (string, error) {
+	va, err := s.Version(agent, a)
+	if err != nil {
+		return "", err
+	}
+	vb, err := s.Version(agent, b)
+	if err != nil {
+		return "", err
+	}
+	return Diff(path.Join(AgentDir(agent), mdName(a)), path.Join(AgentDir(agent), mdName(b)), va.Text, vb.Text), nil
+}
+
+// UpdatePerformance records a version's before/after (from Stats) in its
+// json, under the agent's lock; the text is not touched.
+func (s *Store) UpdatePerformance(ctx context.Context, agent string, n int, p *Performance) error {
+	root, err := s.root()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	unlock, err := s.lock(ctx, root, agent)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	rel := s.agentRel(agent) + "/" + jsonName(n)
+	b, err := root.ReadFile(rel)
+	if err != nil {
+		return err
+	}
+	v, err := ParseVersion(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", rel, err)
+	}
+	v.Performance = p
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return root.WriteFile(rel, append(out, '\n'), 0o644, fsroot.Options{Sync: true})
+}
