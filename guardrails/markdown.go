@@ -25,7 +25,10 @@ type DocLine struct {
 	ID      string // an item's lesson id, from its comment
 }
 
-var idComment = regexp.MustCompile(`\s*<!--\s*(gp-[0-9a-f]{4,64})\s*-->\s*$`)
+var (
+	idComment = regexp.MustCompile(`\s*<!--\s*(gp-[0-9a-f]{4,64})\s*-->\s*$`)
+	validID   = regexp.MustCompile(`^gp-[0-9a-f]{4,64}$`)
+)
 
 // ParseDoc splits a guardrails text into lines. It never fails: what it
 // does not recognise is prose.
@@ -99,7 +102,7 @@ func cleanText(s string) string {
 // itemLine is the markdown of one constraint.
 func itemLine(text, id string) string {
 	l := "- " + cleanText(text)
-	if id != "" {
+	if validID.MatchString(id) {
 		l += " <!-- " + id + " -->"
 	}
 	return l

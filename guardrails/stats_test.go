@@ -1,0 +1,142 @@
+package guardrails
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/orket/orket/verdict"
+)
+
+// history writes n runs of agent from start, one a minute, the first
+// errs of every 10 rejected (on the kafka fold, with an exposure that
+// warned about it when warned), given guardrails version.
+func history(t *testing.T, r *repo, agent string, start time.Time, n, errs, version int, warned bool) time.Time {
+	t.Helper()
+	s := verdict.Open(filepath.Join(r.orket, "memory"))
+	xs := OpenExposures(r.orket)
+	at := start
+	for i := 0; i < n; i++ {
+		at = start.Add(time.Duration(i) * time.Minute)
+		id := fmt.Sprintf("%s-%d-%d", agent, start.Unix(), i)
+		e := &verdict.Evaluation{Time: at, RunID: id, Task: "T-ok", Agent: agent, Profile: "quick", EditSource: "command",
+			Verdict: verdict.Approve, Score: 90, Guardrails: version}
+		if i%10 < errs {
+			e.Verdict, e.Score, e.Task, e.Counted = verdict.Reject, 40, "T-fail", true
+			e.FailedStep, e.FailedCommand, e.Tags, e.FirstError = "test", kafka.cmd, []string{kafka.tag}, kafka.first
+			if warned {
+				x := &Exposure{RunID: id, Agent: agent, Time: at, Version: version,
+					Folds: []string{FoldOf("pkg/api", kafka.cmd, []string{kafka.tag}, kafka.first).KeyNoDir()}}
+				if err := xs.Record(x); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := s.Record(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A verify-only run is not the agent's.
+	if err := s.Record(&verdict.Evaluation{Time: at, RunID: "verify-" + agent + at.Format("150405"), Agent: agent, EditSource: "none", Verdict: verdict.Reject}); err != nil {
+		t.Fatal(err)
+	}
+	return at.Add(time.Minute)
+}
+
+// orket stats on a generated history whose rates are known: v1 made
+// things better, v2 worse (flagged, rollback to v1 suggested).
+func TestStatsKnownHistory(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	s := r.store()
+	addRule := func(text string) string {
+		c := Cluster{Kind: KindCategory, Key: hashKey("ck-", text), Label: "x", Section: Everywhere}
+		p := &Proposal{Agent: "claude", CreatedAt: t0, Cluster: c, LessonText: text, ConstraintUpdate: Change{Type: Addition, Section: Everywhere, NewText: text}}
+		p.ID = proposalID("claude", c, 0)
+		must[[]*Proposal](t)(s.Proposals.Add(p))
+		return p.ID
+	}
+	a, b := addRule("Rule A"), addRule("Rule B")
+
+	next := history(t, r, "claude", t0, 40, 3, 0, false) // 30% before v1
+	must[*Version](t)(approve(s, a, "Ana", next))
+	next = history(t, r, "claude", next.Add(time.Minute), 20, 1, 1, false) // 10% with v1
+	must[*Version](t)(approve(s, b, "Ana", next))
+	history(t, r, "claude", next.Add(time.Minute), 20, 5, 2, true) // 50% with v2, every failure warned
+	history(t, r, "codex", t0, 10, 2, 0, false)
+
+	st := must[*Stats](t)(s.Stats(ctx, ""))
+	if diff := cmp.Diff(map[string]float64{"claude": 0.3, "codex": 0.2}, st.ErrorRateByAgent); diff != "" {
+		t.Errorf("error_rate_by_agent (-want +got):\n%s", diff)
+	}
+	// claude: 24 runs at 40, 56 at 90; codex: 2 at 40, 8 at 90.
+	if st.AverageScore != round(float64(26*40+64*90)/90, 2) || st.AverageScoreByAgent["claude"] != 75 ||
+		st.LessonsAppliedCount != 2 || st.PromptVersionsCount != 2 || st.RollbackFrequency != 0 || st.Runs != 90 {
+		t.Errorf("stats: %+v", st)
+	}
+	c := st.Agents[0]
+	if c.Agent != "claude" || len(c.Comparisons) != 2 || c.CurrentVersion != 2 {
+		t.Fatalf("claude: %+v", c)
+	}
+	v1, v2 := c.Comparisons[0], c.Comparisons[1]
+	want1 := Comparison{Version: 1, Kind: KindApproval, CreatedAt: v1.CreatedAt, Kept: true,
+		Before: Sample{Runs: 20, ErrorRate: 0.3, MeanScore: 75, TaskCompletionRate: 0.5},
+		After:  Sample{Runs: 20, ErrorRate: 0.1, MeanScore: 85, TaskCompletionRate: 0.5}, Full: true}
+	if diff := cmp.Diff(want1, v1); diff != "" {
+		t.Errorf("v1 (-want +got):\n%s", diff)
+	}
+	if !v2.Worse || !v2.Full || !v2.Current || v2.After.ErrorRate != 0.5 || v2.Before.ErrorRate != 0.1 ||
+		v2.After.RepeatFailureRate != 0.5 || v2.Before.RepeatFailureRate != 0 || v2.SuggestedRollback == nil || v2.SuggestedRollback.To != 1 {
+		t.Errorf("v2: %+v", v2)
+	}
+	if len(st.Flagged) != 1 || st.Flagged[0].Agent != "claude" || st.Flagged[0].Version != 2 || st.Flagged[0].Suggest.To != 1 {
+		t.Errorf("flagged: %+v", st.Flagged)
+	}
+	if p := v2.Performance(); *p.ErrorRateBefore != 0.1 || *p.ErrorRateAfter != 0.5 || p.RunsAfter != 20 {
+		t.Errorf("performance: %+v", p)
+	}
+	if err := s.UpdatePerformance(ctx, "claude", 2, v2.Performance()); err != nil {
+		t.Fatal(err)
+	}
+	if got := must[*Version](t)(s.Version("claude", 2)); got.Performance == nil || *got.Performance.QualityAfter != 65 || got.Edited {
+		t.Errorf("v2.json performance: %+v", got.Performance)
+	}
+
+	// A person follows the suggestion: the rollback is counted.
+	must[*Version](t)(s.Rollback(ctx, "claude", 1, "Ana", "v2 is worse", next.Add(time.Hour)))
+	st = must[*Stats](t)(s.Stats(ctx, "claude"))
+	if st.PromptVersionsCount != 3 || st.RollbackFrequency != round(1.0/3, 4) || len(st.Agents) != 1 {
+		t.Errorf("after the rollback: %+v", st)
+	}
+	// Not a full sample: no flag.
+	short := ComputeStats([]Run{{Agent: "x", Time: t0, Verdict: verdict.Approve}, {Agent: "x", Time: t0.Add(2 * time.Hour), Verdict: verdict.Reject}},
+		map[string][]Event{"x": {{Version: 1, Time: t0.Add(time.Hour), Kind: KindApproval}}}, 20)
+	if short.Agents[0].Comparisons[0].Worse || len(short.Flagged) != 0 {
+		t.Errorf("a partial sample was flagged")
+	}
+}
+
+// The scanner reads what encoding/json reads.
+func TestScanObject(t *testing.T) {
+	line := []byte(`{"a":"x\"y","n":12,"b":true,"o":{"k":[1,"]",{"z":"}"}]},"t":["p","q"],"s":"é\u00e9","e":null}` + "\n")
+	got := map[string]string{}
+	if !scanObject(line, func(k, v []byte) { got[string(k)] = string(v) }) {
+		t.Fatal("not scanned")
+	}
+	want := map[string]string{"a": `"x\"y"`, "n": "12", "b": "true", "o": `{"k":[1,"]",{"z":"}"}]}`, "t": `["p","q"]`, "s": `"é\u00e9"`, "e": "null"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if jsonString([]byte(got["s"])) != "éé" || jsonString([]byte(got["a"])) != `x"y` {
+		t.Errorf("strings: %q %q", jsonString([]byte(got["s"])), jsonString([]byte(got["a"])))
+	}
+	for _, bad := range []string{``, `[]`, `{"a":`, `{"a":"x`, `{"a" 1}`, `{"a":1,}`, `{"a":{"b":1}`} {
+		if scanObject([]byte(bad), func(k, v []byte) {}) {
+			t.Errorf("%q scanned as an object", bad)
+		}
+	}
+}
