@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -203,18 +204,11 @@ func Reject(ctx context.Context, req RejectRequest) (*RejectResult, error) {
 	if err != nil {
 		return nil, &Error{Code: EConfigInvalid, Err: err, Msg: "feedback.keywords: " + err.Error(), Hint: "see docs/feedback.md"}
 	}
-	unlock, err := repo.Lock(ctx, true, false, txn.Holder{RunID: "reject", Command: "orket reject", Started: req.Env.Now()})
+	unlock, err := lockToWrite(ctx, repo, txn.Holder{RunID: "reject", Command: "orket reject", Started: req.Env.Now()})
 	if err != nil {
-		var le *txn.LockedError
-		if errors.As(err, &le) {
-			return nil, err
-		}
-		return nil, internal("take the repository lock", "check that .git is writable", err)
+		return nil, err
 	}
 	defer unlock()
-	if j, err := repo.Unfinished(); err != nil || j != nil {
-		return nil, &RecoveryNeededError{Journal: j, Err: err}
-	}
 	orketDir := OrketDir(repo)
 	log := feedback.OpenLog(orketDir)
 	rejected, err := rejectedRuns(log)
@@ -295,6 +289,26 @@ func summarizer(cfg *config.Config, repo *txn.Repo, red *redact.Redactor) *feedb
 		return nil
 	}
 	return &feedback.Summarizer{Argv: cfg.Memory.Summarizer, Timeout: cfg.Memory.SummarizerTimeout, Dir: repo.Root, Redactor: red}
+}
+
+// lockToWrite takes the repository lock for a person's command that
+// writes the tree (reject, override --apply): exclusive, not waiting, and
+// refused while an interrupted transaction waits for orket recover.
+func lockToWrite(ctx context.Context, repo *txn.Repo, h txn.Holder) (func(), error) {
+	h.PID = os.Getpid()
+	unlock, err := repo.Lock(ctx, true, false, h)
+	if err != nil {
+		var le *txn.LockedError
+		if errors.As(err, &le) {
+			return nil, err
+		}
+		return nil, internal("take the repository lock", "check that .git is writable", err)
+	}
+	if j, err := repo.Unfinished(); err != nil || j != nil {
+		unlock()
+		return nil, &RecoveryNeededError{Journal: j, Err: err}
+	}
+	return unlock, nil
 }
 
 // rejectedRuns maps the runs the feedback log says were rejected to the

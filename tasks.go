@@ -278,18 +278,11 @@ func applyKept(ctx context.Context, repo *txn.Repo, ev *verdict.Evaluation) ([]s
 	if ev.PatchFile == "" {
 		return nil, Errorf(EUsage, "only a run that changed files has a change to apply", "run %s kept no change", ev.RunID)
 	}
-	unlock, err := repo.Lock(ctx, true, false, txn.Holder{RunID: "override", Command: "orket override --apply"})
+	unlock, err := lockToWrite(ctx, repo, txn.Holder{RunID: "override", Command: "orket override --apply"})
 	if err != nil {
-		var le *txn.LockedError
-		if errors.As(err, &le) {
-			return nil, err
-		}
-		return nil, internal("take the repository lock", "check that .git is writable", err)
+		return nil, err
 	}
 	defer unlock()
-	if j, err := repo.Unfinished(); err != nil || j != nil {
-		return nil, &RecoveryNeededError{Journal: j, Err: err}
-	}
 	root, err := repo.FS()
 	if err != nil {
 		return nil, err

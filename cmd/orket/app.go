@@ -143,6 +143,34 @@ func globalFlags() []cli.Flag {
 	}
 }
 
+// group makes a command of subcommands (orket lessons, task, feedback):
+// each takes the global flags; the group itself names an unknown one and
+// shows its help.
+func group(o *options, name, usage, usageText string, sub ...*cli.Command) *cli.Command {
+	names := make([]string, len(sub))
+	for i, c := range sub {
+		c.Flags = append(c.Flags, globalFlags()...)
+		wrap(o, c)
+		names[i] = c.Name
+	}
+	return &cli.Command{
+		Name:            name,
+		Usage:           usage,
+		UsageText:       usageText,
+		Subcommands:     sub,
+		HideHelpCommand: true,
+		Flags:           globalFlags(),
+		OnUsageError:    usageError,
+		Action: func(c *cli.Context) error {
+			resolveGlobals(o, c)
+			if c.Args().Present() {
+				return orket.Errorf(orket.EUsage, name+" commands: "+strings.Join(names, ", "), "unknown command %q for orket %s", c.Args().First(), name)
+			}
+			return cli.ShowSubcommandHelp(c)
+		},
+	}
+}
+
 // A command is registered only once it works.
 func newApp(o *options, result *any) *cli.App {
 	cmds := []*cli.Command{

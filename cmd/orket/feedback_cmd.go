@@ -14,27 +14,8 @@ import (
 
 // feedbackCommand groups the commands that read the feedback log.
 func feedbackCommand(o *options, result *any) *cli.Command {
-	sub := []*cli.Command{feedbackListCommand(o, result), feedbackStatsCommand(o, result), feedbackPatternsCommand(o, result)}
-	for _, c := range sub {
-		c.Flags = append(c.Flags, globalFlags()...)
-		wrap(o, c)
-	}
-	return &cli.Command{
-		Name:            "feedback",
-		Usage:           "read the reviewers' rejections: list, stats, patterns",
-		UsageText:       "orket feedback list|stats|patterns [--agent A]",
-		Subcommands:     sub,
-		HideHelpCommand: true,
-		Flags:           globalFlags(),
-		OnUsageError:    usageError,
-		Action: func(c *cli.Context) error {
-			resolveGlobals(o, c)
-			if c.Args().Present() {
-				return orket.Errorf(orket.EUsage, "feedback commands: list, stats, patterns", "unknown command %q for orket feedback", c.Args().First())
-			}
-			return cli.ShowSubcommandHelp(c)
-		},
-	}
+	return group(o, "feedback", "read the reviewers' rejections: list, stats, patterns", "orket feedback list|stats|patterns [--agent A]",
+		feedbackListCommand(o, result), feedbackStatsCommand(o, result), feedbackPatternsCommand(o, result))
 }
 
 // feedbackOptions filter the log.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -19,38 +18,9 @@ import (
 // lessonsCommand groups the commands that read and maintain the lesson log,
 // one file each.
 func lessonsCommand(o *options, result *any) *cli.Command {
-	sub := []*cli.Command{
-		lessonsListCommand(o, result),
-		lessonsShowCommand(o, result),
-		lessonsStatsCommand(o, result),
-		lessonsPruneCommand(o, result),
-		lessonsForgetCommand(o, result),
-		lessonsReclassifyCommand(o, result),
-	}
-	for _, c := range sub {
-		c.Flags = append(c.Flags, globalFlags()...)
-		wrap(o, c)
-	}
-	names := make([]string, len(sub))
-	for i, c := range sub {
-		names[i] = c.Name
-	}
-	return &cli.Command{
-		Name:            "lessons",
-		Usage:           "read and maintain the lesson log",
-		UsageText:       "orket lessons list|show ID|stats|prune|forget ID|reclassify",
-		Subcommands:     sub,
-		HideHelpCommand: true,
-		Flags:           globalFlags(),
-		OnUsageError:    usageError,
-		Action: func(c *cli.Context) error {
-			resolveGlobals(o, c)
-			if c.Args().Present() {
-				return orket.Errorf(orket.EUsage, "lessons commands: "+strings.Join(names, ", "), "unknown command %q for orket lessons", c.Args().First())
-			}
-			return cli.ShowSubcommandHelp(c)
-		},
-	}
+	return group(o, "lessons", "read and maintain the lesson log", "orket lessons list|show ID|stats|prune|forget ID|reclassify",
+		lessonsListCommand(o, result), lessonsShowCommand(o, result), lessonsStatsCommand(o, result),
+		lessonsPruneCommand(o, result), lessonsForgetCommand(o, result), lessonsReclassifyCommand(o, result))
 }
 
 // lessonStore opens the repository, its configuration (if any) and its

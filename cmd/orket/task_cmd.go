@@ -18,27 +18,9 @@ import (
 // taskCommand groups what people do with tasks (SPEC 8.2): list them,
 // reset a count, resolve an escalation.
 func taskCommand(o *options, result *any) *cli.Command {
-	sub := []*cli.Command{taskListCommand(o, result), taskResetCommand(o, result), taskResolveCommand(o, result)}
-	for _, c := range sub {
-		c.Flags = append(c.Flags, globalFlags()...)
-		wrap(o, c)
-	}
-	return &cli.Command{
-		Name:            "task",
-		Usage:           "list tasks and their attempts; reset a count; resolve an escalation",
-		UsageText:       "orket task list|reset TASK|resolve TASK --reason R",
-		Subcommands:     sub,
-		HideHelpCommand: true,
-		Flags:           globalFlags(),
-		OnUsageError:    usageError,
-		Action: func(c *cli.Context) error {
-			resolveGlobals(o, c)
-			if c.Args().Present() {
-				return orket.Errorf(orket.EUsage, "task commands: list, reset, resolve", "unknown command %q for orket task", c.Args().First())
-			}
-			return cli.ShowSubcommandHelp(c)
-		},
-	}
+	return group(o, "task", "list tasks and their attempts; reset a count; resolve an escalation",
+		"orket task list|reset TASK|resolve TASK --reason R",
+		taskListCommand(o, result), taskResetCommand(o, result), taskResolveCommand(o, result))
 }
 
 func taskListCommand(o *options, result *any) *cli.Command {
