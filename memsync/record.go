@@ -1,0 +1,265 @@
+package memsync
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// A record is one line of a log, as the merge sees it: its bytes (compact
+// JSON, no newline) and the few fields the merge reads.
+type record struct {
+	raw     []byte
+	id      string
+	nanos   int64  // its time (UTC unix nanoseconds); 0 when it has none
+	timeRaw string // its time as written, when it did not parse
+	agent   string
+	schema  string
+}
+
+// maxLine bounds one record, as internal/jsonl does; a longer line is
+// dropped as damaged.
+const maxLine = 16 << 20
+
+// parseRecord reads one line of log l: compact JSON object with a string
+// id. It reports false for anything else (damaged, not an object, no id),
+// which the merge drops.
+func parseRecord(l *Log, line []byte, buf *bytes.Buffer) (record, bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || len(line) > maxLine || line[0] != '{' {
+		return record{}, false
+	}
+	buf.Reset()
+	if err := json.Compact(buf, line); err != nil {
+		return record{}, false
+	}
+	raw := line
+	if !bytes.Equal(buf.Bytes(), line) {
+		raw = append([]byte(nil), buf.Bytes()...)
+	}
+	r := record{raw: raw}
+	var timeVals [4][]byte // by the index of l.TimeFields; the first found wins
+	var agentVal, idVal []byte
+	eachField(raw, func(key, val []byte) {
+		switch {
+		case string(key) == "id":
+			idVal = val
+		case string(key) == "schema_version":
+			r.schema, _ = jsonString(val)
+		case len(l.AgentField) > 0 && string(key) == l.AgentField[0]:
+			agentVal = val
+		}
+		for i, f := range l.TimeFields {
+			if i < len(timeVals) && string(key) == f {
+				timeVals[i] = val
+			}
+		}
+	})
+	r.id, _ = jsonString(idVal)
+	if r.id == "" {
+		return record{}, false
+	}
+	for _, v := range timeVals {
+		if v == nil {
+			continue
+		}
+		s, isStr := jsonString(v)
+		if !isStr || s == "" {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil && t.Year() >= 1 && t.Year() <= 9999 {
+			r.nanos = t.UTC().UnixNano()
+			if r.nanos == 0 {
+				r.nanos = 1 // 1970-01-01T00:00:00Z is a time, not its absence
+			}
+		} else {
+			r.timeRaw = s
+		}
+		break
+	}
+	if agentVal != nil {
+		r.agent = fieldAt(agentVal, l.AgentField[1:])
+	}
+	if r.agent == "" {
+		r.agent = "default"
+	}
+	return r, true
+}
+
+// fieldAt follows path through nested objects from val and returns the
+// string found there ("" for anything else).
+func fieldAt(val []byte, path []string) string {
+	for _, k := range path {
+		var next []byte
+		if len(val) == 0 || val[0] != '{' {
+			return ""
+		}
+		eachField(val, func(key, v []byte) {
+			if string(key) == k {
+				next = v
+			}
+		})
+		if next == nil {
+			return ""
+		}
+		val = next
+	}
+	s, _ := jsonString(val)
+	return s
+}
+
+// day is the shard a record belongs to: the UTC day of its time, or
+// undatedDay.
+func (r *record) day() string {
+	if r.nanos == 0 {
+		return undatedDay
+	}
+	return time.Unix(0, r.nanos).UTC().Format("2006-01-02")
+}
+
+// identity is what makes two lines the same record: the id for a log of
+// Records, the id and the time for a log of Events (a status change is a
+// new line with the same id and a later time).
+func (r *record) identity(k Kind) string {
+	if k == Records {
+		return r.id
+	}
+	if r.nanos != 0 || r.timeRaw == "" {
+		return r.id + "\x00" + strconv.FormatInt(r.nanos, 10)
+	}
+	return r.id + "\x00raw:" + r.timeRaw
+}
+
+// less is the canonical order of a shard: by time, then id, then bytes.
+func less(a, b *record) bool {
+	if a.nanos != b.nanos {
+		return a.nanos < b.nanos
+	}
+	if a.id != b.id {
+		return a.id < b.id
+	}
+	return bytes.Compare(a.raw, b.raw) < 0
+}
+
+var redactedMarker = []byte("[REDACTED]")
+
+// beats reports whether a wins over b when both are versions of one
+// record: the more redacted version first (a record redacted anywhere
+// never travels unredacted), then the longer (a tag or field added), then
+// the greater bytes. It is a total order on distinct lines, so the winner
+// does not depend on the order the versions are met.
+func beats(a, b *record) bool {
+	ma, mb := bytes.Count(a.raw, redactedMarker), bytes.Count(b.raw, redactedMarker)
+	if ma != mb {
+		return ma > mb
+	}
+	if len(a.raw) != len(b.raw) {
+		return len(a.raw) > len(b.raw)
+	}
+	return bytes.Compare(a.raw, b.raw) > 0
+}
+
+// eachField calls fn with the key (unescaped) and raw value of every
+// member of the JSON object obj, which must be valid JSON. Values alias
+// obj.
+func eachField(obj []byte, fn func(key, val []byte)) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return
+	}
+	i++
+	for {
+		i = skipSpace(obj, i)
+		if i >= len(obj) || obj[i] == '}' {
+			return
+		}
+		if obj[i] == ',' {
+			i++
+			continue
+		}
+		if obj[i] != '"' {
+			return
+		}
+		end := skipValue(obj, i)
+		key := obj[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			if s, ok := jsonString(obj[i:end]); ok {
+				key = []byte(s)
+			}
+		}
+		i = skipSpace(obj, end)
+		if i >= len(obj) || obj[i] != ':' {
+			return
+		}
+		i = skipSpace(obj, i+1)
+		vend := skipValue(obj, i)
+		fn(key, obj[i:vend])
+		i = vend
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just after the JSON value starting at i.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		for i++; i < len(b); i++ {
+			switch b[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+		return len(b)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipValue(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	default:
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
+		}
+		return len(b)
+	}
+}
+
+// jsonString returns the string a raw JSON value holds.
+func jsonString(val []byte) (string, bool) {
+	if len(val) < 2 || val[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(val, '\\') < 0 {
+		return string(val[1 : len(val)-1]), true
+	}
+	var s string
+	if json.Unmarshal(val, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
