@@ -1,7 +1,6 @@
 package guardrails
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -33,42 +32,93 @@ func Gather(lessonsPath, orketDir, agent string) ([]Signal, error) {
 	}); err != nil {
 		return nil, err
 	}
-	approve := []byte(`"verdict":"APPROVE"`)
 	err := scanLog(filepath.Join(orketDir, filepath.FromSlash(EvaluationsFile)), func(line []byte) {
-		if bytes.Contains(line, approve) {
-			// Only its place in the attempts counts: read what that needs.
-			e := verdict.Evaluation{Verdict: verdict.Approve}
-			scanObject(line, func(k, v []byte) {
-				switch string(k) {
-				case "run_id":
-					e.RunID = jsonString(v)
-				case "task":
-					e.Task = jsonString(v)
-				case "agent":
-					e.Agent = jsonString(v)
-				case "edit_source":
-					e.EditSource = jsonString(v)
-				case "time":
-					e.Time, _ = time.Parse(time.RFC3339Nano, jsonString(v))
-				case "score":
-					e.Score, _ = strconv.Atoi(string(v))
-				}
-			})
-			if e.RunID != "" {
-				c.AddEvaluation(&e)
+		// What numbering attempts needs is read from every line; the
+		// whole evaluation only for the agent's verdicts short of
+		// APPROVE, which are signals.
+		var f [evalFields][]byte
+		if !scanObject(line, func(k, v []byte) {
+			switch string(k) {
+			case "id":
+				f[fID] = v
+			case "run_id":
+				f[fRunID] = v
+			case "task":
+				f[fTask] = v
+			case "agent":
+				f[fAgent] = v
+			case "edit_source":
+				f[fEditSource] = v
+			case "verdict":
+				f[fVerdict] = v
+			case "counted":
+				f[fCounted] = v
+			case "time":
+				f[fTime] = v
+			case "score":
+				f[fScore] = v
+			case "code":
+				f[fCode] = v
+			case "failed_step":
+				f[fFailedStep] = v
+			case "failed_command":
+				f[fFailedCommand] = v
+			case "first_error":
+				f[fFirstError] = v
+			case "summary":
+				f[fSummary] = v
+			case "tags":
+				f[fTags] = v
+			case "notes":
+				f[fNotes] = v
 			}
+		}) || len(f[fRunID]) < 3 {
 			return
 		}
-		var e verdict.Evaluation
-		if json.Unmarshal(line, &e) == nil && e.RunID != "" {
-			c.AddEvaluation(&e)
+		e := verdict.Evaluation{Agent: jsonString(f[fAgent])}
+		if agent != "" && e.Agent != agent && !(agent == "default" && e.Agent == "") {
+			return
 		}
+		e.RunID, e.Task, e.EditSource = jsonString(f[fRunID]), jsonString(f[fTask]), jsonString(f[fEditSource])
+		e.Verdict, e.Counted = jsonString(f[fVerdict]), string(f[fCounted]) == "true"
+		e.Time, _ = time.Parse(time.RFC3339Nano, jsonString(f[fTime]))
+		e.Score, _ = strconv.Atoi(string(f[fScore]))
+		if e.Verdict != verdict.Approve {
+			e.ID, e.Code = jsonString(f[fID]), jsonString(f[fCode])
+			e.FailedStep, e.FailedCommand = jsonString(f[fFailedStep]), jsonString(f[fFailedCommand])
+			e.FirstError, e.Summary = jsonString(f[fFirstError]), jsonString(f[fSummary])
+			if len(f[fTags]) > 2 && json.Unmarshal(f[fTags], &e.Tags) != nil || len(f[fNotes]) > 2 && json.Unmarshal(f[fNotes], &e.Notes) != nil {
+				return
+			}
+		}
+		c.AddEvaluation(&e)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return c.Signals(), nil
 }
+
+// The evaluation fields Gather reads.
+const (
+	fID = iota
+	fRunID
+	fTask
+	fAgent
+	fEditSource
+	fVerdict
+	fCounted
+	fTime
+	fScore
+	fCode
+	fFailedStep
+	fFailedCommand
+	fFirstError
+	fSummary
+	fTags
+	fNotes
+	evalFields
+)
 
 // ProposeResult is what Store.Propose did.
 type ProposeResult struct {

@@ -63,14 +63,21 @@ type Sample struct {
 
 // Measure measures runs.
 func Measure(runs []Run) Sample {
+	ps := make([]*Run, len(runs))
+	for i := range runs {
+		ps[i] = &runs[i]
+	}
+	return measure(ps)
+}
+
+func measure(runs []*Run) Sample {
 	s := Sample{Runs: len(runs)}
 	if len(runs) == 0 {
 		return s
 	}
 	errs, repeats, score := 0, 0, 0
 	tasks := map[string]bool{}
-	for i := range runs {
-		r := &runs[i]
+	for _, r := range runs {
 		if r.Failed() {
 			errs++
 		}
@@ -175,9 +182,16 @@ func ComputeStats(runs []Run, histories map[string][]Event, sampleSize int) *Sta
 	}
 	st := &Stats{ErrorRateByAgent: map[string]float64{}, AverageScoreByAgent: map[string]float64{}, SampleSize: sampleSize,
 		Runs: len(runs), Agents: []AgentStats{}, Flagged: []Flag{}}
-	byAgent := map[string][]Run{}
-	for _, r := range runs {
-		byAgent[r.Agent] = append(byAgent[r.Agent], r)
+	count := map[string]int{}
+	for i := range runs {
+		count[runs[i].Agent]++
+	}
+	byAgent := make(map[string][]*Run, len(count))
+	for a, n := range count {
+		byAgent[a] = make([]*Run, 0, n)
+	}
+	for i := range runs {
+		byAgent[runs[i].Agent] = append(byAgent[runs[i].Agent], &runs[i])
 	}
 	for a := range histories {
 		if _, ok := byAgent[a]; !ok {
@@ -193,8 +207,10 @@ func ComputeStats(runs []Run, histories map[string][]Event, sampleSize int) *Sta
 	rollbacks := 0
 	for _, a := range agents {
 		rs := byAgent[a]
-		sort.SliceStable(rs, func(i, j int) bool { return rs[i].Time.Before(rs[j].Time) })
-		as := AgentStats{Agent: a, Sample: Measure(rs), Comparisons: []Comparison{}}
+		if !sort.SliceIsSorted(rs, func(i, j int) bool { return rs[i].Time.Before(rs[j].Time) }) {
+			sort.SliceStable(rs, func(i, j int) bool { return rs[i].Time.Before(rs[j].Time) })
+		}
+		as := AgentStats{Agent: a, Sample: measure(rs), Comparisons: []Comparison{}}
 		for _, r := range rs {
 			totalScore += r.Score
 		}
@@ -255,11 +271,11 @@ func ComputeStats(runs []Run, histories map[string][]Event, sampleSize int) *Sta
 }
 
 // compare measures the runs around version e (rs sorted by time).
-func compare(rs []Run, e Event, next time.Time, n int) Comparison {
+func compare(rs []*Run, e Event, next time.Time, n int) Comparison {
 	c := Comparison{Version: e.Version, Kind: e.Kind, CreatedAt: e.Time, Kept: e.Kept}
 	at := sort.Search(len(rs), func(i int) bool { return !rs[i].Time.Before(e.Time) })
 	before := rs[max(0, at-n):at]
-	var after []Run
+	var after []*Run
 	for i := at; i < len(rs) && len(after) < n; i++ {
 		r := rs[i]
 		switch {
@@ -271,7 +287,7 @@ func compare(rs []Run, e Event, next time.Time, n int) Comparison {
 			i = len(rs) // superseded
 		}
 	}
-	c.Before, c.After = Measure(before), Measure(after)
+	c.Before, c.After = measure(before), measure(after)
 	c.Full = c.Before.Runs == n && c.After.Runs == n
 	c.Worse = c.Full && c.After.ErrorRate > c.Before.ErrorRate
 	return c
@@ -282,65 +298,51 @@ func compare(rs []Run, e Event, next time.Time, n int) Comparison {
 // lines are skipped; verify-only runs (edit_source none) are not runs of
 // an agent.
 func ReadRuns(evaluations, exposures, agent string) ([]Run, error) {
-	advised := map[string]map[string]bool{}
-	if exposures != "" {
-		err := scanLog(exposures, func(line []byte) {
-			var runID, a string
-			var folds []byte
-			scanObject(line, func(k, v []byte) {
-				switch string(k) {
-				case "run_id":
-					runID = jsonString(v)
-				case "agent":
-					a = jsonString(v)
-				case "folds":
-					folds = v
-				}
-			})
-			if runID == "" || len(folds) < 3 || agent != "" && a != agent {
-				return
-			}
-			var fs []string
-			if json.Unmarshal(folds, &fs) != nil {
-				return
-			}
-			m := advised[runID]
-			if m == nil {
-				m = map[string]bool{}
-				advised[runID] = m
-			}
-			for _, f := range fs {
-				m[f] = true
-			}
-		})
-		if err != nil {
-			return nil, err
+	var runs []Run
+	if fi, err := os.Stat(evaluations); err == nil {
+		runs = make([]Run, 0, fi.Size()/300+16)
+	}
+	intern := map[string]string{}
+	str := func(v []byte) string {
+		if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+			return jsonString(v)
 		}
+		raw := v[1 : len(v)-1]
+		if s, ok := intern[string(raw)]; ok {
+			return s
+		}
+		s := string(raw)
+		if len(intern) < 100000 {
+			intern[s] = s
+		}
+		return s
 	}
 	memo := map[string]string{}
-	var runs []Run
+	failing := map[string]int{} // run id -> index in runs, of the failed runs
+	foldOf := map[int]string{}  // index in runs -> the failure's fold key, quoted
 	err := scanLog(evaluations, func(line []byte) {
 		var r Run
-		var edit string
+		var runID, edit []byte
 		var cmd, tags, first []byte
+		var stamp []byte
 		ok := scanObject(line, func(k, v []byte) {
 			switch string(k) {
 			case "run_id":
-				r.RunID = jsonString(v)
+				runID = v
 			case "agent":
-				r.Agent = jsonString(v)
+				r.Agent = str(v)
 			case "task":
-				r.Task = jsonString(v)
+				r.Task = str(v)
 			case "time":
-				r.Time, _ = time.Parse(time.RFC3339Nano, jsonString(v))
+				stamp = v
 			case "verdict":
-				r.Verdict = jsonString(v)
+				r.Verdict = str(v)
 			case "score":
 				r.Score, _ = strconv.Atoi(string(v))
 			case "guardrails_version":
 				r.Version, _ = strconv.Atoi(string(v))
 			case "edit_source":
-				edit = jsonString(v)
+				edit = v
 			case "failed_command":
 				cmd = v
 			case "tags":
@@ -349,7 +351,7 @@ func ReadRuns(evaluations, exposures, agent string) ([]Run, error) {
 				first = v
 			}
 		})
-		if !ok || r.RunID == "" || r.Verdict == "" || edit == "none" {
+		if !ok || len(runID) < 3 || r.Verdict == "" || string(edit) == `"none"` {
 			return
 		}
 		if r.Agent == "" {
@@ -358,18 +360,55 @@ func ReadRuns(evaluations, exposures, agent string) ([]Run, error) {
 		if agent != "" && r.Agent != agent {
 			return
 		}
-		if m := advised[r.RunID]; m != nil && r.Failed() {
+		r.Time = parseTime(stamp)
+		r.RunID = jsonString(runID)
+		if r.Failed() && exposures != "" {
 			raw := string(cmd) + "\x00" + string(tags) + "\x00" + string(first)
 			k, seen := memo[raw]
 			if !seen {
 				var t []string
 				json.Unmarshal(tags, &t)
-				k = FoldOf("", jsonString(cmd), t, jsonString(first)).KeyNoDir()
+				k = `"` + FoldOf("", jsonString(cmd), t, jsonString(first)).KeyNoDir() + `"`
 				memo[raw] = k
 			}
-			r.Repeat = m[k]
+			failing[r.RunID] = len(runs)
+			foldOf[len(runs)] = k
 		}
 		runs = append(runs, r)
+	})
+	if err != nil || len(failing) == 0 {
+		return runs, err
+	}
+	// A failed run is a repeat when its exposure lists its fold.
+	runKey := []byte(`"run_id":"`)
+	err = scanLog(exposures, func(line []byte) {
+		// Most runs did not fail: find the run id without scanning the
+		// whole line (a key's quotes are never escaped, so this is the
+		// key, not text inside a value).
+		if i := bytes.Index(line, runKey); i >= 0 {
+			rest := line[i+len(runKey):]
+			if j := bytes.IndexByte(rest, '"'); j >= 0 && bytes.IndexByte(rest[:j], '\\') < 0 {
+				if _, ok := failing[string(rest[:j])]; !ok {
+					return
+				}
+			}
+		}
+		var runID, fs []byte
+		scanObject(line, func(k, v []byte) {
+			switch string(k) {
+			case "run_id":
+				runID = v
+			case "folds":
+				fs = v
+			}
+		})
+		if len(fs) < 3 || len(runID) < 3 {
+			return
+		}
+		at, ok := failing[jsonString(runID)]
+		if ok && bytes.Contains(fs, []byte(foldOf[at])) {
+			runs[at].Repeat = true
+		}
 	})
 	return runs, err
 }
@@ -557,18 +596,20 @@ func skipWS(b []byte, i int) int {
 func skipString(b []byte, i int) int {
 	i++
 	for {
-		j := bytes.IndexAny(b[i:], "\"\\")
+		j := bytes.IndexByte(b[i:], '"')
 		if j < 0 {
 			return -1
 		}
 		i += j
-		if b[i] == '"' {
+		// Escaped when an odd number of backslashes precede it.
+		k := i - 1
+		for k >= 0 && b[k] == '\\' {
+			k--
+		}
+		if (i-1-k)%2 == 0 {
 			return i + 1
 		}
-		i += 2
-		if i > len(b) {
-			return -1
-		}
+		i++
 	}
 }
 
@@ -610,6 +651,62 @@ func skipValue(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// parseTime reads a JSON string holding an RFC 3339 time, as Go writes
+// it ("2026-05-01T09:00:00.123Z", "...+02:00"), without allocating; the
+// zero time when it is not one.
+func parseTime(v []byte) time.Time {
+	if len(v) < 22 || v[0] != '"' || v[len(v)-1] != '"' {
+		return time.Time{}
+	}
+	b := v[1 : len(v)-1]
+	num := func(i, n int) (int, bool) {
+		x := 0
+		for _, c := range b[i : i+n] {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			x = x*10 + int(c-'0')
+		}
+		return x, true
+	}
+	if b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+		return slowTime(v)
+	}
+	y, ok1 := num(0, 4)
+	mo, ok2 := num(5, 2)
+	d, ok3 := num(8, 2)
+	h, ok4 := num(11, 2)
+	mi, ok5 := num(14, 2)
+	sec, ok6 := num(17, 2)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) {
+		return slowTime(v)
+	}
+	i, ns := 19, 0
+	if i < len(b) && b[i] == '.' {
+		i++
+		digits := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			if digits < 9 {
+				ns = ns*10 + int(b[i]-'0')
+				digits++
+			}
+			i++
+		}
+		for ; digits < 9; digits++ {
+			ns *= 10
+		}
+	}
+	if i == len(b)-1 && b[i] == 'Z' {
+		return time.Date(y, time.Month(mo), d, h, mi, sec, ns, time.UTC)
+	}
+	return slowTime(v)
+}
+
+func slowTime(v []byte) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, jsonString(v))
+	return t
 }
 
 // jsonString decodes a raw JSON string value ("" for anything else).

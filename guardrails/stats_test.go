@@ -140,3 +140,21 @@ func TestScanObject(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTime(t *testing.T) {
+	for _, s := range []string{"2026-05-01T09:00:00Z", "2026-05-01T09:00:00.5Z", "2026-12-31T23:59:59.123456789Z",
+		"2026-05-01T09:00:00.1234567891Z", "2026-05-01T09:00:00+02:00", "2026-05-01T09:00:00.25-07:30"} {
+		want, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := parseTime([]byte(`"` + s + `"`)); !got.Equal(want) {
+			t.Errorf("%s: got %v, want %v", s, got, want)
+		}
+	}
+	for _, bad := range []string{`""`, `"2026-05-01"`, `12`, `"2026-0x-01T09:00:00Z"`, `"2026-05-01T09:00:00Q"`} {
+		if got := parseTime([]byte(bad)); !got.IsZero() {
+			t.Errorf("%s: %v", bad, got)
+		}
+	}
+}
