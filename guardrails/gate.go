@@ -99,6 +99,21 @@ func (s *Store) ReviewItem(ctx context.Context, p *Proposal, votes map[string]Ta
 	if cur != nil {
 		it.Old, base = cur.Version, cur.Text
 	}
+	if p.Clash != nil {
+		adds := clashAdditions(base, p.Clash)
+		if len(adds) == 0 {
+			it.Note, it.New = ErrAlreadyThere.Error(), it.Old
+		}
+		sec := ""
+		for _, c := range adds {
+			if c.Section != sec || sec == "" {
+				sec = c.Section
+				it.Diff = append(it.Diff, "@@ "+sec)
+			}
+			it.Diff = append(it.Diff, "+ "+c.NewText)
+		}
+		return it, nil
+	}
 	c := p.ConstraintUpdate
 	if text, err := ApplyChange(base, c, p.ID); err != nil {
 		it.Note = err.Error()

@@ -1,12 +1,15 @@
 package guardrails
 
 // The proposals store: .orket/memory/proposals.jsonl, append-only. A
-// proposal is written once, whole; each status change is a line of its
-// own. Every line has a record id that is unique and stable, so logs of
-// several clones merge as a union by id, and a proposal's status is the
-// status line with the latest time (ties: the later status in the order
-// proposed < deferred < approved < rejected < applied, then the greater
-// id), whatever order the lines are in.
+// proposal is written once, whole (with its created_at); each status
+// change is a line of its own with the proposal's id, the new status and
+// its time, as orket sync expects of an events log: one (id, time) is one
+// line, logs of several clones merge as a union, and a proposal's status
+// is the status line with the latest time (ties: the later status in the
+// order proposed < deferred < approved < rejected < applied, then the
+// line's content), whatever order the lines are in. Records of guardrail
+// versions that clashed in a sync (type version_clash, written by orket
+// sync) are read as proposals too.
 
 import (
 	"encoding/json"
@@ -22,7 +25,7 @@ import (
 )
 
 // ProposalSchema is the schema of the proposals store's lines.
-const ProposalSchema = "orket.guardrail_proposal/v1"
+const ProposalSchema = "orket.proposal/v1"
 
 // ProposalsFile is the store, relative to the .orket directory.
 const ProposalsFile = "memory/proposals.jsonl"
@@ -126,14 +129,87 @@ type Proposal struct {
 	DecidedBy string    `json:"decided_by,omitempty"`
 	Reason    string    `json:"reason,omitempty"`
 	Version   int       `json:"version,omitempty"` // the guardrails version that applied it
+	// Clash is set on a version clash found by orket sync.
+	Clash *Clash `json:"clash,omitempty"`
+}
+
+// ClashType is the type of the records orket sync writes to the
+// proposals store when two clones wrote different texts under one
+// version number.
+const ClashType = "version_clash"
+
+// KindClash is the cluster kind of a clash proposal.
+const KindClash = "clash"
+
+// A Clash is a guardrails version two clones wrote differently: the
+// number kept one text; approving the clash adds to the current text the
+// constraints the other has and it lacks (line additions, nothing
+// removed); rejecting it leaves the kept text alone.
+type Clash struct {
+	Version      int      `json:"version"`
+	KeptText     string   `json:"kept_text"`
+	ClashingText string   `json:"clashing_text"`
+	Clashing     *Version `json:"-"` // the clashing version's json, when it parsed
+}
+
+// clashProposal reads a version_clash record.
+func clashProposal(line []byte) *Proposal {
+	var r struct {
+		ID         string    `json:"id"`
+		Time       time.Time `json:"time"`
+		Agent      string    `json:"agent"`
+		Version    int       `json:"version"`
+		LessonText string    `json:"lesson_text"`
+		Kept       struct {
+			Text string          `json:"md"`
+			JSON json.RawMessage `json:"json"`
+		} `json:"kept"`
+		Clashing struct {
+			Text string          `json:"md"`
+			JSON json.RawMessage `json:"json"`
+		} `json:"clashing"`
+	}
+	if json.Unmarshal(line, &r) != nil || r.ID == "" {
+		return nil
+	}
+	c := &Clash{Version: r.Version, KeptText: r.Kept.Text, ClashingText: r.Clashing.Text}
+	if v, err := ParseVersion(r.Clashing.JSON); err == nil {
+		c.Clashing = v
+	}
+	adds := clashAdditions("", c)
+	return &Proposal{Schema: ProposalSchema, Record: recordProposal, ID: r.ID, Agent: r.Agent, CreatedAt: r.Time,
+		Cluster:    Cluster{Kind: KindClash, Key: r.ID, Label: fmt.Sprintf("clash of v%d", r.Version), Section: Everywhere},
+		LessonText: r.LessonText, TextSource: SourceDeterministic, Status: StatusProposed, Impact: "medium", Confidence: 1,
+		ConstraintUpdate: Change{Type: Addition, Section: Everywhere, NewText: fmt.Sprintf("%d constraints of the clashing v%d", len(adds), r.Version)},
+		SourceFeedback:   []string{}, Sources: []Signal{}, Clash: c}
+}
+
+// clashAdditions are the constraints of the clashing text that text
+// lacks (by id, else by section and text), in order.
+func clashAdditions(text string, c *Clash) []Change {
+	have := map[string]bool{}
+	for _, it := range Items(text) {
+		have[it.Section+"\x00"+it.Text] = true
+		if it.ID != "" {
+			have[it.ID] = true
+		}
+	}
+	var out []Change
+	for _, it := range Items(c.ClashingText) {
+		if it.ID != "" && have[it.ID] || have[it.Section+"\x00"+it.Text] {
+			continue
+		}
+		out = append(out, Change{Type: Addition, Section: it.Section, NewText: it.Text, Line: it.ID})
+	}
+	return out
 }
 
 // A statusLine is a status change.
 type statusLine struct {
 	Schema   string    `json:"schema_version"`
-	Record   string    `json:"record"` // "status"
-	ID       string    `json:"id"`
-	Proposal string    `json:"proposal"`
+	Record   string    `json:"record"`   // "status"
+	ID       string    `json:"id"`       // the proposal's
+	Proposal string    `json:"proposal"` // the proposal's id again, for readers that take id as a line's id
 	Agent    string    `json:"agent"`
 	Status   Status    `json:"status"`
 	Time     time.Time `json:"time"`
@@ -150,7 +226,7 @@ func (a *statusLine) newer(b *statusLine) bool {
 	case a.Status.rank() != b.Status.rank():
 		return a.Status.rank() > b.Status.rank()
 	}
-	return a.ID > b.ID
+	return a.By+"\x00"+a.Reason > b.By+"\x00"+b.Reason
 }
 
 // A ProposalLog is the proposals store.
@@ -210,8 +286,15 @@ func (l *ProposalLog) each(fn func(*Proposal, *statusLine)) ([]jsonl.Damaged, er
 	return l.log.Each(func(line []byte) error {
 		var head struct {
 			Record string `json:"record"`
+			Type   string `json:"type"`
 		}
 		if json.Unmarshal(line, &head) != nil {
+			return nil
+		}
+		if head.Record == "" && head.Type == ClashType {
+			if p := clashProposal(line); p != nil {
+				fn(p, nil)
+			}
 			return nil
 		}
 		switch head.Record {
@@ -222,8 +305,13 @@ func (l *ProposalLog) each(fn func(*Proposal, *statusLine)) ([]jsonl.Damaged, er
 			}
 		case recordStatus:
 			var s statusLine
-			if json.Unmarshal(line, &s) == nil && s.Proposal != "" {
-				fn(nil, &s)
+			if json.Unmarshal(line, &s) == nil {
+				if s.Proposal == "" {
+					s.Proposal = s.ID
+				}
+				if s.Proposal != "" {
+					fn(nil, &s)
+				}
 			}
 		}
 		return nil
@@ -344,7 +432,7 @@ func (l *ProposalLog) appendStatus(p *Proposal, d Decision) error {
 	}
 	s := &statusLine{Schema: ProposalSchema, Record: recordStatus, Proposal: p.ID, Agent: p.Agent, Status: d.Status,
 		Time: d.Time.UTC(), By: oneLine(l.Redactor.Redact(d.By), 200), Reason: l.Redactor.Redact(strings.TrimSpace(d.Reason)), Version: d.Version}
-	s.ID = hashKey("gs-", fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%d", s.Proposal, s.Status, s.Time.Format(time.RFC3339Nano), s.By, s.Version))
+	s.ID = p.ID
 	if err := l.log.Append(s); err != nil {
 		return fmt.Errorf("append to %s: %w", l.log.Path, err)
 	}
@@ -391,17 +479,18 @@ func (l *ProposalLog) Prune(maxPerAgent int, maxAge time.Duration, now time.Time
 	if _, err := l.log.Rewrite(func(line []byte) bool {
 		var head struct {
 			Record   string `json:"record"`
+			Type     string `json:"type"`
 			ID       string `json:"id"`
 			Proposal string `json:"proposal"`
 		}
 		if json.Unmarshal(line, &head) != nil {
 			return false
 		}
-		switch head.Record {
-		case recordProposal:
+		switch {
+		case head.Record == recordProposal, head.Record == "" && head.Type == ClashType:
 			return !removed[head.ID]
-		case recordStatus:
-			return !removed[head.Proposal]
+		case head.Record == recordStatus:
+			return !removed[firstNonEmpty(head.Proposal, head.ID)]
 		}
 		return true // a record of a later version: not ours to drop
 	}); err != nil {

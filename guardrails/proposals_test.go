@@ -2,6 +2,7 @@ package guardrails
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -209,14 +210,65 @@ func TestNoWriteThroughSymlink(t *testing.T) {
 
 // Agent names that are not file names get a hashed directory.
 func TestAgentDir(t *testing.T) {
-	for name, want := range map[string]string{"claude": "claude", "codex-1.2_x": "codex-1.2_x", "": "default"} {
+	for name, want := range map[string]string{"claude": "claude", "codex-1.2_x": "codex-1.2_x", "": "default", "claude code": "claude code", "ü": "ü"} {
 		if got := AgentDir(name); got != want {
 			t.Errorf("%q: %q", name, got)
 		}
 	}
-	for _, bad := range []string{"../x", ".hidden", "a/b", "ü", strings.Repeat("x", 101)} {
+	for _, bad := range []string{"../x", ".hidden", "a/b", `a\b`, "a\x01", strings.Repeat("x", 256), "\xff"} {
 		if got := AgentDir(bad); !strings.HasPrefix(got, "agent-") || len(got) != 22 {
 			t.Errorf("%q: %q", bad, got)
 		}
+	}
+}
+
+// What orket sync brings from another clone: versions without their
+// history lines (read from their json), and a clash of two texts under
+// one number kept as a proposal, which approving merges by adding the
+// constraints the clashing text has and the kept one lacks.
+func TestSyncedVersionsAndClash(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	s := r.store()
+	dir := filepath.Join(r.orket, "guardrails", "claude code")
+	os.MkdirAll(dir, 0o755)
+	kept := NewDoc("claude code") + "\n## pkg/api\n\n- Run `go generate ./...` first <!-- gp-aaaaaaaaaaaa -->\n"
+	os.WriteFile(filepath.Join(dir, "v1.md"), []byte(kept), 0o644)
+	os.WriteFile(filepath.Join(dir, "v1.json"), []byte(`{"agent":"claude code","version":1,"created_at":"2026-07-14T09:00:00Z","approved_by":"ana","applied_lessons":["gp-aaaaaaaaaaaa"],"lines":[{"id":"gp-aaaaaaaaaaaa","section":"pkg/api","text":"Run `+"`go generate ./...`"+` first"}]}`), 0o644)
+	agents := must[[]string](t)(s.Agents())
+	if diff := cmp.Diff([]string{"claude code"}, agents); diff != "" {
+		t.Fatalf("agents: %s", diff)
+	}
+	hist := must[[]Event](t)(s.History("claude code"))
+	if len(hist) != 1 || hist[0].Version != 1 || hist[0].By != "ana" || hist[0].Kind != KindApproval || !hist[0].Kept {
+		t.Fatalf("history from the json: %+v", hist)
+	}
+	clashing := NewDoc("claude code") + "\n## docs\n\n- Test the examples <!-- gp-bbbbbbbbbbbb -->\n"
+	rec, _ := json.Marshal(map[string]any{"schema_version": ProposalSchema, "id": "clash-claude code-v1-0a0b0c0d0e0f", "type": ClashType,
+		"time": "2026-07-14T10:00:00Z", "agent": "claude code", "status": "proposed", "version": 1, "lesson_text": "Two clones wrote v1",
+		"kept": map[string]any{"md": kept}, "clashing": map[string]any{"md": clashing,
+			"json": map[string]any{"version": 1, "lines": []map[string]any{{"id": "gp-bbbbbbbbbbbb", "section": "docs", "text": "Test the examples", "sources": []string{"fb-1"}}}}}})
+	os.WriteFile(s.Proposals.Path(), append(rec, '\n'), 0o644)
+	pending, _, _ := s.Proposals.List(ProposalFilter{Pending: true})
+	if len(pending) != 1 || pending[0].Clash == nil || pending[0].Agent != "claude code" {
+		t.Fatalf("clash proposal: %+v", pending)
+	}
+	it := must[*ReviewItem](t)(s.ReviewItem(ctx, pending[0], nil, nil))
+	if diff := cmp.Diff([]string{"@@ docs", "+ Test the examples"}, it.Diff); diff != "" || it.Old != 1 || it.New != 2 {
+		t.Errorf("clash box (-want +got):\n%s", diff)
+	}
+	v2, p, err := s.Approve(ctx, pending[0].ID, "Ana", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2.Version != 2 || p.Status != StatusApplied || len(v2.Changes) != 1 || len(Items(v2.Text)) != 2 || !strings.HasPrefix(v2.Text, kept) {
+		t.Errorf("merged v2: %+v\n%s", v2, v2.Text)
+	}
+	if len(v2.Lines) != 2 || v2.Lines[1].ID != "gp-bbbbbbbbbbbb" || len(v2.Lines[1].Sources) != 1 {
+		t.Errorf("lines: %+v", v2.Lines)
+	}
+	hist = must[[]Event](t)(s.History("claude code"))
+	if len(hist) != 2 {
+		t.Errorf("history: %+v", hist)
 	}
 }

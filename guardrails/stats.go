@@ -31,6 +31,7 @@ import (
 
 	"github.com/orket/orket/internal/flock"
 	"github.com/orket/orket/verdict"
+	"golang.org/x/sys/unix"
 )
 
 // EvaluationsFile is the evaluation log, relative to .orket.
@@ -440,8 +441,8 @@ func (s *Store) Stats(ctx context.Context, agent string) (*Stats, error) {
 	return ComputeStats(runs, hist, s.Config.SampleSize), nil
 }
 
-// Agents lists the agents that have guardrails (by the name in their
-// latest version), sorted.
+// Agents lists the agents that have guardrails, by the name their
+// history or latest version gives (else their directory's), sorted.
 func (s *Store) Agents() ([]string, error) {
 	root, err := s.root()
 	if err != nil {
@@ -460,39 +461,39 @@ func (s *Store) Agents() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	seen := map[string]bool{}
 	var out []string
 	for _, n := range names {
-		if !safeName.MatchString(n) {
+		if !validAgentDir(n) {
 			continue
 		}
-		evs, err := (&jsonlReader{path: filepath.Join(s.OrketDir, Dir, n, "history.jsonl")}).agent()
-		if err != nil {
+		if st, err := root.Lstat(Dir + "/" + n); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		name := ""
+		if err := scanLog(filepath.Join(s.OrketDir, Dir, n, "history.jsonl"), func(line []byte) {
+			if name == "" {
+				scanObject(line, func(k, v []byte) {
+					if string(k) == "agent" {
+						name = jsonString(v)
+					}
+				})
+			}
+		}); err != nil {
 			return nil, err
 		}
-		if evs != "" {
-			out = append(out, evs)
+		if name == "" {
+			if v, err := s.current(root, n); err == nil && v != nil {
+				name = firstNonEmpty(v.Agent, n)
+			}
+		}
+		if name != "" && AgentDir(name) == n && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
 		}
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// jsonlReader finds the agent named in a history log.
-type jsonlReader struct{ path string }
-
-func (r *jsonlReader) agent() (string, error) {
-	name := ""
-	err := scanLog(r.path, func(line []byte) {
-		if name != "" {
-			return
-		}
-		scanObject(line, func(k, v []byte) {
-			if string(k) == "agent" {
-				name = jsonString(v)
-			}
-		})
-	})
-	return name, err
 }
 
 // scanLog calls fn with each line of a JSON-lines log, under the log's

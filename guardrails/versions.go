@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/orket/orket/internal/flock"
 	"github.com/orket/orket/internal/fsroot"
@@ -171,20 +172,31 @@ func Open(orketDir string, cfg Config) *Store {
 	return &Store{OrketDir: orketDir, Config: cfg.withDefaults(), Proposals: OpenProposals(orketDir)}
 }
 
-var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
-
-// AgentDir is the directory name of an agent's guardrails: the name
-// itself when it is a safe file name (letters, digits, ".", "_", "-",
-// not starting with a dot), else "agent-" and a hash of it.
+// AgentDir is the directory name of an agent's guardrails, as orket
+// sync names it: the name itself when it is one path component (not
+// empty, not starting with a dot, no slash, backslash or control
+// character, at most 255 bytes), else "agent-" and a hash of it.
 func AgentDir(agent string) string {
 	if agent == "" {
 		agent = "default"
 	}
-	if safeName.MatchString(agent) {
+	if validAgentDir(agent) {
 		return agent
 	}
 	sum := sha256.Sum256([]byte(agent))
 	return "agent-" + hex.EncodeToString(sum[:8])
+}
+
+func validAgentDir(name string) bool {
+	if name == "" || name[0] == '.' || len(name) > 255 || !utf8.ValidString(name) {
+		return false
+	}
+	for _, c := range name {
+		if c < 0x20 || c == 0x7f || c == '/' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Store) agentRel(agent string) string { return Dir + "/" + AgentDir(agent) }
@@ -363,9 +375,17 @@ func (s *Store) historyLog(agent string) *jsonl.Log {
 }
 
 // History returns the agent's versions as written, oldest first, each
-// marked Kept when its files are still there.
+// marked Kept when its files are still there: the lines of its
+// history.jsonl, and for a kept version the log does not name (one that
+// came from another clone by orket sync, which carries versions but not
+// this log) an event read from its json.
 func (s *Store) History(agent string) ([]Event, error) {
-	kept, err := s.Versions(agent)
+	root, err := s.root()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	kept, err := s.versions(root, agent)
 	if err != nil {
 		return nil, err
 	}
@@ -375,16 +395,31 @@ func (s *Store) History(agent string) ([]Event, error) {
 	}
 	var out []Event
 	seen := map[string]bool{}
+	logged := map[int]bool{}
+	if err := regularOrMissing(root, s.agentRel(agent)+"/history.jsonl"); err != nil {
+		return nil, err
+	}
 	if _, err := s.historyLog(agent).Each(func(line []byte) error {
 		var e Event
 		if json.Unmarshal(line, &e) == nil && e.Version > 0 && !seen[e.ID] {
 			seen[e.ID] = true
 			e.Kept = isKept[e.Version]
+			logged[e.Version] = true
 			out = append(out, e)
 		}
 		return nil
 	}); err != nil {
 		return nil, err
+	}
+	for _, n := range kept {
+		if logged[n] {
+			continue
+		}
+		v, err := s.version(root, agent, n)
+		if err != nil {
+			continue // a damaged json: not a version to count
+		}
+		out = append(out, eventOf(v))
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Version != out[j].Version {
@@ -393,6 +428,17 @@ func (s *Store) History(agent string) ([]Event, error) {
 		return out[i].Time.Before(out[j].Time)
 	})
 	return out, nil
+}
+
+// eventOf is the history event of a version written.
+func eventOf(v *Version) Event {
+	e := Event{Schema: HistorySchema, Agent: v.Agent, Version: v.Version, Time: v.CreatedAt, Kind: v.Kind, By: v.ApprovedBy,
+		Reason: v.Reason, Lessons: v.AppliedLessons, Previous: v.Previous, Restores: v.Restores, Changes: len(v.Changes), Kept: true}
+	if e.Kind == "" {
+		e.Kind = KindApproval
+	}
+	e.ID = hashKey("gh-", v.Agent+"\x00"+strconv.Itoa(v.Version)+"\x00"+v.ContentSHA256+"\x00"+v.CreatedAt.Format(time.RFC3339Nano))
+	return e
 }
 
 // write writes version v (whose number is set) under the agent's lock:
@@ -417,10 +463,8 @@ func (s *Store) write(root *fsroot.Root, v *Version) error {
 	if err := root.WriteFile(rel+"/"+jsonName(v.Version), append(b, '\n'), 0o644, fsroot.Options{Sync: true}); err != nil {
 		return fmt.Errorf("write %s/%s: %w", rel, jsonName(v.Version), err)
 	}
-	e := &Event{Schema: HistorySchema, Agent: v.Agent, Version: v.Version, Time: v.CreatedAt, Kind: v.Kind, By: v.ApprovedBy,
-		Reason: v.Reason, Lessons: v.AppliedLessons, Previous: v.Previous, Restores: v.Restores, Changes: len(v.Changes)}
-	e.ID = hashKey("gh-", v.Agent+"\x00"+strconv.Itoa(v.Version)+"\x00"+v.ContentSHA256+"\x00"+v.CreatedAt.Format(time.RFC3339Nano))
-	if err := s.historyLog(v.Agent).Append(e); err != nil {
+	e := eventOf(v)
+	if err := s.historyLog(v.Agent).Append(&e); err != nil {
 		return fmt.Errorf("append to %s/history.jsonl: %w", rel, err)
 	}
 	return s.prune(root, v.Agent)
@@ -535,8 +579,7 @@ func (s *Store) Approve(ctx context.Context, id, by string, now time.Time) (*Ver
 		base, prev = cur.Text, cur.Version
 		lines = append(lines, cur.Lines...)
 	}
-	c := p.ConstraintUpdate
-	text, err := ApplyChange(base, c, p.ID)
+	text, changes, lines, err := applyProposal(base, lines, p, now)
 	if errors.Is(err, ErrAlreadyThere) || errors.Is(err, ErrLineGone) {
 		if cur == nil {
 			return nil, p, err
@@ -546,13 +589,62 @@ func (s *Store) Approve(ctx context.Context, id, by string, now time.Time) (*Ver
 	if err != nil {
 		return nil, p, err
 	}
+	n, err := s.nextNumber(root, p.Agent)
+	if err != nil {
+		return nil, p, err
+	}
+	v := &Version{Agent: p.Agent, Version: n, CreatedAt: now, Kind: KindApproval, AppliedLessons: []string{p.ID},
+		Changes: changes, ApprovedBy: by, Previous: prev, Lines: lines, Text: text}
+	if err := s.write(root, v); err != nil {
+		return nil, p, err
+	}
+	return applied(v)
+}
+
+// applyProposal changes base as p says: its one line (ApplyChange), or
+// for a clash the constraints the clashing text adds. It returns the
+// text, the changes as they read in it, and the lines' metadata.
+func applyProposal(base string, lines []Line, p *Proposal, now time.Time) (string, []Change, []Line, error) {
+	if p.Clash != nil {
+		adds := clashAdditions(base, p.Clash)
+		if len(adds) == 0 {
+			return base, nil, lines, ErrAlreadyThere
+		}
+		meta := map[string]Line{}
+		if p.Clash.Clashing != nil {
+			for _, l := range p.Clash.Clashing.Lines {
+				meta[l.ID] = l
+			}
+		}
+		text := base
+		for _, c := range adds {
+			var err error
+			if text, err = ApplyChange(text, c, c.Line); err != nil {
+				return base, nil, lines, err
+			}
+			if c.Line != "" {
+				l, ok := meta[c.Line]
+				if !ok {
+					l = Line{ID: c.Line, Since: now}
+				}
+				l.Section, l.Text = c.Section, c.NewText
+				lines = append(lines, l)
+			}
+		}
+		return text, adds, lines, nil
+	}
+	c := p.ConstraintUpdate
+	text, err := ApplyChange(base, c, p.ID)
+	if err != nil {
+		return base, nil, lines, err
+	}
 	// The change as it reads in the text.
 	target := c.Line
 	if ch := Changes(base, text); len(ch) == 1 {
 		c = ch[0]
 	}
 	if c.Type != Addition {
-		kept := lines[:0]
+		kept := lines[:0:0]
 		for _, l := range lines {
 			if l.ID != target {
 				kept = append(kept, l)
@@ -566,16 +658,7 @@ func (s *Store) Approve(ctx context.Context, id, by string, now time.Time) (*Ver
 			FoldNoDir: p.Cluster.FoldNoDir, Sources: p.SourceFeedback, Since: now})
 		c.Line = p.ID
 	}
-	n, err := s.nextNumber(root, p.Agent)
-	if err != nil {
-		return nil, p, err
-	}
-	v := &Version{Agent: p.Agent, Version: n, CreatedAt: now, Kind: KindApproval, AppliedLessons: []string{p.ID},
-		Changes: []Change{c}, ApprovedBy: by, Previous: prev, Lines: lines, Text: text}
-	if err := s.write(root, v); err != nil {
-		return nil, p, err
-	}
-	return applied(v)
+	return text, []Change{c}, lines, nil
 }
 
 // Reject rejects a pending proposal with a reason.
