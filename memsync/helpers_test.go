@@ -270,3 +270,5 @@ func countDup(ids []string) (dup []string) {
 }
 
 func contains(b, sub string) bool { return bytes.Contains([]byte(b), []byte(sub)) }
+
+func gitInit(dir string, bare bool) (*git.Repository, error) { return git.PlainInit(dir, bare) }

@@ -2,9 +2,10 @@ package memsync
 
 import (
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // RefName is the ref that holds the shared memory, in every clone and on
@@ -106,16 +107,54 @@ func shardPath(logName, day string) string {
 	return shardDir(logName) + "/" + day[:7] + "/" + day + ".jsonl"
 }
 
-var dayRe = regexp.MustCompile(`^(\d{4}-\d{2})/(\d{4}-\d{2}-\d{2})\.jsonl$`)
-
 // shardDay returns the day of a shard's tree path below the log's
-// directory, or false when the path is not a shard.
+// directory ("2026-07/2026-07-14.jsonl"), or false when the path is not a
+// shard.
 func shardDay(rel string) (string, bool) {
-	m := dayRe.FindStringSubmatch(rel)
-	if m == nil || m[2][:7] != m[1] {
+	const form = "0000-00/0000-00-00.jsonl"
+	if len(rel) != len(form) {
 		return "", false
 	}
-	return m[2], true
+	for i := 0; i < len(form); i++ {
+		switch c := rel[i]; form[i] {
+		case '0':
+			if c < '0' || c > '9' {
+				return "", false
+			}
+		default:
+			if c != form[i] {
+				return "", false
+			}
+		}
+	}
+	if rel[:7] != rel[8:15] {
+		return "", false
+	}
+	return rel[8:18], true
+}
+
+// groupShards sorts the shards of a memory tree by the log directory they
+// are in: dir → day → blob.
+func groupShards(f flat) map[string]map[string]plumbing.Hash {
+	out := map[string]map[string]plumbing.Hash{}
+	const tail = len("/0000-00/0000-00-00.jsonl")
+	for p, h := range f {
+		if len(p) <= tail {
+			continue
+		}
+		d, ok := shardDay(p[len(p)-tail+1:])
+		if !ok {
+			continue
+		}
+		dir := p[:len(p)-tail]
+		m := out[dir]
+		if m == nil {
+			m = map[string]plumbing.Hash{}
+			out[dir] = m
+		}
+		m[d] = h
+	}
+	return out
 }
 
 // versionName parses a guardrails file name: "v12.md" is (12, "md").

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
@@ -72,8 +73,13 @@ func writeObject(s storer.EncodedObjectStorer, t plumbing.ObjectType, data []byt
 	return h, nil
 }
 
-// A flat tree maps every file's path to its blob.
+// A flat tree maps every file's path to its blob; the directories' trees
+// are kept beside, under their path followed by a slash ("" + "/" for the
+// root), so that a tree can be rebuilt reusing the ones that did not
+// change.
 type flat map[string]plumbing.Hash
+
+func isDirKey(p string) bool { return strings.HasSuffix(p, "/") }
 
 // flatten lists the files of the tree of commit c (zero: none).
 func flatten(s storer.EncodedObjectStorer, c plumbing.Hash) (flat, plumbing.Hash, error) {
@@ -90,6 +96,7 @@ func flatten(s storer.EncodedObjectStorer, c plumbing.Hash) (flat, plumbing.Hash
 		if depth > 8 {
 			return nil // deeper than any layout of the memory: not ours
 		}
+		files[dir+"/"] = h
 		t, err := object.GetTree(s, h)
 		if err != nil {
 			return fmt.Errorf("read memory tree %s: %w", h, err)
@@ -110,20 +117,44 @@ func flatten(s storer.EncodedObjectStorer, c plumbing.Hash) (flat, plumbing.Hash
 	return files, commit.TreeHash, walk("", commit.TreeHash, 0)
 }
 
-// buildTree stores the trees of a flat list of files and returns the root
-// tree's hash.
-func buildTree(s storer.EncodedObjectStorer, files flat) (plumbing.Hash, error) {
+// buildTree stores the trees of a list of files and returns the root
+// tree's hash. A directory whose files are those it has in base keeps
+// base's tree.
+func buildTree(s storer.EncodedObjectStorer, files, base flat) (plumbing.Hash, error) {
 	type dir struct {
 		entries []object.TreeEntry
 		subdirs map[string]*dir
 	}
-	root := &dir{subdirs: map[string]*dir{}}
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
+	dirty := map[string]bool{}
+	mark := func(p string) {
+		for d := path.Dir(p); ; d = path.Dir(d) {
+			if d == "." {
+				d = ""
+			}
+			if dirty[d] {
+				return
+			}
+			dirty[d] = true
+			if d == "" {
+				return
+			}
+		}
 	}
-	sort.Strings(paths)
-	for _, p := range paths {
+	for p, h := range files {
+		if !isDirKey(p) && base[p] != h {
+			mark(p)
+		}
+	}
+	for p := range base {
+		if _, ok := files[p]; !ok && !isDirKey(p) {
+			mark(p)
+		}
+	}
+	root := &dir{subdirs: map[string]*dir{}}
+	for p, h := range files {
+		if isDirKey(p) {
+			continue
+		}
 		parts := strings.Split(p, "/")
 		d := root
 		for _, c := range parts[:len(parts)-1] {
@@ -134,17 +165,20 @@ func buildTree(s storer.EncodedObjectStorer, files flat) (plumbing.Hash, error) 
 			}
 			d = sub
 		}
-		d.entries = append(d.entries, object.TreeEntry{Name: parts[len(parts)-1], Mode: filemode.Regular, Hash: files[p]})
+		d.entries = append(d.entries, object.TreeEntry{Name: parts[len(parts)-1], Mode: filemode.Regular, Hash: h})
 	}
-	var store func(d *dir) (plumbing.Hash, error)
-	store = func(d *dir) (plumbing.Hash, error) {
+	var store func(name string, d *dir) (plumbing.Hash, error)
+	store = func(name string, d *dir) (plumbing.Hash, error) {
+		if h, ok := base[name+"/"]; ok && !dirty[name] {
+			return h, nil
+		}
 		entries := d.entries
-		for name, sub := range d.subdirs {
-			h, err := store(sub)
+		for sub, sd := range d.subdirs {
+			h, err := store(path.Join(name, sub), sd)
 			if err != nil {
 				return h, err
 			}
-			entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
+			entries = append(entries, object.TreeEntry{Name: sub, Mode: filemode.Dir, Hash: h})
 		}
 		sort.Sort(object.TreeEntrySorter(entries))
 		t := &object.Tree{Entries: entries}
@@ -156,7 +190,7 @@ func buildTree(s storer.EncodedObjectStorer, files flat) (plumbing.Hash, error) 
 		data, _ := io.ReadAll(r)
 		return writeObject(s, plumbing.TreeObject, data)
 	}
-	return store(root)
+	return store("", root)
 }
 
 // signature is who the memory's commits are by.
@@ -248,9 +282,34 @@ func missing(s storer.EncodedObjectStorer, tip plumbing.Hash, has func(plumbing.
 	return out, nil
 }
 
-// copyObjects copies objects from one store to another, as they are
-// stored (no re-encoding).
+// packAbove is how many objects make a copy a pack of its own rather
+// than loose objects, as git's receive.unpackLimit and fetch.unpackLimit
+// decide: a loose object costs a file, many small packs slow every lookup.
+const packAbove = 100
+
+// copyObjects copies objects from one store to another: loose, or as one
+// pack when there are many.
 func copyObjects(dst, src storer.EncodedObjectStorer, hs []plumbing.Hash) error {
+	if pw, ok := dst.(storer.PackfileWriter); ok && len(hs) > packAbove {
+		var todo []plumbing.Hash
+		for _, h := range hs {
+			if dst.HasEncodedObject(h) != nil {
+				todo = append(todo, h)
+			}
+		}
+		if len(todo) > packAbove {
+			w, err := pw.PackfileWriter()
+			if err != nil {
+				return err
+			}
+			if _, err := packfile.NewEncoder(w, src, false).Encode(todo, 0); err != nil {
+				w.Close()
+				return fmt.Errorf("write a pack: %w", err)
+			}
+			return w.Close()
+		}
+		hs = todo
+	}
 	for _, h := range hs {
 		if dst.HasEncodedObject(h) == nil {
 			continue

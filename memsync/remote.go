@@ -33,8 +33,8 @@ import (
 type remote interface {
 	// fetch brings the remote's memory commit, with every object it
 	// needs, into the local store and returns it (zero: the remote has
-	// no memory yet). haves are memory commits this clone has.
-	fetch(ctx context.Context, local storage.Storer, haves []plumbing.Hash) (plumbing.Hash, error)
+	// no memory yet). haves gives memory commits this clone has.
+	fetch(ctx context.Context, local storage.Storer, haves func() []plumbing.Hash) (plumbing.Hash, error)
 	// push sets the remote's memory ref to next if it still is old
 	// (errStale otherwise), sending the objects the remote lacks.
 	push(ctx context.Context, local storage.Storer, old, next plumbing.Hash) error
@@ -167,7 +167,7 @@ func (f *fileRemote) open() (storage.Storer, string, error) {
 	return r.Storer, fs.Filesystem().Root(), nil
 }
 
-func (f *fileRemote) fetch(ctx context.Context, local storage.Storer, _ []plumbing.Hash) (plumbing.Hash, error) {
+func (f *fileRemote) fetch(ctx context.Context, local storage.Storer, _ func() []plumbing.Hash) (plumbing.Hash, error) {
 	st, gitDir, err := f.open()
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -354,7 +354,7 @@ func isAuthErr(err error) bool {
 	return errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed)
 }
 
-func (s *smartRemote) fetch(ctx context.Context, local storage.Storer, haves []plumbing.Hash) (plumbing.Hash, error) {
+func (s *smartRemote) fetch(ctx context.Context, local storage.Storer, haves func() []plumbing.Hash) (plumbing.Hash, error) {
 	var got plumbing.Hash
 	err := s.withAuth(ctx, func(auth transport.AuthMethod) error {
 		sess, err := s.tr.NewUploadPackSession(s.ep, auth)
@@ -380,7 +380,7 @@ func (s *smartRemote) fetch(ctx context.Context, local storage.Storer, haves []p
 			req.Capabilities.Set(capability.NoProgress)
 		}
 		req.Wants = []plumbing.Hash{h}
-		for _, hv := range haves {
+		for _, hv := range haves() {
 			if local.HasEncodedObject(hv) == nil {
 				req.Haves = append(req.Haves, hv)
 			}
@@ -504,26 +504,12 @@ func (s *smartRemote) push(ctx context.Context, local storage.Storer, old, next 
 }
 
 // remoteHas reports the objects a remote whose memory ref is at tip has
-// for certain: the commits of tip's history (its most recent 10,000) and
-// the objects of tip's tree.
+// for certain: the commits of tip's history (see isAncestor) and the
+// objects of tip's tree.
 func remoteHas(s storer.EncodedObjectStorer, tip plumbing.Hash) (func(plumbing.Hash) bool, error) {
 	known := map[plumbing.Hash]bool{}
 	if tip.IsZero() {
 		return func(plumbing.Hash) bool { return false }, nil
-	}
-	queue := []plumbing.Hash{tip}
-	for len(queue) > 0 && len(known) < 10000 {
-		c := queue[0]
-		queue = queue[1:]
-		if known[c] {
-			continue
-		}
-		known[c] = true
-		ps, err := parentsOf(s, c)
-		if err != nil {
-			break // a shallow history: what is known is enough
-		}
-		queue = append(queue, ps...)
 	}
 	commit, err := object.GetCommit(s, tip)
 	if err != nil {
@@ -550,31 +536,46 @@ func remoteHas(s storer.EncodedObjectStorer, tip plumbing.Hash) (func(plumbing.H
 	if err := walk(commit.TreeHash); err != nil {
 		return nil, err
 	}
-	return func(h plumbing.Hash) bool { return known[h] }, nil
+	return func(h plumbing.Hash) bool {
+		if known[h] {
+			return true
+		}
+		if o, err := s.EncodedObject(plumbing.CommitObject, h); err == nil && o.Type() == plumbing.CommitObject {
+			return isAncestor(s, h, tip)
+		}
+		return false
+	}, nil
 }
 
-// isAncestor reports whether a is b or in b's recent history.
+// isAncestor reports whether a is b or in b's history. The walk stops at
+// commits a day older than a (clocks differ, not by days), so that a
+// commit that is not there costs the recent history, not all of it.
 func isAncestor(s storer.EncodedObjectStorer, a, b plumbing.Hash) bool {
 	if a.IsZero() || b.IsZero() {
 		return a == b
 	}
+	ca, err := object.GetCommit(s, a)
+	if err != nil {
+		return false
+	}
+	floor := ca.Committer.When.Add(-24 * time.Hour)
 	seen := map[plumbing.Hash]bool{}
 	queue := []plumbing.Hash{b}
-	for len(queue) > 0 && len(seen) < 10000 {
-		c := queue[0]
+	for len(queue) > 0 {
+		h := queue[0]
 		queue = queue[1:]
-		if c == a {
+		if h == a {
 			return true
 		}
-		if seen[c] {
+		if seen[h] {
 			continue
 		}
-		seen[c] = true
-		ps, err := parentsOf(s, c)
-		if err != nil {
-			return false
+		seen[h] = true
+		c, err := object.GetCommit(s, h)
+		if err != nil || c.Committer.When.Before(floor) {
+			continue
 		}
-		queue = append(queue, ps...)
+		queue = append(queue, c.ParentHashes...)
 	}
 	return false
 }

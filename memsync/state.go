@@ -90,6 +90,15 @@ func removeFile(root *fsroot.Root, rel string) error {
 	return err
 }
 
+// saveState writes the state atomically, not fsynced (see mergeOnce).
+func saveState(root *fsroot.Root, st *state) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return root.WriteFile(stateFile, b, 0o644, fsroot.Options{})
+}
+
 func tailHash(b []byte) string {
 	if len(b) > tailWindow {
 		b = b[len(b)-tailWindow:]

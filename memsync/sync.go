@@ -103,7 +103,18 @@ type Result struct {
 	// Versions counts guardrail versions new to this clone.
 	Versions int     `json:"guardrail_versions_received,omitempty"`
 	Clashes  []Clash `json:"clashes,omitempty"`
+	// Timings are where the time went, over every attempt.
+	Timings Timings `json:"timings"`
 }
+
+// Timings of a sync, in milliseconds.
+type Timings struct {
+	Fetch float64 `json:"fetch_ms"`
+	Merge float64 `json:"merge_ms"` // reading, merging, writing back
+	Push  float64 `json:"push_ms"`
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // LogCounts are one log's counts.
 type LogCounts struct {
@@ -143,11 +154,15 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 	for attempt := 1; ; attempt++ {
 		s.res.Attempts = attempt
 		local := s.localRef()
-		remoteHash, err := from.fetch(ctx, s.store, s.haves(local))
+		t := time.Now()
+		remoteHash, err := from.fetch(ctx, s.store, func() []plumbing.Hash { return s.haves(local) })
+		s.res.Timings.Fetch += ms(time.Since(t))
 		if err != nil {
 			return s.res, err
 		}
+		t = time.Now()
 		next, err := s.merge(ctx, remoteHash)
+		s.res.Timings.Merge += ms(time.Since(t))
 		if err != nil {
 			return s.res, err
 		}
@@ -156,7 +171,9 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 			s.res.Published = next == remoteHash
 			return s.res, nil
 		}
+		t = time.Now()
 		err = to.push(ctx, s.store, remoteHash, next)
+		s.res.Timings.Push += ms(time.Since(t))
 		if err == nil {
 			s.res.Pushed, s.res.Published = true, true
 			return s.res, nil

@@ -119,9 +119,11 @@ func TestEightClones(t *testing.T) {
 		for _, l := range []string{"memory/evaluations.jsonl", "memory/failure_lessons.jsonl", "memory/feedback.jsonl", "memory/tasks.jsonl"} {
 			lines := strings.Split(strings.TrimSpace(clones[i].read(l)), "\n")
 			rand.Shuffle(len(lines), func(a, b int) { lines[a], lines[b] = lines[b], lines[a] })
+			var recs [][]byte
 			for _, line := range lines {
-				other.appendLines(l, []byte(line))
+				recs = append(recs, []byte(line))
 			}
+			other.appendLines(l, recs...)
 		}
 	}
 	for _, l := range []string{"memory/evaluations.jsonl", "memory/failure_lessons.jsonl", "memory/feedback.jsonl", "memory/tasks.jsonl"} {
@@ -386,7 +388,7 @@ func TestSlowPathSame(t *testing.T) {
 func TestInterruptedWriteBack(t *testing.T) {
 	remote := newBare(t)
 	a, b := newClone(t, remote), newClone(t, remote)
-	addRecords(a, "alice", 40, t0)
+	addRecords(a, "alice", 40, t0.Add(-72*time.Hour)) // earlier days: the file's start stays
 	a.sync()
 	b.sync()
 	addRecords(b, "bob", 20, t0.Add(time.Hour))
@@ -403,6 +405,9 @@ func TestInterruptedWriteBack(t *testing.T) {
 	testHookAfterJournal = nil
 	if !errors.Is(err, crash) {
 		t.Fatalf("err %v", err)
+	}
+	if _, err := os.Stat(a.path(journalFile)); err != nil {
+		t.Fatalf("no journal before an in-place write: %v", err)
 	}
 	p := a.path("memory/evaluations.jsonl")
 	b2, _ := os.ReadFile(p)
@@ -497,7 +502,7 @@ func TestForeignRemote(t *testing.T) {
 	h, _ := readRef(dir, RefName)
 	files, _, _ := flatten(st, h)
 	files["memory/newlog.jsonl.d/2026-07/2026-07-14.jsonl"], _ = writeObject(st, plumbing.BlobObject, []byte(`{"id":"n"}`+"\n"))
-	tree, _ := buildTree(st, files)
+	tree, _ := buildTree(st, files, nil)
 	c, _ := writeCommit(st, tree, []plumbing.Hash{h}, "newer\n", t0)
 	if err := casRef(context.Background(), dir, RefName, h, c); err != nil {
 		t.Fatal(err)
@@ -510,7 +515,7 @@ func TestForeignRemote(t *testing.T) {
 		t.Errorf("the newer orket's file was dropped")
 	}
 	files2[formatFile], _ = writeObject(st, plumbing.BlobObject, []byte("orket.memory/v2\n"))
-	tree, _ = buildTree(st, files2)
+	tree, _ = buildTree(st, files2, nil)
 	c, _ = writeCommit(st, tree, []plumbing.Hash{h2}, "v2\n", t0)
 	casRef(context.Background(), dir, RefName, h2, c)
 	_, err := a.trySync()

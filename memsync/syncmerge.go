@@ -40,6 +40,8 @@ type inputs struct {
 	base, remote, journal    plumbing.Hash
 	fBase, fRemote, fJournal flat
 	treeBase, treeRemote     plumbing.Hash
+	// The shards of each tree, by log directory and day.
+	gBase, gRemote, gJournal map[string]map[string]plumbing.Hash
 	st                       *state // nil: not trusted
 	parsed                   map[plumbing.Hash][]record
 	infos                    map[string]shardInfo
@@ -67,11 +69,18 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 	if in.fBase, in.treeBase, err = flatten(s.store, in.base); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if in.fRemote, in.treeRemote, err = flatten(s.store, remote); err != nil {
+	if remote == in.base {
+		in.fRemote, in.treeRemote = in.fBase, in.treeBase
+	} else if in.fRemote, in.treeRemote, err = flatten(s.store, remote); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	if in.fJournal, _, err = flatten(s.store, in.journal); err != nil {
 		in.fJournal = flat{}
+	}
+	in.gBase, in.gJournal = groupShards(in.fBase), groupShards(in.fJournal)
+	in.gRemote = in.gBase
+	if remote != in.base {
+		in.gRemote = groupShards(in.fRemote)
 	}
 	if h, ok := in.fRemote[formatFile]; ok {
 		b, err := readBlob(s.store, h)
@@ -129,9 +138,11 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 	if out[formatFile], err = writeObject(s.store, plumbing.BlobObject, []byte(Format+"\n")); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	tree, err := buildTree(s.store, out)
-	if err != nil {
-		return plumbing.ZeroHash, err
+	tree := in.treeBase
+	if !sameFlat(out, in.fBase) {
+		if tree, err = buildTree(s.store, out, in.fBase); err != nil {
+			return plumbing.ZeroHash, err
+		}
 	}
 	next, err := s.commit(in, tree)
 	if err != nil {
@@ -144,12 +155,12 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 	if err := mp.write(s); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	writes := false
+	writes, inPlace := len(gp.writes) > 0, false
 	for _, p := range plans {
-		writes = writes || p.needsWrite()
+		writes = writes || p.write_
+		inPlace = inPlace || p.inPlace()
 	}
-	writes = writes || len(gp.writes) > 0
-	if writes {
+	if inPlace {
 		if err := saveJSON(s.root, journalFile, journal{Commit: next.String()}); err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("write the sync journal: %w", err)
 		}
@@ -161,9 +172,11 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 			return plumbing.ZeroHash, fmt.Errorf("write %s: %w", p.log.Name, err)
 		}
 		nst.Logs[p.log.Name] = ls
-		for _, sh := range ls.Shards {
-			if in, ok := in.infos[sh.Blob]; ok {
-				nst.Infos[sh.Blob] = in
+		if s.o.Retention.MaxEntriesPerAgent > 0 {
+			for _, sh := range ls.Shards {
+				if in, ok := in.infos[sh.Blob]; ok {
+					nst.Infos[sh.Blob] = in
+				}
 			}
 		}
 	}
@@ -175,8 +188,12 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 	if err := gp.write(s); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := saveJSON(s.root, stateFile, nst); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("write the sync state: %w", err)
+	// The state need not be durable: one that does not match costs a
+	// slow sync, never a record.
+	if in.st == nil || writes || next != in.base || !sameState(in.st, nst) {
+		if err := saveState(s.root, nst); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("write the sync state: %w", err)
+		}
 	}
 	if next != in.base {
 		var old *plumbing.Reference
@@ -187,7 +204,7 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 			return plumbing.ZeroHash, fmt.Errorf("update %s: %w", RefName, err)
 		}
 	}
-	if writes || !in.journal.IsZero() {
+	if inPlace || !in.journal.IsZero() {
 		if err := removeFile(s.root, journalFile); err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -250,7 +267,7 @@ func (s *syncer) carryUnknown(in *inputs, out flat) {
 	}
 	for _, f := range []flat{in.fRemote, in.fBase} {
 		for p, h := range f {
-			if _, done := out[p]; !done && !known(p) {
+			if _, done := out[p]; !done && !isDirKey(p) && !known(p) {
 				out[p] = h
 			}
 		}
@@ -264,30 +281,39 @@ type logPlan struct {
 	shards []shardState
 	data   map[string][]byte // day → content, for the shards that were built or read
 	s      *syncer
-	prefix int64 // fast path: bytes kept as they are
-	first  int   // fast path: index of the first shard written
+	prefix int64  // fast path: bytes kept as they are
+	first  int    // fast path: index of the first shard written
+	whole  []byte // slow path: the new content
 	write_ bool
 }
 
-func (p *logPlan) needsWrite() bool { return p.write_ }
+// inPlace reports whether the plan rewrites the file's end in place, the
+// one write a crash can leave half done.
+func (p *logPlan) inPlace() bool { return p.write_ && p.loc.fast && p.prefix > 0 }
+
+// fullContent is the new content of the log: its shards, in order.
+func (p *logPlan) fullContent() ([]byte, error) {
+	var total int64
+	for _, sh := range p.shards {
+		total += sh.Size
+	}
+	b := make([]byte, 0, total)
+	for _, sh := range p.shards {
+		c, err := p.content(sh)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, c...)
+	}
+	return b, nil
+}
 
 // mergeLog merges one log: the shards of the base, the remote and the
 // journal, and this clone's new lines (and extra records), shard by
 // shard, reading only the shards that may have changed.
 func (s *syncer) mergeLog(in *inputs, l *Log, extra [][]byte, out flat) (*logPlan, error) {
-	dir := shardDir(l.Name) + "/"
-	days := func(f flat) map[string]plumbing.Hash {
-		m := map[string]plumbing.Hash{}
-		for p, h := range f {
-			if rest, ok := strings.CutPrefix(p, dir); ok {
-				if d, ok := shardDay(rest); ok {
-					m[d] = h
-				}
-			}
-		}
-		return m
-	}
-	bD, rD, jD := days(in.fBase), days(in.fRemote), days(in.fJournal)
+	dir := shardDir(l.Name)
+	bD, rD, jD := in.gBase[dir], in.gRemote[dir], in.gJournal[dir]
 
 	var ls *logState
 	if in.st != nil {
@@ -531,9 +557,51 @@ func (s *syncer) mergeLog(in *inputs, l *Log, extra [][]byte, out flat) (*logPla
 		p.first = i
 		p.write_ = i < len(p.shards) || i < len(ls.Shards) || len(loc.appended) > 0
 	} else {
-		p.write_ = true // compared with the file's content when written
+		if p.whole, err = p.fullContent(); err != nil {
+			return nil, err
+		}
+		p.write_ = !bytes.Equal(p.whole, loc.whole)
 	}
 	return p, nil
+}
+
+// sameFlat reports whether two trees list the same files.
+func sameFlat(a, b flat) bool {
+	n := 0
+	for p, h := range a {
+		if isDirKey(p) {
+			continue
+		}
+		if b[p] != h {
+			return false
+		}
+		n++
+	}
+	for p := range b {
+		if !isDirKey(p) {
+			n--
+		}
+	}
+	return n == 0
+}
+
+// sameState reports whether two states say the same.
+func sameState(a, b *state) bool {
+	if a.Commit != b.Commit || len(a.Logs) != len(b.Logs) || len(a.Infos) != len(b.Infos) {
+		return false
+	}
+	for n, la := range a.Logs {
+		lb := b.Logs[n]
+		if lb == nil || la.Dev != lb.Dev || la.Ino != lb.Ino || la.Size != lb.Size || la.Tail != lb.Tail || len(la.Shards) != len(lb.Shards) {
+			return false
+		}
+		for i := range la.Shards {
+			if la.Shards[i] != lb.Shards[i] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // sameShards reports whether the state's shard list is the base's.
@@ -560,37 +628,15 @@ func (p *logPlan) content(sh shardState) ([]byte, error) {
 // write writes the merged log back and returns its new state.
 func (p *logPlan) write(s *syncer) (*logState, error) {
 	ls := &logState{Shards: p.shards}
-	var total int64
 	for _, sh := range p.shards {
-		total += sh.Size
+		ls.Size += sh.Size
 	}
-	ls.Size = total
-	full := func() ([]byte, error) {
-		b := make([]byte, 0, total)
-		for _, sh := range p.shards {
-			c, err := p.content(sh)
-			if err != nil {
-				return nil, err
-			}
-			b = append(b, c...)
-		}
-		return b, nil
-	}
-	var lastBytes []byte
 	if !p.loc.fast {
-		all, err := full()
+		dev, ino, _, err := p.writeIf(func() ([]byte, error) { return p.whole, nil }, 0, nil)
 		if err != nil {
 			return nil, err
 		}
-		lastBytes = all
-		if bytes.Equal(all, p.loc.whole) {
-			p.write_ = false
-		}
-		dev, ino, _, err := p.writeIf(func() ([]byte, error) { return all, nil }, 0, nil)
-		if err != nil {
-			return nil, err
-		}
-		ls.Dev, ls.Ino, ls.Tail = dev, ino, tailHash(lastBytes)
+		ls.Dev, ls.Ino, ls.Tail = dev, ino, tailHash(p.whole)
 		return ls, nil
 	}
 	var tail []byte
@@ -601,7 +647,7 @@ func (p *logPlan) write(s *syncer) (*logState, error) {
 		}
 		tail = append(tail, c...)
 	}
-	dev, ino, _, err := p.writeIf(full, p.prefix, tail)
+	dev, ino, _, err := p.writeIf(p.fullContent, p.prefix, tail)
 	if err != nil {
 		return nil, err
 	}
@@ -610,7 +656,7 @@ func (p *logPlan) write(s *syncer) (*logState, error) {
 	if int64(len(tail)) >= tailWindow || p.prefix == 0 {
 		ls.Tail = tailHash(tail)
 	} else {
-		f, err := readRange(p.log.Path, total)
+		f, err := readRange(p.log.Path, ls.Size)
 		if err != nil {
 			return nil, err
 		}
