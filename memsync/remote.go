@@ -479,7 +479,7 @@ func (s *smartRemote) push(ctx context.Context, local storage.Storer, old, next 
 			done <- wr.Close()
 		}()
 		rs, err := sess.ReceivePack(ctx, req)
-		if err != nil {
+		if err != nil && rs == nil {
 			rd.Close()
 			<-done
 			return err
