@@ -1,6 +1,7 @@
 package guardrails
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -32,7 +33,11 @@ func Gather(lessonsPath, orketDir, agent string) ([]Signal, error) {
 	}); err != nil {
 		return nil, err
 	}
+	skip := otherAgent(agent)
 	err := scanLog(filepath.Join(orketDir, filepath.FromSlash(EvaluationsFile)), func(line []byte) {
+		if skip(line) {
+			return
+		}
 		// What numbering attempts needs is read from every line; the
 		// whole evaluation only for the agent's verdicts short of
 		// APPROVE, which are signals.
@@ -97,6 +102,22 @@ func Gather(lessonsPath, orketDir, agent string) ([]Signal, error) {
 		return nil, err
 	}
 	return c.Signals(), nil
+}
+
+// otherAgent returns a quick test that a log line (as encoding/json
+// writes it: compact) is surely another agent's: its "agent" key is
+// there, compact, with another value. Anything else is read whole.
+func otherAgent(agent string) func(line []byte) bool {
+	if agent == "" || agent == "default" {
+		return func([]byte) bool { return false }
+	}
+	q, _ := json.Marshal(agent)
+	want := q[1:] // the value's text and its closing quote
+	key := []byte(`"agent":"`)
+	return func(line []byte) bool {
+		i := bytes.Index(line, key)
+		return i >= 0 && !bytes.HasPrefix(line[i+len(key):], want)
+	}
 }
 
 // The evaluation fields Gather reads.

@@ -321,7 +321,11 @@ func ReadRuns(evaluations, exposures, agent string) ([]Run, error) {
 	memo := map[string]string{}
 	failing := map[string]int{} // run id -> index in runs, of the failed runs
 	foldOf := map[int]string{}  // index in runs -> the failure's fold key, quoted
+	skip := otherAgent(agent)
 	err := scanLog(evaluations, func(line []byte) {
+		if skip(line) {
+			return
+		}
 		var r Run
 		var runID, edit []byte
 		var cmd, tags, first []byte

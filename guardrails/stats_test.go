@@ -3,6 +3,7 @@ package guardrails
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -156,5 +157,31 @@ func TestParseTime(t *testing.T) {
 		if got := parseTime([]byte(bad)); !got.IsZero() {
 			t.Errorf("%s: %v", bad, got)
 		}
+	}
+}
+
+// The quick agent filter never drops a line of the agent, however the
+// line is spaced; a name that needs escaping is matched as written.
+func TestAgentFilter(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "evaluations.jsonl")
+	lines := `{"run_id":"r1","agent":"codex","verdict":"REJECT","time":"2026-05-01T09:00:00Z","edit_source":"command"}
+{"run_id": "r2", "agent": "claude \"x\"", "verdict": "APPROVE", "time": "2026-05-01T09:01:00Z"}
+{"run_id":"r3","agent":"claude \"x\"","verdict":"REJECT","counted":true,"time":"2026-05-01T09:02:00Z","failed_command":"go test ./...","tags":["type_error"]}
+{"run_id":"r4","agent":"claude \"x\"2","verdict":"APPROVE","time":"2026-05-01T09:03:00Z"}
+not json
+`
+	if err := os.WriteFile(p, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runs := must[[]Run](t)(ReadRuns(p, "", `claude "x"`))
+	if len(runs) != 2 || runs[0].RunID != "r2" || runs[1].RunID != "r3" || runs[1].Score != 0 || !runs[1].Failed() {
+		t.Errorf("runs: %+v", runs)
+	}
+	os.MkdirAll(filepath.Join(dir, "memory"), 0o755)
+	os.Rename(p, filepath.Join(dir, "memory", "evaluations.jsonl"))
+	sigs := must[[]Signal](t)(Gather("", dir, `claude "x"`))
+	if len(sigs) != 1 || sigs[0].Context.RunID != "r3" || sigs[0].Context.Iteration != 1 || sigs[0].Fold.Command != "go test ./..." {
+		t.Errorf("signals: %+v", sigs)
 	}
 }
