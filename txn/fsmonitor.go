@@ -41,6 +41,10 @@ func (r *Repo) fsmonitorHook() (*fsmonitor.Hook, error) {
 	if r.Options.NoWatch {
 		return nil, nil
 	}
+	if fi, err := os.Stat(filepath.Join(r.GitDir, "index")); err == nil && fi.Size() < hookMinIndex && !r.hookAlways {
+		// A small tree is scanned faster than a hook answers.
+		return nil, nil
+	}
 	switch v := strings.TrimSpace(r.Options.FSMonitor); v {
 	case FSMonitorOff:
 		return nil, nil
@@ -59,6 +63,12 @@ func (r *Repo) fsmonitorHook() (*fsmonitor.Hook, error) {
 		return &fsmonitor.Hook{Command: v, Dir: r.Root}, nil
 	}
 }
+
+// hookMinIndex is the size of index (about 20,000 files) below which a
+// whole scan, a few tens of milliseconds, costs less than asking a hook
+// (Watchman through git's Perl hook answers in 30-60 ms): the hook is not
+// asked for smaller trees.
+const hookMinIndex = 2 << 20
 
 // Values of Options.FSMonitor besides a hook command.
 const (

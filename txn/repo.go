@@ -40,6 +40,9 @@ type Repo struct {
 	// noCache (tests) makes snapshots neither read nor write the scan
 	// cache: every file is learnt from the tree and the index.
 	noCache bool
+	// hookAlways (tests) asks the fsmonitor hook whatever the size of the
+	// tree (see hookMinIndex).
+	hookAlways bool
 }
 
 // FS returns the work tree as a root that orket's own writes resolve

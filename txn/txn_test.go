@@ -131,6 +131,7 @@ func open(t testing.TB, dir string) *Repo {
 		t.Fatal(err)
 	}
 	r.Options.NoWatch = testNoWatch
+	r.hookAlways = true
 	return r
 }
 
