@@ -301,7 +301,7 @@ func compare(rs []*Run, e Event, next time.Time, n int) Comparison {
 func ReadRuns(evaluations, exposures, agent string) ([]Run, error) {
 	var runs []Run
 	if fi, err := os.Stat(evaluations); err == nil {
-		runs = make([]Run, 0, fi.Size()/300+16)
+		runs = make([]Run, 0, fi.Size()/400+16) // a line is about 450 bytes
 	}
 	intern := map[string]string{}
 	str := func(v []byte) string {
