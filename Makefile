@@ -50,6 +50,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzBases$$' -fuzztime=$(FUZZTIME) ./sandbox
 	$(GO) test -run='^$$' -fuzz='^FuzzCategorize$$' -fuzztime=$(FUZZTIME) ./feedback
 	$(GO) test -run='^$$' -fuzz='^FuzzInsertMemory$$' -fuzztime=$(FUZZTIME) ./feedback
+	$(GO) test -run='^$$' -fuzz='^FuzzMerge$$' -fuzztime=$(FUZZTIME) ./memsync
 	$(GO) test -run='^$$' -fuzz='^FuzzGuardrailsDoc$$' -fuzztime=$(FUZZTIME) ./guardrails
 
 demo: build
@@ -71,6 +72,7 @@ bench: build
 	ORKET_BENCH_LESSONS=10000,100000,1000000 $(GO) test -run '^$$' -bench Advisories -benchtime 5x -timeout 30m ./lessons | tee bin/bench/go-lessons.txt
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./feedback | tee bin/bench/go-feedback.txt
 	$(GO) test -run '^$$' -bench Reject -benchtime 20x . | tee bin/bench/go-reject.txt
+	$(GO) test -run '^$$' -bench Sync -benchtime 5x -timeout 30m ./memsync | tee bin/bench/go-memsync.txt
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./guardrails | tee bin/bench/go-guardrails.txt
 	./bench/refresh.sh bin/bench
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // A record is one line of a log, as the merge sees it: its bytes (compact
@@ -254,7 +255,7 @@ func jsonString(val []byte) (string, bool) {
 	if len(val) < 2 || val[0] != '"' {
 		return "", false
 	}
-	if bytes.IndexByte(val, '\\') < 0 {
+	if bytes.IndexByte(val, '\\') < 0 && utf8.Valid(val) {
 		return string(val[1 : len(val)-1]), true
 	}
 	var s string

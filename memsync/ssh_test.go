@@ -206,7 +206,11 @@ func TestSSH(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = c.trySync()
+				var res *Result
+				res, errs[i] = c.trySync()
+				if res != nil {
+					t.Logf("clone %d: %d attempts, fetch %.0f ms, merge %.0f ms, push %.0f ms", i, res.Attempts, res.Timings.Fetch, res.Timings.Merge, res.Timings.Push)
+				}
 			}()
 		}
 		wg.Wait()
