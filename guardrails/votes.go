@@ -13,7 +13,9 @@ package guardrails
 // record id.
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -134,12 +136,15 @@ func (l *ExposureLog) Record(x *Exposure) error {
 // Find returns the exposure of a run, or nil.
 func (l *ExposureLog) Find(runID string) (*Exposure, error) {
 	var found *Exposure
-	_, err := l.log.Each(func(line []byte) error {
+	q, _ := json.Marshal(runID)
+	err := scanLog(l.log.Path, func(line []byte) {
+		if found != nil || !bytes.Contains(line, q) {
+			return
+		}
 		var x Exposure
-		if json.Unmarshal(line, &x) == nil && x.RunID == runID && found == nil {
+		if json.Unmarshal(line, &x) == nil && x.RunID == runID {
 			found = &x
 		}
-		return nil
 	})
 	return found, err
 }
@@ -235,6 +240,41 @@ func clustersOf(s Signal) []Cluster {
 		out = append(out, Cluster{Kind: KindCategory, Key: hashKey("ck-", s.Category+"\x00"+scopeKey(s.Context.Scope))})
 	}
 	return out
+}
+
+// Expose records what a run is told before it starts: the agent's
+// current guardrails (the lines that apply to scope) and the folds of
+// its lesson advisories. It returns the exposure (its Version is the
+// number for the evaluation's guardrails_version).
+func (s *Store) Expose(runID, agent string, now time.Time, scope []string, advised []Fold) (*Exposure, error) {
+	cur, err := s.Current(agent)
+	if err != nil {
+		return nil, err
+	}
+	x := NewExposure(runID, agent, now, cur, scope, advised)
+	return x, OpenExposures(s.OrketDir).Record(x)
+}
+
+// Vote records the votes of a run whose outcome is known (after its
+// verdict; again after a rejection or correction of it, with those
+// signals): the run's exposure is looked up, and the lines it was given
+// vote by VoteRule. A run without an exposure votes nothing.
+func (s *Store) Vote(o Outcome) ([]Vote, error) {
+	x, err := OpenExposures(s.OrketDir).Find(o.RunID)
+	if err != nil || x == nil || x.Version == 0 {
+		return nil, err
+	}
+	v, err := s.Version(x.Agent, x.Version)
+	if errors.Is(err, ErrNoVersion) {
+		// Dropped since: the current version holds the lines' clusters
+		// of those still there.
+		v, err = s.Current(x.Agent)
+	}
+	if err != nil || v == nil {
+		return nil, err
+	}
+	vs := VotesFor(x, v, o)
+	return vs, OpenVotes(s.OrketDir).Record(vs...)
 }
 
 // A Tally is a line's votes.

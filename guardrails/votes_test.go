@@ -52,14 +52,26 @@ func TestVotes(t *testing.T) {
 	}
 	for i, c := range cases {
 		at := t0.Add(time.Duration(40+i) * time.Hour)
-		x := NewExposure(c.run, "claude", at, v, c.scope, nil)
-		if err := xs.Record(x); err != nil {
-			t.Fatal(err)
+		if i%2 == 0 {
+			x := NewExposure(c.run, "claude", at, v, c.scope, nil)
+			if err := xs.Record(x); err != nil {
+				t.Fatal(err)
+			}
+			found := must[*Exposure](t)(xs.Find(c.run))
+			if err := votes.Record(VotesFor(found, v, Outcome{RunID: c.run, Agent: "claude", Time: at, Verdict: c.verdict, Signals: c.signals})...); err != nil {
+				t.Fatal(err)
+			}
+			continue
 		}
-		found := must[*Exposure](t)(xs.Find(c.run))
-		if err := votes.Record(VotesFor(found, v, Outcome{RunID: c.run, Agent: "claude", Time: at, Verdict: c.verdict, Signals: c.signals})...); err != nil {
-			t.Fatal(err)
+		// Through the store, as a run does.
+		x := must[*Exposure](t)(s.Expose(c.run, "claude", at, c.scope, nil))
+		if x.Version != v.Version {
+			t.Fatalf("exposed to v%d", x.Version)
 		}
+		must[[]Vote](t)(s.Vote(Outcome{RunID: c.run, Agent: "claude", Time: at, Verdict: c.verdict, Signals: c.signals}))
+	}
+	if vs := must[[]Vote](t)(s.Vote(Outcome{RunID: "never-exposed", Verdict: verdict.Approve})); len(vs) != 0 {
+		t.Errorf("a run without exposure voted: %v", vs)
 	}
 	// ... then r6 is rejected for examples: its vote turns down.
 	rej := SignalFromFeedback(r.reject("claude", "the example does not run", []string{"docs/kafka"}, t0.Add(60*time.Hour)))
