@@ -153,3 +153,36 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// BenchmarkSyncSSH is the common case over ssh (OpenSSH's sshd on
+// 127.0.0.1): an idle sync, which is the fetch alone, against a sync of
+// 100 new records, which adds the merge and a push.
+func BenchmarkSyncSSH(b *testing.B) {
+	remoteURL, _ := seeded(b)
+	srv := startSSH(b)
+	c := sshClone(b, srv, remoteURL[len("file://"):])
+	c.sync()
+	b.Run("fetch", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if res := c.sync(); res.Pushed || res.Received != 0 {
+				b.Fatalf("%+v", res)
+			}
+		}
+	})
+	b.Run("new100", func(b *testing.B) {
+		var fetch, merge, push float64
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			addRecords(c, fmt.Sprintf("ssh%d-%d", i, time.Now().UnixNano()), 100, time.Date(2026, 6, 30, 12, 0, 0, 0, time.UTC))
+			b.StartTimer()
+			res := c.sync()
+			if res.Sent != 100 || !res.Pushed {
+				b.Fatalf("%+v", res)
+			}
+			fetch, merge, push = fetch+res.Timings.Fetch, merge+res.Timings.Merge, push+res.Timings.Push
+		}
+		b.ReportMetric(fetch/float64(b.N), "fetch-ms")
+		b.ReportMetric(merge/float64(b.N), "merge-ms")
+		b.ReportMetric(push/float64(b.N), "push-ms")
+	})
+}
