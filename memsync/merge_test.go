@@ -147,6 +147,19 @@ func TestRedactedWins(t *testing.T) {
 	}
 }
 
+// TestEventsOfOneInstant: a proposal and a status line of one id at one
+// time are two records; the same status line redacted or not is one.
+func TestEventsOfOneInstant(t *testing.T) {
+	l := logNamed(ProposalsLog)
+	prop := `{"schema_version":"orket.proposal/v1","record":"proposal","id":"p1","created_at":"2026-07-14T10:00:00Z","status":"proposed"}`
+	st := `{"schema_version":"orket.proposal/v1","record":"status","id":"p1","time":"2026-07-14T10:00:00Z","status":"approved","reason":"ok hunter2"}`
+	red := `{"schema_version":"orket.proposal/v1","record":"status","id":"p1","time":"2026-07-14T10:00:00Z","status":"approved","reason":"ok [REDACTED]"}`
+	got := string(MergeLog(l, []byte(prop+"\n"+st), []byte(red)))
+	if strings.Count(got, "\n") != 2 || strings.Contains(got, "hunter2") {
+		t.Errorf("got:\n%s", got)
+	}
+}
+
 func TestRedactRecord(t *testing.T) {
 	fn := func(s string) string { return strings.ReplaceAll(s, "SECRET", "[REDACTED]") }
 	in := `{"id":"SECRET-id","schema_version":"SECRET","a":"x SECRET y","n":[1,"SECRET",{"k":"SECRET\n<b>"}],"SECRET":true}`

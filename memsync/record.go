@@ -17,6 +17,10 @@ type record struct {
 	timeRaw string // its time as written, when it did not parse
 	agent   string
 	schema  string
+	// kind is what an event says happened (its record, type and status
+	// fields): two events of one id at one time are one only if they say
+	// the same.
+	kind string
 }
 
 // maxLine bounds one record, as internal/jsonl does; a longer line is
@@ -42,8 +46,15 @@ func parseRecord(l *Log, line []byte, buf *bytes.Buffer) (record, bool) {
 	r := record{raw: raw}
 	var timeVals [4][]byte // by the index of l.TimeFields; the first found wins
 	var agentVal, idVal []byte
+	var kinds [3][]byte
 	eachField(raw, func(key, val []byte) {
 		switch {
+		case string(key) == "record":
+			kinds[0] = val
+		case string(key) == "type":
+			kinds[1] = val
+		case string(key) == "status":
+			kinds[2] = val
 		case string(key) == "id":
 			idVal = val
 		case string(key) == "schema_version":
@@ -60,6 +71,12 @@ func parseRecord(l *Log, line []byte, buf *bytes.Buffer) (record, bool) {
 	r.id, _ = jsonString(idVal)
 	if r.id == "" {
 		return record{}, false
+	}
+	if l.Kind == Events {
+		for _, k := range kinds {
+			v, _ := jsonString(k)
+			r.kind += "\x00" + v
+		}
 	}
 	for _, v := range timeVals {
 		if v == nil {
@@ -120,16 +137,18 @@ func (r *record) day() string {
 }
 
 // identity is what makes two lines the same record: the id for a log of
-// Records, the id and the time for a log of Events (a status change is a
-// new line with the same id and a later time).
+// Records; for a log of Events, the id, the time and what the event says
+// (its record, type and status fields): a status change is a new line
+// with the same id and a later time, and a proposal and its first status
+// at one instant stay two.
 func (r *record) identity(k Kind) string {
 	if k == Records {
 		return r.id
 	}
 	if r.nanos != 0 || r.timeRaw == "" {
-		return r.id + "\x00" + strconv.FormatInt(r.nanos, 10)
+		return r.id + "\x00" + strconv.FormatInt(r.nanos, 10) + r.kind
 	}
-	return r.id + "\x00raw:" + r.timeRaw
+	return r.id + "\x00raw:" + r.timeRaw + r.kind
 }
 
 // less is the canonical order of a shard: by time, then id, then bytes.
