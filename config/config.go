@@ -118,7 +118,7 @@ type Retention struct {
 	// MaxEntriesPerAgent bounds each agent's lessons, feedback entries and
 	// evaluations (SPEC 8.5).
 	MaxEntriesPerAgent int
-	MaxAge     time.Duration
+	MaxAge             time.Duration
 }
 
 // Tail caps the output kept from a step.
