@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
@@ -153,12 +154,35 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 	}
 	for attempt := 1; ; attempt++ {
 		s.res.Attempts = attempt
+		retry := func(err error) (bool, error) {
+			if attempt >= max {
+				if errors.Is(err, errStale) {
+					return false, &ContentionError{Remote: ep.name, Attempts: attempt}
+				}
+				return false, err
+			}
+			// Full jitter: clones that lost together do not retry
+			// together.
+			d := time.Duration(rand.Int64N(int64(20*time.Millisecond) << min(attempt, 6)))
+			select {
+			case <-ctx.Done():
+				return false, ctx.Err()
+			case <-time.After(d):
+			}
+			return true, nil
+		}
 		local := s.localRef()
 		t := time.Now()
 		remoteHash, err := from.fetch(ctx, s.store, func() []plumbing.Hash { return s.haves(local) })
 		s.res.Timings.Fetch += ms(time.Since(t))
 		if err != nil {
-			return s.res, err
+			if !transient(err) {
+				return s.res, err
+			}
+			if again, err := retry(err); !again {
+				return s.res, err
+			}
+			continue
 		}
 		t = time.Now()
 		next, err := s.merge(ctx, remoteHash)
@@ -178,20 +202,32 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 			s.res.Pushed, s.res.Published = true, true
 			return s.res, nil
 		}
-		if !errors.Is(err, errStale) {
+		if !errors.Is(err, errStale) && !transient(err) {
 			return s.res, err
 		}
-		if attempt >= max {
-			return s.res, &ContentionError{Remote: ep.name, Attempts: attempt}
-		}
-		// Full jitter: clones that lost together do not retry together.
-		d := time.Duration(rand.Int64N(int64(20*time.Millisecond) << min(attempt, 6)))
-		select {
-		case <-ctx.Done():
-			return s.res, ctx.Err()
-		case <-time.After(d):
+		// The race lost, or the server hung up: fetch, merge, try again.
+		if again, err := retry(err); !again {
+			return s.res, err
 		}
 	}
+}
+
+// transient reports an error of a session cut short after it connected
+// (the server hung up mid-protocol, as a busy server does): worth a new
+// fetch and merge, unlike a remote that cannot be reached or refuses.
+func transient(err error) bool {
+	var ue *UnreachableError
+	var ae *AuthError
+	if errors.As(err, &ue) || errors.As(err, &ae) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	msg := err.Error()
+	for _, s := range []string{"closing input", "EOF", "broken pipe", "connection reset", "sending upload-req", "sending haves", "sending done"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // syncer is one sync's state.
