@@ -38,6 +38,10 @@ type Config struct {
 	// (SPEC 8.3, 8.4).
 	Feedback Feedback
 	Memory   Memory
+	// Guardrails and Stats set the versions kept and the samples compared
+	// (SPEC 8.5).
+	Guardrails Guardrails
+	Stats      Stats
 
 	// File is the path the configuration was read from; empty when the
 	// profiles were detected because there is no orket.yaml.
@@ -110,6 +114,14 @@ type Lessons struct {
 	HalfLife  time.Duration
 	Retention Retention
 	Tail      Tail
+	// The proposal rules of SPEC 8.5: a cluster of MinClusterSize among
+	// MinSamples entries of an agent, more than FrequencyThreshold of them.
+	MinSamples         int
+	MinClusterSize     int
+	FrequencyThreshold float64
+	// Extractor is a command (an argv) that may rewrite a proposal's text.
+	Extractor        []string
+	ExtractorTimeout time.Duration
 }
 
 // Retention bounds the lesson log.
@@ -165,6 +177,20 @@ type Memory struct {
 	// its output becomes the learning. None: the learned action is.
 	Summarizer        []string
 	SummarizerTimeout time.Duration // 60s
+	// Sync is "auto" (sync with Remote at the start and end of each run)
+	// or "" (off: only orket sync shares the memory).
+	Sync   string
+	Remote string // the remote orket sync and memory.sync use ("origin")
+}
+
+// Guardrails sets how many versions of an agent's guardrails are kept.
+type Guardrails struct {
+	MaxVersions int // 10
+}
+
+// Stats sets the runs compared before and after a guardrails version.
+type Stats struct {
+	SampleSize int // 20
 }
 
 // Sandbox sets the kernel barrier of edit commands (SPEC 8.7).
@@ -195,16 +221,19 @@ type Snapshot struct {
 // and no profiles.
 func Defaults() *Config {
 	return &Config{
-		Version: 1,
-		Verify:  Verify{Profiles: map[string]*Profile{}, BaselineMax: 2 * time.Minute},
-		Verdict: Verdict{Approve: 80, EscalateAfter: 3},
-		Memory:  Memory{SummarizerTimeout: time.Minute},
+		Version:    1,
+		Verify:     Verify{Profiles: map[string]*Profile{}, BaselineMax: 2 * time.Minute},
+		Verdict:    Verdict{Approve: 80, EscalateAfter: 3},
+		Memory:     Memory{SummarizerTimeout: time.Minute, Remote: "origin"},
+		Guardrails: Guardrails{MaxVersions: 10},
+		Stats:      Stats{SampleSize: 20},
 		Lessons: Lessons{
-			Path:      ".orket/memory/failure_lessons.jsonl",
-			TopK:      3,
-			HalfLife:  14 * 24 * time.Hour,
-			Retention: Retention{MaxEntries: 1000, MaxEntriesPerAgent: 1000, MaxAge: 90 * 24 * time.Hour},
-			Tail:      Tail{MaxLines: 200, MaxBytes: 32768},
+			Path:       ".orket/memory/failure_lessons.jsonl",
+			TopK:       3,
+			HalfLife:   14 * 24 * time.Hour,
+			Retention:  Retention{MaxEntries: 1000, MaxEntriesPerAgent: 1000, MaxAge: 90 * 24 * time.Hour},
+			Tail:       Tail{MaxLines: 200, MaxBytes: 32768},
+			MinSamples: 5, MinClusterSize: 3, FrequencyThreshold: 0.10, ExtractorTimeout: time.Minute,
 		},
 	}
 }

@@ -239,6 +239,18 @@ func (d *decoder) integer(n *yaml.Node, what string, min, max int64) (int, error
 	return 0, d.errf(n, fmt.Sprintf("use a whole number from %d to %d", min, max), "%s must be an integer, not %s", what, kindName(n))
 }
 
+// fraction reads a number from 0 to 1 (a share: 0.1 is 10%).
+func (d *decoder) fraction(n *yaml.Node, what string) (float64, error) {
+	n = resolve(n)
+	if n.Kind == yaml.ScalarNode && (n.Tag == "!!float" || n.Tag == "!!int") {
+		v, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+		if err == nil && v >= 0 && v < 1 {
+			return v, nil
+		}
+	}
+	return 0, d.errf(n, "write a share from 0 to 1, such as 0.1 for 10%", "%s must be a number from 0 up to 1, not %s", what, n.Value)
+}
+
 func (d *decoder) duration(n *yaml.Node, what string) (time.Duration, error) {
 	s, err := d.str(n, what)
 	if err != nil {
@@ -273,9 +285,11 @@ func (d *decoder) strings(n *yaml.Node, what string) ([]string, error) {
 }
 
 var (
-	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight", "verdict", "escalation", "protect", "sandbox", "snapshot", "feedback", "memory"}
+	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight", "verdict", "escalation", "protect", "sandbox", "snapshot", "feedback", "memory", "guardrails", "stats"}
 	feedbackKeys  = []string{"keywords"}
-	memoryKeys    = []string{"summarizer", "summarizer_timeout"}
+	memoryKeys    = []string{"summarizer", "summarizer_timeout", "sync", "remote"}
+	guardKeys     = []string{"max_versions"}
+	statsKeys     = []string{"sample_size"}
 	snapshotKeys  = []string{"fsmonitor"}
 	sandboxKeys   = []string{"mode", "write"}
 	verdictKeys   = []string{"approve", "escalate_after"}
@@ -283,7 +297,7 @@ var (
 	verifyKeys    = []string{"default", "profiles", "writes", "baseline", "baseline_max"}
 	profileKeys   = []string{"extends", "fail_fast", "parallel", "steps"}
 	stepKeys      = []string{"name", "run", "timeout", "env", "dir", "required", "when", "weight", "retry"}
-	lessonsKeys   = []string{"path", "top_k", "half_life", "retention", "tail"}
+	lessonsKeys   = []string{"path", "top_k", "half_life", "retention", "tail", "min_samples", "min_cluster_size", "frequency_threshold", "extractor", "extractor_timeout"}
 	retentionKeys = []string{"max_entries", "max_entries_per_agent", "max_age"}
 	tailKeys      = []string{"max_lines", "max_bytes"}
 	classifyKeys  = []string{"rules"}
@@ -347,7 +361,33 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 					}
 				case "summarizer_timeout":
 					c.Memory.SummarizerTimeout, err = d.duration(v, "memory.summarizer_timeout")
+				case "sync":
+					var s string
+					if s, err = d.nonEmpty(v, "memory.sync"); err == nil {
+						switch s {
+						case "auto":
+							c.Memory.Sync = "auto"
+						case "off":
+							c.Memory.Sync = ""
+						default:
+							err = d.errf(v, "write auto (sync at the start and end of each run) or off", "memory.sync is %q", s)
+						}
+					}
+				case "remote":
+					c.Memory.Remote, err = d.nonEmpty(v, "memory.remote")
 				}
+				return err
+			})
+		case "guardrails":
+			err = d.mapping(v, "guardrails", guardKeys, func(key string, _, v *yaml.Node) error {
+				var err error
+				c.Guardrails.MaxVersions, err = d.integer(v, "guardrails.max_versions", 1, 1000)
+				return err
+			})
+		case "stats":
+			err = d.mapping(v, "stats", statsKeys, func(key string, _, v *yaml.Node) error {
+				var err error
+				c.Stats.SampleSize, err = d.integer(v, "stats.sample_size", 1, 100000)
 				return err
 			})
 		case "snapshot":
@@ -723,6 +763,19 @@ func (d *decoder) lessons(l *Lessons, n *yaml.Node) error {
 				}
 				return err
 			})
+		case "min_samples":
+			l.MinSamples, err = d.integer(v, "lessons.min_samples", 1, 1<<31)
+		case "min_cluster_size":
+			l.MinClusterSize, err = d.integer(v, "lessons.min_cluster_size", 1, 1<<31)
+		case "frequency_threshold":
+			l.FrequencyThreshold, err = d.fraction(v, "lessons.frequency_threshold")
+		case "extractor":
+			l.Extractor, err = d.strings(v, "lessons.extractor")
+			if err == nil && len(l.Extractor) == 0 {
+				err = d.errf(v, "write the command as a list: [claude, -p]", "lessons.extractor is empty")
+			}
+		case "extractor_timeout":
+			l.ExtractorTimeout, err = d.duration(v, "lessons.extractor_timeout")
 		case "tail":
 			err = d.mapping(v, "lessons.tail", tailKeys, func(key string, _, v *yaml.Node) error {
 				var err error

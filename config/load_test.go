@@ -128,6 +128,39 @@ func TestDefaultsWhenOmitted(t *testing.T) {
 	}
 }
 
+// TestLearningLoopKeys reads the keys of SPEC 8.5 and 8.6 as written, and
+// their defaults when they are not.
+func TestLearningLoopKeys(t *testing.T) {
+	c, err := Load("testdata/valid/learning-loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type keys struct {
+		MinSamples, MinClusterSize int
+		Frequency                  float64
+		Extractor                  []string
+		ExtractorTimeout           time.Duration
+		MaxVersions, SampleSize    int
+		Sync, Remote               string
+	}
+	got := keys{c.Lessons.MinSamples, c.Lessons.MinClusterSize, c.Lessons.FrequencyThreshold, c.Lessons.Extractor,
+		c.Lessons.ExtractorTimeout, c.Guardrails.MaxVersions, c.Stats.SampleSize, c.Memory.Sync, c.Memory.Remote}
+	want := keys{8, 4, 0.25, []string{"llm", "-m", "small"}, 30 * time.Second, 5, 10, "auto", "team"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	d, err := Load("testdata/valid/minimal.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = keys{d.Lessons.MinSamples, d.Lessons.MinClusterSize, d.Lessons.FrequencyThreshold, d.Lessons.Extractor,
+		d.Lessons.ExtractorTimeout, d.Guardrails.MaxVersions, d.Stats.SampleSize, d.Memory.Sync, d.Memory.Remote}
+	want = keys{5, 3, 0.10, nil, time.Minute, 10, 20, "", "origin"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
 func TestArgvAndInheritance(t *testing.T) {
 	c, err := Load("testdata/valid/argv.yaml")
 	if err != nil {
