@@ -11,15 +11,27 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	git "github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/gitignore"
 )
 
 // Citation kinds.
@@ -168,8 +180,10 @@ type Checker struct {
 	// LookPath finds a program (nil: exec.LookPath).
 	LookPath func(string) (string, error)
 	// Referenced says which of the names appear in the repository's files
-	// (nil: git grep over tracked and untracked files, .orket aside, else
-	// a walk of the tree).
+	// (nil: a search in Go, git not run, of the files git grep --untracked
+	// reads: tracked files, ignored or not, and untracked ones that are not
+	// ignored, binary ones and .orket aside; outside a git work tree, a
+	// walk of the whole tree; see treeSearch).
 	Referenced func(ctx context.Context, names []string) (map[string]bool, error)
 	// Timeout bounds the search for variables (0: 5 s); past it,
 	// variables count as referenced (nothing is demoted on a guess).
@@ -299,111 +313,377 @@ func program(cmd string) string {
 	return ""
 }
 
-// referenced searches the repository for names: git grep (tracked and
-// untracked files, not ignored, .orket aside), else a walk.
+// referenced says which of names some file of the repository mentions
+// as a whole word: the answer of `git grep --untracked -I -F -w` run at
+// the root (but for ignored tracked files, which it reads), found
+// without running git (see treeSearch).
 func (c *Checker) referenced(ctx context.Context, names []string) (map[string]bool, error) {
-	found, err := gitGrep(ctx, c.Root, names)
-	if err == nil {
-		return found, nil
-	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	return walkGrep(ctx, c.Root, names)
-}
-
-func gitGrep(ctx context.Context, root string, names []string) (map[string]bool, error) {
-	args := []string{"-C", root, "grep", "--untracked", "-I", "-F", "-w", "-o", "-h", "--no-color"}
-	for _, n := range names {
-		args = append(args, "-e", n)
-	}
-	args = append(args, "--", ".", ":(exclude).orket")
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
-	out, err := cmd.StdoutPipe()
+	s, err := newTreeSearch(c.Root)
 	if err != nil {
 		return nil, err
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	return s.search(ctx, names)
+}
+
+// A treeSearch reads the files `git grep --untracked -I -F -w -- .
+// ':(exclude).orket'` reads at a root, in the git work tree that holds
+// it (the nearest ancestor with a .git, as git finds it): below the
+// root, the tracked files (the index's regular files, as regular files
+// in the tree) and the untracked files that are not ignored. Tracked
+// files are never ignored: one an ignore rule matches is read too, which
+// git grep --untracked does not do (it lists the tree as for untracked
+// files and passes over ignored ones, tracked or not; plain git grep
+// reads them). Ignore rules are git's: core.excludesFile (or its XDG
+// default), $GIT_DIR/info/exclude, then each directory's .gitignore (a
+// regular file), read as the walk descends; an ignored directory is not
+// entered unless it holds tracked files, and then only those count.
+// Symbolic links, submodules and nested repositories are not read; nor
+// is .git, anywhere, nor the root's .orket. A file with a NUL byte in
+// its first 8000 bytes is binary and skipped, as git's -I does
+// (.gitattributes are not read). Files of any size are searched,
+// streamed (the walk this replaced skipped those over 1 MiB). Outside a
+// work tree every regular file below the root is read (.git,
+// node_modules and the root's .orket aside).
+type treeSearch struct {
+	top    string // the work tree's top, or the root outside one
+	prefix string // the root, as a slash path below top ("": top)
+	git    bool
+	// regular says, for each index path, whether git grep reads it (a
+	// regular file in the index; a symbolic link or a submodule is not).
+	regular map[string]bool
+	// dirs are the directories holding index paths.
+	dirs     map[string]bool
+	excludes []gitignore.Pattern
+}
+
+func newTreeSearch(root string) (*treeSearch, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
 		return nil, err
 	}
-	found := map[string]bool{}
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		found[sc.Text()] = true
-		if len(found) == len(names) {
-			cmd.Process.Kill()
-			break
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		dotgit := filepath.Join(d, ".git")
+		if fi, err := os.Lstat(dotgit); err == nil {
+			rel, err := filepath.Rel(d, abs)
+			if err != nil {
+				return nil, err
+			}
+			s := &treeSearch{top: d, prefix: filepath.ToSlash(rel), git: true}
+			if s.prefix == "." {
+				s.prefix = ""
+			}
+			return s, s.readGit(dotgit, fi)
+		}
+		if filepath.Dir(d) == d {
+			return &treeSearch{top: abs}, nil
 		}
 	}
-	for sc.Scan() {
-	}
-	err = cmd.Wait()
-	if len(found) == len(names) {
-		return found, nil
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.Len() == 0 {
-		return found, nil // grep found no (more) match
-	}
-	if err != nil {
-		return nil, errors.Join(err, errors.New(strings.TrimSpace(stderr.String())))
-	}
-	return found, nil
 }
 
-// walkGrep reads the tree's regular files (up to 1 MiB each; .git,
-// .orket and node_modules aside) for the names as whole words.
-func walkGrep(ctx context.Context, root string, names []string) (map[string]bool, error) {
-	found := map[string]bool{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+// readGit reads the index and the repository-wide ignore rules of the
+// work tree whose .git is dotgit (a directory, or a file naming the git
+// directory of a linked worktree or a submodule).
+func (s *treeSearch) readGit(dotgit string, fi fs.FileInfo) error {
+	gitDir := dotgit
+	if !fi.IsDir() {
+		b, err := os.ReadFile(dotgit)
 		if err != nil {
-			return nil
+			return err
 		}
-		if ctx.Err() != nil {
+		target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+		if !ok {
+			return errors.New(dotgit + ": a .git file without a gitdir: line")
+		}
+		if target = strings.TrimSpace(target); !filepath.IsAbs(target) {
+			target = filepath.Join(s.top, target)
+		}
+		gitDir = filepath.Clean(target)
+	}
+	common := gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		common = filepath.Clean(c)
+	}
+	s.regular, s.dirs = map[string]bool{}, map[string]bool{}
+	f, err := os.Open(filepath.Join(gitDir, "index"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist): // nothing added yet
+	case err != nil:
+		return err
+	default:
+		var idx index.Index
+		err := index.NewDecoder(bufio.NewReader(f)).Decode(&idx)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("read the index: %w", err)
+		}
+		for _, e := range idx.Entries {
+			m := e.Mode
+			s.regular[e.Name] = s.regular[e.Name] || m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated
+			for d := path.Dir(e.Name); d != "." && !s.dirs[d]; d = path.Dir(d) {
+				s.dirs[d] = true
+			}
+		}
+	}
+	s.excludes = append(readIgnoreFile(excludesFile(s.top)), readIgnoreFile(filepath.Join(common, "info", "exclude"))...)
+	return nil
+}
+
+// excludesFile is core.excludesFile, or git's default for it (as txn
+// finds it).
+func excludesFile(top string) string {
+	global := ""
+	if r, err := git.PlainOpenWithOptions(top, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err == nil {
+		if cfg, err := r.ConfigScoped(gitconfig.SystemScope); err == nil && cfg.Raw != nil {
+			global = cfg.Raw.Section("core").Option("excludesfile")
+		}
+	}
+	if global == "" {
+		if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+			global = filepath.Join(x, "git", "ignore")
+		} else if h, err := os.UserHomeDir(); err == nil {
+			global = filepath.Join(h, ".config", "git", "ignore")
+		}
+	} else if strings.HasPrefix(global, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			global = filepath.Join(h, global[2:])
+		}
+	}
+	return global
+}
+
+// maxIgnoreFile bounds what is read of one ignore file.
+const maxIgnoreFile = 16 << 20
+
+// readIgnoreFile reads an ignore file's patterns (base: the slash path
+// of its directory); one that cannot be read has none, as git only
+// warns of it.
+func readIgnoreFile(file string, base ...string) []gitignore.Pattern {
+	if file == "" {
+		return nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
+	if err != nil {
+		return nil
+	}
+	return gitignore.ParsePatterns(b, strings.Join(base, ""))
+}
+
+// inRoot reports whether rel (a slash path below top) is the root or
+// below it; onPath whether it is, or is a directory on the way to it.
+func (s *treeSearch) inRoot(rel string) bool {
+	return s.prefix == "" || rel == s.prefix || strings.HasPrefix(rel, s.prefix+"/")
+}
+
+func (s *treeSearch) onPath(rel string) bool {
+	return s.inRoot(rel) || strings.HasPrefix(s.prefix, rel+"/")
+}
+
+// search reads the files for names, several at once, and stops once all
+// are found.
+func (s *treeSearch) search(ctx context.Context, names []string) (map[string]bool, error) {
+	g := &grepper{found: map[string]bool{}}
+	for _, n := range names {
+		if n != "" && !slices.Contains(g.names, n) {
+			g.names = append(g.names, n)
+			g.keep = max(g.keep, len(n))
+		}
+	}
+	if len(g.names) == 0 {
+		return g.found, nil
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	files := make(chan string, 256)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), 8) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, g.keep+max(64<<10, 4*g.keep))
+			for p := range files {
+				if wctx.Err() == nil && g.file(wctx, p, buf) {
+					cancel() // all found
+				}
+			}
+		}()
+	}
+	err := s.walk(wctx, "", s.excludes, false, files)
+	close(files)
+	wg.Wait()
+	if g.done() {
+		return g.found, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return g.found, err
+}
+
+// walk sends the files to read in the directory dir (a slash path below
+// top, "" for top) and below it to files. ps are the ignore patterns that
+// apply in dir, ignored says dir is ignored (only tracked files count).
+// A directory or file that cannot be read is passed over, as git grep
+// does.
+func (s *treeSearch) walk(ctx context.Context, dir string, ps []gitignore.Pattern, ignored bool, files chan<- string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(filepath.Join(s.top, filepath.FromSlash(dir)))
+	if err != nil {
+		return nil
+	}
+	if s.git && dir != "" && !s.dirs[dir] && slices.ContainsFunc(ents, func(e fs.DirEntry) bool { return e.Name() == ".git" }) {
+		return nil // a nested repository: git grep sees a directory
+	}
+	if s.git && !ignored {
+		for _, e := range ents {
+			if e.Name() == ".gitignore" && e.Type().IsRegular() {
+				own := readIgnoreFile(filepath.Join(s.top, filepath.FromSlash(dir), ".gitignore"), dir)
+				ps = append(ps[:len(ps):len(ps)], own...)
+			}
+		}
+	}
+	for _, e := range ents {
+		name := e.Name()
+		rel := path.Join(dir, name)
+		if name == ".git" || rel == path.Join(s.prefix, ".orket") || !s.onPath(rel) {
+			continue
+		}
+		if e.IsDir() {
+			childIgnored := ignored
+			if s.git {
+				if _, ok := s.regular[rel]; ok {
+					continue // a submodule: git grep does not enter it
+				}
+				childIgnored = ignored || gitignore.Ignored(ps, rel, true)
+				if childIgnored && !s.dirs[rel] {
+					continue
+				}
+			} else if name == "node_modules" {
+				continue
+			}
+			if err := s.walk(ctx, rel, ps, childIgnored, files); err != nil {
+				return err
+			}
+			continue
+		}
+		if !e.Type().IsRegular() || !s.inRoot(rel) {
+			continue
+		}
+		if s.git {
+			if reg, tracked := s.regular[rel]; tracked && !reg || !tracked && (ignored || gitignore.Ignored(ps, rel, false)) {
+				continue
+			}
+		}
+		select {
+		case files <- filepath.Join(s.top, filepath.FromSlash(rel)):
+		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", ".orket", "node_modules":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		if info, err := d.Info(); err != nil || info.Size() > 1<<20 {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil
-		}
-		for _, n := range names {
-			if !found[n] && containsWord(b, n) {
-				found[n] = true
-			}
-		}
-		if len(found) == len(names) {
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return found, err
+	}
+	return nil
 }
 
-func containsWord(b []byte, w string) bool {
+// A grepper looks for names in files, for several goroutines at once.
+type grepper struct {
+	names []string
+	keep  int // the longest name's length: what a window keeps of the last
+	mu    sync.Mutex
+	found map[string]bool
+}
+
+func (g *grepper) done() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.found) == len(g.names)
+}
+
+// file reads the file at p, streamed through buf, for the names not yet
+// found, and reports whether all are found now. A binary file (a NUL
+// byte in its first 8000 bytes) is skipped.
+func (g *grepper) file(ctx context.Context, p string, buf []byte) bool {
+	g.mu.Lock()
+	var want []string
+	for _, n := range g.names {
+		if !g.found[n] {
+			want = append(want, n)
+		}
+	}
+	g.mu.Unlock()
+	if len(want) == 0 {
+		return true
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	chunk := len(buf) - g.keep
+	n, err := io.ReadFull(f, buf[:chunk])
+	if bytes.IndexByte(buf[:min(n, 8000)], 0) >= 0 {
+		return false
+	}
+	var hits []string
+	window, before := buf[:n], -1
+	for {
+		eof := err != nil
+		for i := 0; i < len(want); i++ {
+			if hasWord(window, want[i], before, !eof) {
+				hits = append(hits, want[i])
+				want = slices.Delete(want, i, i+1)
+				i--
+			}
+		}
+		if eof || len(want) == 0 || ctx.Err() != nil {
+			break
+		}
+		// Keep the window's end: a name cut there is judged in the next.
+		k := min(g.keep, len(window))
+		if k < len(window) {
+			before = int(window[len(window)-k-1])
+		}
+		copy(buf, window[len(window)-k:])
+		n, err = io.ReadFull(f, buf[k:k+chunk])
+		window = buf[:k+n]
+	}
+	if len(hits) == 0 {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, h := range hits {
+		g.found[h] = true
+	}
+	return len(g.found) == len(g.names)
+}
+
+// hasWord reports whether b holds w as a whole word: not next to a
+// letter, a digit or '_' (git grep -w). b is a window of a file: before
+// is the byte before it (-1: the file's start); with cut, a match at its
+// end is passed over (the next window, which starts before the match,
+// judges it).
+func hasWord(b []byte, w string, before int, cut bool) bool {
 	for i := 0; ; {
 		j := bytes.Index(b[i:], []byte(w))
 		if j < 0 {
 			return false
 		}
 		s, e := i+j, i+j+len(w)
-		if (s == 0 || !isWordByte(b[s-1])) && (e == len(b) || !isWordByte(b[e])) {
+		left := s == 0 && (before < 0 || !isWordByte(byte(before))) || s > 0 && !isWordByte(b[s-1])
+		right := e == len(b) && !cut || e < len(b) && !isWordByte(b[e])
+		if left && right {
 			return true
 		}
 		i = s + 1

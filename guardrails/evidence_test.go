@@ -2,9 +2,11 @@ package guardrails
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -171,5 +173,171 @@ func TestPrepareAndRemoval(t *testing.T) {
 	}
 	if diff := cmp.Diff(Changes(must[*Version](t)(s.Version("claude", 2)).Text, v3.Text), v3.Changes); diff != "" {
 		t.Errorf("v3 changes are not the text's (-want +got):\n%s", diff)
+	}
+}
+
+// The search for variables answers as `git grep --untracked -I -F -w`
+// does, but for ignored-but-tracked files, which it reads (tracked files
+// are never ignored) and git grep --untracked passes over: the real git
+// is the oracle, `git grep --untracked` joined with `git grep` (tracked
+// files, ignored or not), over tracked, untracked, ignored (by a
+// subdirectory's .gitignore, by info/exclude, by the XDG and the
+// configured core.excludesFile), ignored-but-tracked, binary, large,
+// symlinked and nested-repository files, from the top, from a
+// subdirectory and in a linked worktree.
+func TestReferencedAgreesWithGitGrep(t *testing.T) {
+	root := gitRepo(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "xdg"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	write(t, home, "xdg/git/ignore", "*.xdg\n")
+	write(t, home, "custom-ignore", "*.custom\n")
+	outside := t.TempDir()
+	write(t, outside, "target.txt", "LINK_NAME\n")
+
+	big := strings.Repeat("filler text line\n", 80000) // > 1 MiB
+	cut := strings.Repeat("x", 64<<10-5) + " "         // a name across the first read's end
+	files := map[string]string{
+		"a.txt":                     "TRACKED_NAME and XPARTIAL_NAME, PARTIAL_NAMEX\n",
+		".gitignore":                "*.tmp\n",
+		"deep/dir/z.tmp":            "ROOT_IGNORED_NAME\n",
+		"u/untracked.go":            "var x = \"UNTRACKED_NAME\"\n",
+		"sub/.gitignore":            "*.log\nbuild/\n!important.log\n",
+		"sub/keep.txt":              "SUB_NAME\n",
+		"sub/x.log":                 "IGNORED_SUB_NAME\n",
+		"sub/important.log":         "NEGATED_NAME\n",
+		"sub/forced.log":            "FORCED_NAME\n",
+		"sub/build/y.txt":           "IGNORED_DIR_NAME\n",
+		"sub/build/tracked.txt":     "FORCED_IN_IGNORED_DIR\n",
+		"sub/build/.gitignore":      "!y.txt\n",
+		"other/x.log":               "OTHER_LOG_NAME\n",
+		"secret.txt":                "EXCLUDED_NAME\n",
+		"notes.xdg":                 "XDG_IGNORED_NAME\n",
+		"notes.custom":              "CUSTOM_IGNORED_NAME\n",
+		"bin.dat":                   "\x00BINARY_NAME\n",
+		"untracked.bin":             "head\x00 UNTRACKED_BINARY_NAME\n",
+		"late-nul.txt":              strings.Repeat("y", 8000) + "\x00 LATE_NUL_NAME\n",
+		"big.txt":                   big + "BIG_NAME\n",
+		"cut.txt":                   cut + "CUT_NAME" + strings.Repeat(" z", 70000),
+		".orket/guardrails/x/v1.md": "ORKET_NAME\n",
+		"node_modules/m/index.js":   "NODE_MODULES_NAME\n",
+		"nested/f.txt":              "NESTED_NAME\n",
+	}
+	for rel, content := range files {
+		write(t, root, rel, content)
+	}
+	write(t, root, ".git/info/exclude", "secret*\n")
+	if err := os.Symlink(filepath.Join(outside, "target.txt"), filepath.Join(root, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	run(t, filepath.Join(root, "nested"), "git", "init", "-q")
+	run(t, root, "git", "add", "a.txt", ".gitignore", "sub/.gitignore", "sub/keep.txt", "bin.dat", "big.txt", "link.txt")
+	run(t, root, "git", "add", "-f", "sub/forced.log", "sub/build/tracked.txt")
+	names := []string{"TRACKED_NAME", "PARTIAL_NAME", "ROOT_IGNORED_NAME", "UNTRACKED_NAME", "SUB_NAME", "IGNORED_SUB_NAME",
+		"NEGATED_NAME", "FORCED_NAME", "IGNORED_DIR_NAME", "FORCED_IN_IGNORED_DIR", "OTHER_LOG_NAME", "EXCLUDED_NAME",
+		"XDG_IGNORED_NAME", "CUSTOM_IGNORED_NAME", "BINARY_NAME", "UNTRACKED_BINARY_NAME", "LATE_NUL_NAME", "BIG_NAME",
+		"CUT_NAME", "ORKET_NAME", "NODE_MODULES_NAME", "NESTED_NAME", "LINK_NAME", "NOWHERE_NAME"}
+
+	gitGrep := func(dir string, untracked bool) map[string]bool {
+		t.Helper()
+		args := []string{"-C", dir, "grep", "-I", "-F", "-w", "-o", "-h", "--no-color"}
+		if untracked {
+			args = append(args, "--untracked")
+		}
+		for _, n := range names {
+			args = append(args, "-e", n)
+		}
+		args = append(args, "--", ".", ":(exclude).orket")
+		cmd := exec.Command("git", args...)
+		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		out, err := cmd.Output()
+		if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1) {
+			t.Fatalf("git grep: %v\n%s", err, ee.Stderr)
+		}
+		found := map[string]bool{}
+		for _, l := range strings.Fields(string(out)) {
+			found[l] = true
+		}
+		return found
+	}
+	// Only in ignored-but-tracked files: git grep --untracked misses them.
+	ignoredTracked := map[string]bool{"FORCED_NAME": true, "FORCED_IN_IGNORED_DIR": true}
+	check := func(dir string, want map[string]bool) {
+		t.Helper()
+		got, err := (&Checker{Root: dir}).referenced(context.Background(), names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		oracle, tracked := gitGrep(dir, true), gitGrep(dir, false)
+		for _, n := range names {
+			if got[n] != (oracle[n] || tracked[n]) {
+				t.Errorf("%s in %s: found %v, git grep --untracked %v, git grep %v", n, dir, got[n], oracle[n], tracked[n])
+			}
+			if got[n] && !oracle[n] && !ignoredTracked[n] {
+				t.Errorf("%s in %s: found, git grep --untracked does not find it", n, dir)
+			}
+		}
+		for n := range tracked {
+			oracle[n] = true
+		}
+		if want != nil {
+			if diff := cmp.Diff(want, oracle); diff != "" {
+				t.Errorf("git grep in %s (-want +got):\n%s", dir, diff)
+			}
+		}
+	}
+	want := map[string]bool{"TRACKED_NAME": true, "UNTRACKED_NAME": true, "SUB_NAME": true, "NEGATED_NAME": true,
+		"FORCED_NAME": true, "FORCED_IN_IGNORED_DIR": true, "OTHER_LOG_NAME": true, "CUSTOM_IGNORED_NAME": true,
+		"LATE_NUL_NAME": true, "BIG_NAME": true, "CUT_NAME": true, "NODE_MODULES_NAME": true}
+	check(root, want)
+	check(filepath.Join(root, "sub"), map[string]bool{"SUB_NAME": true, "NEGATED_NAME": true, "FORCED_NAME": true,
+		"FORCED_IN_IGNORED_DIR": true})
+
+	// core.excludesFile replaces the XDG default.
+	run(t, root, "git", "config", "core.excludesFile", filepath.Join(home, "custom-ignore"))
+	delete(want, "CUSTOM_IGNORED_NAME")
+	want["XDG_IGNORED_NAME"] = true
+	check(root, want)
+
+	// A linked worktree: its .git is a file, info/exclude is the main one's.
+	run(t, root, "git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "x")
+	wt := filepath.Join(t.TempDir(), "wt")
+	run(t, root, "git", "worktree", "add", "-q", wt)
+	write(t, wt, "secret2.txt", "EXCLUDED_NAME\n")
+	write(t, wt, "u.txt", "UNTRACKED_NAME\n")
+	write(t, wt, "sub/x.log", "IGNORED_SUB_NAME\n")
+	check(wt, map[string]bool{"TRACKED_NAME": true, "UNTRACKED_NAME": true, "SUB_NAME": true, "FORCED_NAME": true,
+		"FORCED_IN_IGNORED_DIR": true, "BIG_NAME": true})
+}
+
+// A file is read in windows: a name across a window's end, or next to a
+// word byte across it, is judged as in the whole file.
+func TestGrepperWindows(t *testing.T) {
+	names := []string{"A_B", "B_A_B", "AB_A"}
+	word := regexp.MustCompile(`^(?:A_B|B_A_B|AB_A)$`)
+	rng := rand.New(rand.NewPCG(1, 2))
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	for i := range 3000 {
+		var b []byte
+		for range rng.IntN(20) {
+			b = append(b, []string{"A_B", "B_A_B", "AB_A", "A", "_", "B", " ", "x"}[rng.IntN(8)]...)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]bool{}
+		for _, w := range regexp.MustCompile(`[A-Za-z0-9_]+`).FindAllString(string(b), -1) {
+			if word.MatchString(w) {
+				want[w] = true
+			}
+		}
+		g := &grepper{names: names, keep: 5, found: map[string]bool{}}
+		buf := make([]byte, g.keep+1+i%7) // windows of 1 to 7 new bytes
+		g.file(context.Background(), p, buf)
+		if diff := cmp.Diff(want, g.found); diff != "" {
+			t.Fatalf("%q (window %d) (-want +got):\n%s", b, len(buf)-g.keep, diff)
+		}
 	}
 }
