@@ -201,8 +201,9 @@ func mainRoot(r *txn.Repo) string {
 
 // AdvisoriesMarkdown is the file an edit command finds through
 // ORKET_ADVISORIES: where the task stands, the run's advisories and
-// preflight results, what earlier reviews said, and the agent memory.
-func AdvisoriesMarkdown(rec *Record, memory string) string {
+// preflight results, what earlier reviews said, the agent's guardrails
+// for the scope and the agent memory.
+func AdvisoriesMarkdown(rec *Record, memory, guardrailsText string) string {
 	var b strings.Builder
 	clean := lessons.StripANSI
 	fmt.Fprintf(&b, "# orket advisories for run %s\n\nScope: %s. Verify profile: %s.\n\n", rec.RunID, strings.Join(rec.Request.Scope, ", "), rec.Request.Profile)
@@ -276,6 +277,10 @@ func AdvisoriesMarkdown(rec *Record, memory string) string {
 		for _, f := range rec.Feedback {
 			fmt.Fprintf(&b, "- %s\n", clean(f.Text))
 		}
+	}
+	if g := rec.Guardrails; g != nil && guardrailsText != "" {
+		fmt.Fprintf(&b, "\n## Guardrails v%d of agent %s (%s), approved by a person\n\n", g.Version, g.Agent, g.File)
+		b.WriteString(guardrailsMarkdown(sectionsFor(clean(guardrailsText), rec.Request.Scope)))
 	}
 	if memory != "" {
 		b.WriteString("\n## Agent memory (.orket/memory/AGENT_MEMORY.md)\n\n")

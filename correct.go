@@ -25,10 +25,18 @@ type CorrectRequest struct {
 	Env    Env
 }
 
+// A CorrectResult is the correction recorded, and what it taught.
+type CorrectResult struct {
+	Entry *feedback.Entry `json:"entry"`
+	// Proposals are new guardrails proposals the correction completed.
+	Proposals []ProposalView `json:"proposals,omitempty"`
+	Warnings  []string       `json:"warnings,omitempty"`
+}
+
 // Correct records a human correction of a kept run: the note, and what
 // the person changed since the run in the paths it touched, as a patch
 // from the run's result to the tree now.
-func Correct(ctx context.Context, req CorrectRequest) (*feedback.Entry, error) {
+func Correct(ctx context.Context, req CorrectRequest) (*CorrectResult, error) {
 	if req.Note == "" {
 		return nil, Errorf(EUsage, "say what you changed and why with --note \"...\"", "orket correct needs a note")
 	}
@@ -61,7 +69,13 @@ func Correct(ctx context.Context, req CorrectRequest) (*feedback.Entry, error) {
 	if err := feedback.OpenLog(OrketDir(repo)).Record(e, red); err != nil {
 		return nil, internal("append to the feedback log", "check that .orket/memory is writable", err)
 	}
-	return e, nil
+	res := &CorrectResult{Entry: e}
+	ps, errs := learnFromFeedback(ctx, repo, req.Config, red, e, req.Env.Now())
+	res.Proposals = proposalViews(ps)
+	for _, err := range errs {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
+	return res, nil
 }
 
 // correction is what changed since a kept run in the paths it touched:

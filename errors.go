@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/guardrails"
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verify"
@@ -77,6 +78,18 @@ func Describe(err error) Problem {
 	case errors.As(err, &slp):
 		p = Problem{Code: EWriteOutOfScope, Msg: "the patch writes through a symlink: " + slp.Error(),
 			Hint: "nothing was written; patch the symlink's target path instead", Fields: map[string]any{"outside": []string{slp.Path}}}
+	case errors.Is(err, guardrails.ErrNotFound):
+		p = Problem{Code: EUsage, Msg: err.Error(), Hint: "orket lessons review lists the pending proposals; an id may be shortened to a unique prefix"}
+	case errors.Is(err, guardrails.ErrNoVersion):
+		p = Problem{Code: EUsage, Msg: err.Error(), Hint: "orket guardrails log lists the versions (and which are still kept)"}
+	case errors.Is(err, guardrails.ErrTransition):
+		p = Problem{Code: EUsage, Msg: err.Error(), Hint: "only a proposed or deferred proposal can be approved or rejected; a rejected cluster comes back as a new proposal once it grows"}
+	case errors.Is(err, guardrails.ErrReasonRequired):
+		p = Problem{Code: EUsage, Msg: err.Error(), Hint: `say why with --reason "..."`}
+	case errors.Is(err, guardrails.ErrNoChange):
+		p = Problem{Code: EUsage, Msg: "that version's text is the current text: " + err.Error(), Hint: "orket guardrails log lists the versions; name another with --to N"}
+	case errors.Is(err, guardrails.ErrSymlink):
+		p = Problem{Code: ERepoUnsupported, Msg: err.Error(), Hint: "replace the symlink under .orket/guardrails with the file itself"}
 	case errors.As(err, &pe):
 		p = Problem{Code: EPatchInvalid, Msg: "the patch does not apply: " + pe.Error(),
 			Hint: "nothing was written; regenerate the patch against the current tree (git diff --binary)"}

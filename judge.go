@@ -171,6 +171,7 @@ func (r *Run) judge(runErr error) error {
 		r.obs.Warn("could not append to the evaluation log: " + err.Error())
 	}
 	testhook.Point("judge:after-evaluation")
+	r.learnFromRun(ev)
 	marked, err := r.markFlaky(store)
 	if err != nil {
 		r.obs.Warn("could not mark flaky lessons: " + err.Error())
@@ -204,6 +205,9 @@ func (r *Run) evaluation(j verdict.Judgement) *verdict.Evaluation {
 	ev := &verdict.Evaluation{Time: r.req.Env.Now().UTC(), RunID: rec.RunID, Task: rec.Request.Task, Agent: rec.Request.Agent,
 		Profile: rec.Request.Profile, EditSource: rec.Request.EditSource, Verdict: j.Verdict, Score: j.Score, Notes: j.Notes,
 		Counted: j.Counted, Code: string(rec.Code), PatchFile: rec.PatchFile, Content: r.content, DurationMS: r.req.Env.Now().Sub(r.start).Milliseconds()}
+	if g := rec.Guardrails; g != nil {
+		ev.Guardrails = g.Version
+	}
 	var failed *verify.StepResult
 	if rec.Code == EDraftFailure {
 		failed = rec.Edit

@@ -101,6 +101,7 @@ func (r *Run) recordLessons() error {
 	if err := store.Append(batch...); err != nil {
 		return err
 	}
+	r.newLessons = batch
 	for i, l := range batch {
 		rec.LessonIDs = append(rec.LessonIDs, l.ID)
 		rec.Lessons = append(rec.Lessons, LessonView{ID: l.ID, Step: failed[i].Name, Tags: l.Classification.Tags, Title: l.Advice.Title,

@@ -113,6 +113,9 @@ type MemoryView struct {
 	Feedback   []feedback.Advisory      `json:"feedback"`
 	Advisories []lessons.Advisory       `json:"advisories"`
 	Preflight  []preflight.Result       `json:"preflight"`
+	// Guardrails are the agent's approved rules (nil: none yet), with
+	// their text; lines whose evidence is gone are marked demoted.
+	Guardrails *GuardrailsView `json:"guardrails"`
 	// Reviewed are files of .orket/rejected reviewed just now (orket
 	// memory review).
 	Reviewed []feedback.Reviewed `json:"reviewed,omitempty"`
@@ -152,6 +155,11 @@ func Memory(q MemoryQuery) (*MemoryView, error) {
 	if adv, err := log.Advise(feedback.Query{Agent: q.Agent, Scope: q.Scope, Since: since}); err == nil && adv != nil {
 		v.Feedback = adv
 	}
+	g, err := guardrailsView(context.Background(), q.Repo, q.Config, OpenGuardrails(q.Repo, q.Config), q.Agent, false)
+	if err != nil {
+		return nil, internal("read the agent's guardrails", "check that .orket/guardrails is readable", err)
+	}
+	v.Guardrails = g
 	if prof, err := q.Config.Profile(""); err == nil {
 		a := Advise(AdviceQuery{Repo: q.Repo, Config: q.Config, Profile: prof, Scope: q.Scope, Getenv: q.Env.Getenv, Now: q.Env.Now()})
 		v.Advisories, v.Preflight = a.Advisories, a.Preflight
@@ -167,6 +175,10 @@ func (v *MemoryView) Markdown() string {
 		fmt.Fprintf(&b, ", scope %s", strings.Join(v.Scope, ", "))
 	}
 	b.WriteString("\n\nWhat earlier runs and reviews of this repository taught; read it before you plan. It is advice, not a rule.\n")
+	if g := v.Guardrails; g != nil {
+		fmt.Fprintf(&b, "\n## Guardrails v%d (%s), approved by a person\n\n", g.Version, g.File)
+		b.WriteString(guardrailsMarkdown(sectionsFor(lessons.StripANSI(g.Text), v.Scope)))
+	}
 	if len(v.Patterns) > 0 {
 		b.WriteString("\n## Patterns in reviewers' rejections\n\n")
 		for _, p := range v.Patterns {

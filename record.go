@@ -87,6 +87,11 @@ type Record struct {
 	// Attempt is where the run stands among its agent's attempts at its
 	// task: what it was told before, and the count after its verdict.
 	Attempt *Attempt `json:"attempt,omitempty"`
+	// Guardrails are the agent's approved rules the edit was given
+	// (ORKET_GUARDRAILS); Proposals, the new ones its feedback made
+	// (orket lessons review decides).
+	Guardrails *GuardrailsView `json:"guardrails,omitempty"`
+	Proposals  []ProposalView  `json:"proposals,omitempty"`
 	// Escalation names the report of the task's escalation, when this
 	// run escalated it or was stopped by it.
 	Escalation *Escalation      `json:"escalation,omitempty"`

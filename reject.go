@@ -183,6 +183,8 @@ type RejectResult struct {
 	// Warnings are what went wrong without losing the rejection: a
 	// summariser that failed, a memory file that wants pruning.
 	Warnings []string `json:"warnings,omitempty"`
+	// Proposals are new guardrails proposals the rejection completed.
+	Proposals []ProposalView `json:"proposals,omitempty"`
 }
 
 // Reject records a reviewer's rejection of a kept run, takes the change
@@ -280,6 +282,11 @@ func Reject(ctx context.Context, req RejectRequest) (*RejectResult, error) {
 		res.Warnings = append(res.Warnings, "could not prune the feedback log: "+err.Error())
 	}
 	res.Logged = feedback.NewLogged(e, a)
+	ps, errs := learnFromFeedback(ctx, repo, req.Config, red, e, req.Env.Now())
+	res.Proposals = proposalViews(ps)
+	for _, err := range errs {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
 	return res, nil
 }
 

@@ -44,11 +44,15 @@ type Run struct {
 	group        *contain.Group // every process the run starts, and their descendants
 	red          *redact.Redactor
 	ctx          context.Context
-	baselineOff  bool          // verify.baseline: off
-	baselineMax  time.Duration // verify.baseline_max
-	verdictNotes []string      // notes on the run beside its steps' (tests modified)
-	content      string        // names the content of the verified tree (contentKey)
-	guard        guard         // protect: and --allow-protected
+	baselineOff  bool              // verify.baseline: off
+	baselineMax  time.Duration     // verify.baseline_max
+	verdictNotes []string          // notes on the run beside its steps' (tests modified)
+	content      string            // names the content of the verified tree (contentKey)
+	guard        guard             // protect: and --allow-protected
+	newLessons   []*lessons.Lesson // what this run recorded
+
+	guardrailsText string // the agent's guardrails as the edit reads them
+	guardrailsPath string // the file ORKET_GUARDRAILS names
 }
 
 // Execute runs a request in the order of SPEC section 3.2 and returns its
@@ -131,6 +135,7 @@ func (r *Run) execute(ctx context.Context) (*Record, error) {
 
 	// 7 to 12.
 	if mutating(r.req.Edit) {
+		r.exposeGuardrails()
 		err = r.transact(ctx)
 	} else {
 		err = r.verifyOnly(ctx)
@@ -323,6 +328,7 @@ func (r *Run) advise() error {
 		r.reviewRejected()
 	}
 	r.rec.Feedback = r.feedbackAdvice()
+	r.prepareGuardrails()
 	err := r.checkAttempts()
 	r.obs.Advised(r.rec)
 	return err

@@ -108,11 +108,14 @@ func (PatchEdit) apply(_ context.Context, r *Run) error {
 func (e CommandEdit) apply(ctx context.Context, r *Run) error {
 	repo := r.req.Repo
 	adv := filepath.Join(repo.GitDir, "orket", "advisories-"+r.rec.RunID+".md")
-	if err := writeRunFile(adv, AdvisoriesMarkdown(r.rec, memoryMarkdown(r.req.Repo))); err != nil {
+	if err := writeRunFile(adv, AdvisoriesMarkdown(r.rec, memoryMarkdown(r.req.Repo), r.guardrailsText)); err != nil {
 		r.obs.Warn("cannot write the ORKET_ADVISORIES file: " + err.Error())
 	}
 	defer os.Remove(adv)
 	env := append(append([]string{}, r.env...), "ORKET_ADVISORIES="+adv)
+	if r.guardrailsPath != "" {
+		env = append(env, "ORKET_GUARDRAILS="+r.guardrailsPath)
+	}
 	box, err := r.sandbox()
 	if err != nil {
 		return err

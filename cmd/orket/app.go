@@ -186,6 +186,8 @@ func newApp(o *options, result *any) *cli.App {
 		correctCommand(o, result),
 		feedbackCommand(o, result),
 		memoryCommand(o, result),
+		guardrailsCommand(o, result),
+		statsCommand(o, result),
 		initCommand(o, result),
 		schemaCommand(o, result),
 		versionCommand(o, result),

@@ -28,14 +28,19 @@ a patch. Corrections feed the proposals people approve as guardrails.`,
 			if err != nil {
 				return err
 			}
-			e, err := orket.Correct(c.Context, orket.CorrectRequest{Repo: r, Config: cfg, RunID: c.Args().First(), Note: note,
+			res, err := orket.Correct(c.Context, orket.CorrectRequest{Repo: r, Config: cfg, RunID: c.Args().First(), Note: note,
 				By: person(o, r), Env: orket.Env{Environ: o.environ(), Getenv: o.getenv, Now: o.now}})
 			if err != nil {
 				return err
 			}
-			*result = map[string]any{"code": orket.OK, "entry": e}
+			*result = map[string]any{"code": orket.OK, "entry": res.Entry, "proposals": res.Proposals, "warnings": res.Warnings}
+			for _, w := range res.Warnings {
+				fmt.Fprintln(o.stderr, "orket: warning: "+w)
+			}
 			if !o.json {
+				e := res.Entry
 				fmt.Fprintf(o.stdout, "recorded a correction of run %s (%s): %d path(s) changed since it\n", e.RunID, e.Category, len(e.Touched))
+				printProposals(o, res.Proposals)
 			}
 			return nil
 		},

@@ -18,9 +18,11 @@ import (
 // lessonsCommand groups the commands that read and maintain the lesson log,
 // one file each.
 func lessonsCommand(o *options, result *any) *cli.Command {
-	return group(o, "lessons", "read and maintain the lesson log", "orket lessons list|show ID|stats|prune|forget ID|reclassify",
+	return group(o, "lessons", "read and maintain the lesson log; propose, review and decide guardrails",
+		"orket lessons list|show ID|stats|prune|forget ID|reclassify|propose|review|approve ID|reject ID",
 		lessonsListCommand(o, result), lessonsShowCommand(o, result), lessonsStatsCommand(o, result),
-		lessonsPruneCommand(o, result), lessonsForgetCommand(o, result), lessonsReclassifyCommand(o, result))
+		lessonsPruneCommand(o, result), lessonsForgetCommand(o, result), lessonsReclassifyCommand(o, result),
+		lessonsProposeCommand(o, result), lessonsReviewCommand(o, result), lessonsApproveCommand(o, result), lessonsRejectCommand(o, result))
 }
 
 // lessonStore opens the repository, its configuration (if any) and its

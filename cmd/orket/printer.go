@@ -287,6 +287,12 @@ func (p *runPrinter) Recorded(res *orket.Record) {
 	if res.Verdict != "" {
 		p.line("  %s", verdictLine(res, p.paint))
 	}
+	for _, pr := range res.Proposals {
+		p.line("  proposed %s for %s's guardrails (%s): %s", pr.ID, pr.Agent, pr.Section, clipRunes(pr.Text, 160))
+	}
+	if len(res.Proposals) > 0 {
+		p.line("  a person decides: orket lessons review")
+	}
 }
 
 // verdictLine is the run's verdict in one line: the verdict and score,
@@ -428,6 +434,13 @@ func (p *runPrinter) Advised(res *orket.Record) {
 		for _, f := range res.Feedback {
 			p.line("    %s %s", p.paint(yellow, "!"), clipRunes(f.Text, 160))
 		}
+	}
+	if g := res.Guardrails; g != nil {
+		s := fmt.Sprintf("  guardrails v%d of agent %s: %d rule(s), given as ORKET_GUARDRAILS (%s)", g.Version, g.Agent, g.Rules, g.File)
+		if len(g.Demoted) > 0 {
+			s += fmt.Sprintf("; %d demoted: %s", len(g.Demoted), strings.Join(g.Demoted, "; "))
+		}
+		p.line("%s", s)
 	}
 	if a := res.Attempt; a != nil && len(a.Previous) > 0 {
 		last := a.Previous[len(a.Previous)-1]

@@ -112,6 +112,7 @@ func printRejected(o *options, res *orket.RejectResult) {
 		fmt.Fprintf(w, "  memory: %s\n", res.Learning)
 	}
 	fmt.Fprintf(w, "  recorded in %s\n", res.Memory)
+	printProposals(o, res.Proposals)
 	for _, warn := range res.Warnings {
 		fmt.Fprintln(o.stderr, "orket: warning: "+warn)
 	}

@@ -1,0 +1,679 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/orket/orket"
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/guardrails"
+	"github.com/orket/orket/redact"
+	"github.com/orket/orket/txn"
+)
+
+// printProposals tells a person what new proposals a run, a rejection or
+// a correction made, and how to decide them.
+func printProposals(o *options, ps []orket.ProposalView) {
+	for _, p := range ps {
+		fmt.Fprintf(o.stdout, "  proposed %s for %s's guardrails (%s): %s\n", p.ID, p.Agent, p.Section, clipRunes(p.Text, 160))
+	}
+	if len(ps) > 0 {
+		fmt.Fprintln(o.stdout, "  a person decides: orket lessons review")
+	}
+}
+
+// guardrailsStore opens the repository, its configuration and the
+// guardrails store.
+func guardrailsStore(o *options) (*txn.Repo, *config.Config, *guardrails.Store, error) {
+	r, cfg, err := repoAndConfig(o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return r, cfg, orket.OpenGuardrails(r, cfg), nil
+}
+
+func lessonsProposeCommand(o *options, result *any) *cli.Command {
+	var agent string
+	return &cli.Command{
+		Name: "propose", Usage: "cluster the feedback entries and write the guardrails proposals they make",
+		UsageText: "orket lessons propose [--agent A]",
+		Description: `propose runs the proposal rules (lessons.min_samples, min_cluster_size,
+frequency_threshold) on each agent's feedback entries: failed steps,
+verdicts short of APPROVE, rejections and corrections. New proposals are
+stored as proposed; orket lessons review decides them. Runs do this after
+each new entry; propose is for after an import or a change of the rules.`,
+		Flags: []cli.Flag{&cli.StringFlag{Name: "agent", Usage: "only `AGENT` (default: every agent with entries)", Destination: &agent}},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			r, cfg, err := repoAndConfig(o)
+			if err != nil {
+				return err
+			}
+			res, err := orket.Propose(c.Context, r, cfg, redact.New(redact.Options{Environ: o.environ()}), agent, o.now())
+			if err != nil {
+				return err
+			}
+			*result = res
+			for _, w := range res.Warnings {
+				fmt.Fprintln(o.stderr, "orket: warning: "+w)
+			}
+			if o.json {
+				return nil
+			}
+			if len(res.Proposals) == 0 {
+				fmt.Fprintf(o.stdout, "no new proposals (agents with feedback entries: %s)\n", orNone(strings.Join(res.Agents, ", ")))
+				return nil
+			}
+			printProposals(o, res.Proposals)
+			return nil
+		},
+	}
+}
+
+// storeError is a failure to read or write the guardrails' files, unless
+// Describe knows it better.
+func storeError(err error) error {
+	if orket.Describe(err).Code != orket.EInternal {
+		return err
+	}
+	return &orket.Error{Code: orket.EInternal, Err: err, Msg: "the guardrails store: " + err.Error(), Hint: "check that .orket/guardrails and .orket/memory are readable and writable"}
+}
+
+func lessonsReviewCommand(o *options, result *any) *cli.Command {
+	var agent string
+	return &cli.Command{
+		Name: "review", Usage: "decide the pending guardrails proposals: a approve, r reject, v view the sources, q defer",
+		UsageText: "orket lessons review [--agent A]",
+		Description: `On a terminal, review shows each pending proposal in a box (the agent,
+the version it would write, the change, its sources, confidence and
+impact) and reads one key: a approves (writes the next version of the
+agent's guardrails), r rejects (asks a reason), v shows every source, q
+defers (the proposal stays pending). Without a terminal (an agent, CI,
+--json) it lists the pending proposals and exits 0 without waiting;
+orket lessons approve|reject ID decide them.`,
+		Flags: []cli.Flag{&cli.StringFlag{Name: "agent", Usage: "only `AGENT`'s proposals", Destination: &agent}},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			r, cfg, st, err := guardrailsStore(o)
+			if err != nil {
+				return err
+			}
+			pending, _, err := st.Proposals.List(guardrails.ProposalFilter{Agent: agent, Pending: true})
+			if err != nil {
+				return storeError(err)
+			}
+			var undecided []*guardrails.Proposal
+			for _, p := range pending {
+				if p.Status.Pending() {
+					undecided = append(undecided, p)
+				}
+			}
+			in, ok := o.stdin.(*os.File)
+			if !ok || !isTerminal(in) || o.json || o.getenv("CI") != "" {
+				*result = map[string]any{"code": orket.OK, "pending": nonNilProposals(undecided)}
+				if !o.json {
+					fmt.Fprint(o.stdout, guardrails.RenderList(undecided))
+				}
+				return nil
+			}
+			g := &gate{o: o, in: in, st: st, ck: orket.GuardrailsChecker(r, cfg), by: person(o, r)}
+			decided, err := g.review(c.Context, undecided)
+			*result = map[string]any{"code": orket.OK, "decided": decided}
+			return err
+		},
+	}
+}
+
+func nonNilProposals(ps []*guardrails.Proposal) []*guardrails.Proposal {
+	if ps == nil {
+		return []*guardrails.Proposal{}
+	}
+	return ps
+}
+
+// A gate is the review on a terminal.
+type gate struct {
+	o  *options
+	in *os.File
+	st *guardrails.Store
+	ck *guardrails.Checker
+	by string
+}
+
+// A decision is what the review did with a proposal.
+type decision struct {
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Version int    `json:"version,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// review shows each proposal and carries out the key pressed. Ctrl-C or
+// the end of input stops the review; what is left stays pending.
+func (g *gate) review(ctx context.Context, ps []*guardrails.Proposal) ([]decision, error) {
+	w := g.o.stdout
+	if len(ps) == 0 {
+		fmt.Fprintln(w, "no pending proposals")
+		return nil, nil
+	}
+	width := guardrails.BoxWidth
+	if cols, _, err := term.GetSize(int(g.in.Fd())); err == nil && cols < width+2 && cols >= 42 {
+		width = cols - 2
+	}
+	var out []decision
+	for i, p := range ps {
+		votes, err := guardrails.OpenVotes(g.st.OrketDir).Tally(p.Agent)
+		if err != nil {
+			return out, storeError(err)
+		}
+		item, err := g.st.ReviewItem(ctx, p, votes, g.ck)
+		if err != nil {
+			return out, storeError(err)
+		}
+		fmt.Fprintf(w, "\r\nproposal %d of %d\r\n", i+1, len(ps))
+		fmt.Fprint(w, crlf(guardrails.RenderBox(item, width)))
+		for {
+			key, err := readKey(g.in)
+			if err != nil || key == 3 || key == 4 { // Ctrl-C, Ctrl-D
+				fmt.Fprintln(w, "review stopped; the rest stays pending")
+				return out, nil
+			}
+			a := guardrails.KeyAction(key)
+			var reason string
+			switch a {
+			case guardrails.ActionNone:
+				continue
+			case guardrails.ActionView:
+				fmt.Fprint(w, crlf(guardrails.RenderSources(p)))
+				fmt.Fprint(w, crlf(guardrails.RenderBox(item, width)))
+				continue
+			case guardrails.ActionReject:
+				reason = g.askReason()
+				if reason == "" {
+					fmt.Fprintln(w, "a rejection needs a reason; press a key again")
+					continue
+				}
+			}
+			v, dp, err := g.st.Decide(ctx, p.ID, a, g.by, reason, g.o.now().UTC())
+			if err != nil {
+				return out, err
+			}
+			d := decision{ID: dp.ID, Status: string(dp.Status), Reason: reason}
+			switch a {
+			case guardrails.ActionApprove:
+				d.Version = v.Version
+				fmt.Fprintf(w, "approved %s: %s's guardrails are now v%d (%s)\n", p.ID, p.Agent, v.Version, g.st.Path(p.Agent, v.Version))
+			case guardrails.ActionReject:
+				fmt.Fprintf(w, "rejected %s: %s\n", p.ID, reason)
+			case guardrails.ActionDefer:
+				fmt.Fprintf(w, "deferred %s: it stays pending\n", p.ID)
+			}
+			out = append(out, d)
+			break
+		}
+	}
+	return out, nil
+}
+
+// askReason reads a line (the terminal as it normally is).
+func (g *gate) askReason() string {
+	fmt.Fprint(g.o.stdout, "Why reject it? ")
+	s, _ := bufio.NewReader(g.in).ReadString('\n')
+	return strings.TrimSpace(s)
+}
+
+// readKey reads one key from the terminal without waiting for Enter.
+func readKey(f *os.File) (rune, error) {
+	old, err := term.MakeRaw(int(f.Fd()))
+	if err != nil {
+		return 0, err
+	}
+	defer term.Restore(int(f.Fd()), old)
+	var b [1]byte
+	if _, err := io.ReadFull(f, b[:]); err != nil {
+		return 0, err
+	}
+	return rune(b[0]), nil
+}
+
+// crlf ends lines as a terminal in raw mode wants them; in cooked mode
+// the extra \r is harmless.
+func crlf(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
+
+func lessonsApproveCommand(o *options, result *any) *cli.Command {
+	var by string
+	return &cli.Command{
+		Name: "approve", Usage: "approve a guardrails proposal: write the next version of its agent's guardrails",
+		UsageText: "orket lessons approve ID [--by NAME]",
+		Flags:     []cli.Flag{&cli.StringFlag{Name: "by", Usage: "who approves (default: ORKET_USER, git's user.name, USER)", Destination: &by}},
+		Action: func(c *cli.Context) error {
+			id, err := oneID(c, "orket lessons approve gp-3f2a (orket lessons review lists them)")
+			if err != nil {
+				return err
+			}
+			r, _, st, err := guardrailsStore(o)
+			if err != nil {
+				return err
+			}
+			v, p, err := st.Approve(c.Context, id, orDefault(by, person(o, r)), o.now().UTC())
+			if err != nil {
+				return err
+			}
+			*result = map[string]any{"code": orket.OK, "proposal": p, "version": v}
+			if !o.json {
+				fmt.Fprintf(o.stdout, "approved %s: %s's guardrails are now v%d (%s)\n", p.ID, p.Agent, v.Version, displayRel(r, st.Path(p.Agent, v.Version)))
+			}
+			return nil
+		},
+	}
+}
+
+func lessonsRejectCommand(o *options, result *any) *cli.Command {
+	var by, reason string
+	return &cli.Command{
+		Name: "reject", Usage: "reject a guardrails proposal, with a reason",
+		UsageText: `orket lessons reject ID --reason "..." [--by NAME]`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "reason", Usage: "why (required)", Destination: &reason},
+			&cli.StringFlag{Name: "by", Usage: "who rejects (default: ORKET_USER, git's user.name, USER)", Destination: &by},
+		},
+		Action: func(c *cli.Context) error {
+			id, err := oneID(c, `orket lessons reject gp-3f2a --reason "..."`)
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(reason) == "" {
+				return orket.Errorf(orket.EUsage, `say why with --reason "..."`, "a rejection needs a reason")
+			}
+			r, _, st, err := guardrailsStore(o)
+			if err != nil {
+				return err
+			}
+			p, err := st.Reject(c.Context, id, orDefault(by, person(o, r)), reason, o.now().UTC())
+			if err != nil {
+				return err
+			}
+			*result = map[string]any{"code": orket.OK, "proposal": p}
+			if !o.json {
+				fmt.Fprintf(o.stdout, "rejected %s: %s\n", p.ID, p.Reason)
+			}
+			return nil
+		},
+	}
+}
+
+func oneID(c *cli.Context, example string) (string, error) {
+	if c.Args().Len() != 1 {
+		return "", orket.Errorf(orket.EUsage, example, "name one proposal id")
+	}
+	return c.Args().First(), nil
+}
+
+func displayRel(r *txn.Repo, p string) string {
+	if rel, ok := strings.CutPrefix(p, r.Root+string(os.PathSeparator)); ok {
+		return rel
+	}
+	return p
+}
+
+// guardrailsCommand groups the commands that read and roll back the
+// agents' guardrails.
+func guardrailsCommand(o *options, result *any) *cli.Command {
+	return group(o, "guardrails", "read each agent's approved guardrails, their versions, and roll back", "orket guardrails show|diff|log|rollback [--agent A]",
+		guardrailsShowCommand(o, result), guardrailsDiffCommand(o, result), guardrailsLogCommand(o, result), guardrailsRollbackCommand(o, result))
+}
+
+// agentFlag is --agent, defaulting to ORKET_AGENT, else the only agent
+// with guardrails, else default.
+type agentFlag struct{ name string }
+
+func (a *agentFlag) flag() cli.Flag {
+	return &cli.StringFlag{Name: "agent", Usage: "whose guardrails (default: ORKET_AGENT, else the only agent with guardrails, else default)", Destination: &a.name}
+}
+
+func (a *agentFlag) resolve(o *options, st *guardrails.Store) (string, error) {
+	if a.name != "" {
+		return a.name, nil
+	}
+	if e := o.getenv("ORKET_AGENT"); e != "" {
+		return e, nil
+	}
+	agents, err := st.Agents()
+	if err != nil {
+		return "", storeError(err)
+	}
+	switch len(agents) {
+	case 0:
+		return orket.DefaultAgent, nil
+	case 1:
+		return agents[0], nil
+	}
+	return "", orket.Errorf(orket.EUsage, "name one with --agent: "+strings.Join(agents, ", "), "%d agents have guardrails", len(agents))
+}
+
+func versionArg(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(s, "v"))
+	if err != nil || n < 1 {
+		return 0, orket.Errorf(orket.EUsage, "name a version as 3 or v3 (orket guardrails log lists them)", "%q is not a version", s)
+	}
+	return n, nil
+}
+
+func guardrailsShowCommand(o *options, result *any) *cli.Command {
+	var af agentFlag
+	return &cli.Command{
+		Name: "show", Usage: "print a version of an agent's guardrails (default: the current one), with each line's votes and evidence",
+		UsageText: "orket guardrails show [N] [--agent A]",
+		Flags:     []cli.Flag{af.flag()},
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() > 1 {
+				return orket.Errorf(orket.EUsage, "orket guardrails show [N]", "name at most one version")
+			}
+			r, cfg, st, err := guardrailsStore(o)
+			if err != nil {
+				return err
+			}
+			agent, err := af.resolve(o, st)
+			if err != nil {
+				return err
+			}
+			var v *guardrails.Version
+			if c.Args().Present() {
+				n, err := versionArg(c.Args().First())
+				if err != nil {
+					return err
+				}
+				v, err = st.Version(agent, n)
+				if err != nil {
+					return err
+				}
+			} else if v, err = st.Current(agent); err != nil {
+				return storeError(err)
+			} else if v == nil {
+				*result = map[string]any{"code": orket.OK, "agent": agent, "version": nil}
+				if !o.json {
+					fmt.Fprintf(o.stdout, "agent %s has no guardrails yet (orket lessons review approves proposals)\n", agent)
+				}
+				return nil
+			}
+			votes, err := guardrails.OpenVotes(st.OrketDir).Tally(agent)
+			if err != nil {
+				return storeError(err)
+			}
+			ev := orket.GuardrailsChecker(r, cfg).Check(c.Context, v.AllLines())
+			*result = map[string]any{"code": orket.OK, "agent": agent, "version": v, "text": v.Text, "votes": votes, "evidence": ev}
+			if o.json {
+				return nil
+			}
+			fmt.Fprintf(o.stdout, "%s (v%d, %s by %s, %s)\n\n", displayRel(r, st.Path(agent, v.Version)), v.Version, v.Kind, v.ApprovedBy, v.CreatedAt.Format("2006-01-02 15:04"))
+			fmt.Fprint(o.stdout, v.Text)
+			var notes []string
+			for _, l := range v.AllLines() {
+				if t, ok := votes[l.ID]; ok && l.ID != "" {
+					notes = append(notes, fmt.Sprintf("  %s votes %s: %s", l.ID, t, clipRunes(l.Text, 80)))
+				}
+			}
+			for _, e := range ev {
+				if e.Demoted {
+					notes = append(notes, fmt.Sprintf("  demoted (%s): %s", e.Why(), clipRunes(e.Line.Text, 80)))
+				}
+			}
+			if len(notes) > 0 {
+				fmt.Fprintln(o.stdout, "\n"+strings.Join(notes, "\n"))
+			}
+			return nil
+		},
+	}
+}
+
+func guardrailsDiffCommand(o *options, result *any) *cli.Command {
+	var af agentFlag
+	return &cli.Command{
+		Name: "diff", Usage: "a unified diff of two versions of an agent's guardrails",
+		UsageText: "orket guardrails diff A B [--agent A]",
+		Flags:     []cli.Flag{af.flag()},
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() != 2 {
+				return orket.Errorf(orket.EUsage, "orket guardrails diff 1 3", "name two versions")
+			}
+			a, err := versionArg(c.Args().Get(0))
+			if err != nil {
+				return err
+			}
+			b, err := versionArg(c.Args().Get(1))
+			if err != nil {
+				return err
+			}
+			_, _, st, err := guardrailsStore(o)
+			if err != nil {
+				return err
+			}
+			agent, err := af.resolve(o, st)
+			if err != nil {
+				return err
+			}
+			d, err := st.DiffVersions(agent, a, b)
+			if err != nil {
+				return err
+			}
+			*result = map[string]any{"code": orket.OK, "agent": agent, "from": a, "to": b, "diff": d}
+			if !o.json {
+				if d == "" {
+					fmt.Fprintf(o.stdout, "v%d and v%d hold the same text\n", a, b)
+				}
+				fmt.Fprint(o.stdout, d)
+			}
+			return nil
+		},
+	}
+}
+
+func guardrailsLogCommand(o *options, result *any) *cli.Command {
+	var af agentFlag
+	return &cli.Command{
+		Name: "log", Usage: "every version of an agent's guardrails written, dropped ones too",
+		UsageText: "orket guardrails log [--agent A]",
+		Flags:     []cli.Flag{af.flag()},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			_, _, st, err := guardrailsStore(o)
+			if err != nil {
+				return err
+			}
+			agent, err := af.resolve(o, st)
+			if err != nil {
+				return err
+			}
+			h, err := st.History(agent)
+			if err != nil {
+				return storeError(err)
+			}
+			*result = map[string]any{"code": orket.OK, "agent": agent, "versions": nonNilEvents(h)}
+			if o.json {
+				return nil
+			}
+			if len(h) == 0 {
+				fmt.Fprintf(o.stdout, "agent %s has no guardrails yet\n", agent)
+				return nil
+			}
+			tw := tabwriter.NewWriter(o.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "VERSION\tWHEN\tKIND\tBY\tCHANGES\tKEPT\tWHY")
+			for _, e := range h {
+				kind := e.Kind
+				if e.Restores > 0 {
+					kind += " to v" + strconv.Itoa(e.Restores)
+				}
+				why := e.Reason
+				if why == "" && len(e.Lessons) > 0 {
+					why = strings.Join(e.Lessons, ", ")
+				}
+				fmt.Fprintf(tw, "v%d\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Version, e.Time.Format("2006-01-02 15:04"), kind, e.By, e.Changes, yesNo(e.Kept), clipRunes(why, 60))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func nonNilEvents(h []guardrails.Event) []guardrails.Event {
+	if h == nil {
+		return []guardrails.Event{}
+	}
+	return h
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "dropped"
+}
+
+func guardrailsRollbackCommand(o *options, result *any) *cli.Command {
+	var af agentFlag
+	var to int
+	var by, reason string
+	return &cli.Command{
+		Name: "rollback", Usage: "write a new version holding an earlier version's text",
+		UsageText: `orket guardrails rollback [--to N] [--reason "..."] [--agent A]`,
+		Description: `rollback writes the next version of the agent's guardrails with version
+N's text, byte for byte (without --to, the version before the current
+one), and logs who and why. orket stats suggests rollbacks; it never
+makes one.`,
+		Flags: []cli.Flag{af.flag(),
+			&cli.IntFlag{Name: "to", Usage: "the version whose text to restore (default: the one before the current)", Destination: &to},
+			&cli.StringFlag{Name: "reason", Usage: "why", Destination: &reason},
+			&cli.StringFlag{Name: "by", Usage: "who (default: ORKET_USER, git's user.name, USER)", Destination: &by},
+		},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			if to < 0 {
+				return orket.Errorf(orket.EUsage, "name a version as --to 3", "--to %d is not a version", to)
+			}
+			r, _, st, err := guardrailsStore(o)
+			if err != nil {
+				return err
+			}
+			agent, err := af.resolve(o, st)
+			if err != nil {
+				return err
+			}
+			v, err := st.Rollback(c.Context, agent, to, orDefault(by, person(o, r)), reason, o.now().UTC())
+			if err != nil {
+				return err
+			}
+			*result = map[string]any{"code": orket.OK, "agent": agent, "version": v}
+			if !o.json {
+				fmt.Fprintf(o.stdout, "rolled back: %s's guardrails are now v%d, the text of v%d (%d line(s) changed; %s)\n",
+					agent, v.Version, v.Restores, len(v.Changes), displayRel(r, st.Path(agent, v.Version)))
+			}
+			return nil
+		},
+	}
+}
+
+func statsCommand(o *options, result *any) *cli.Command {
+	var agent string
+	return &cli.Command{
+		Name: "stats", Usage: "error rate, score, lessons applied and each guardrails version's before and after, per agent",
+		UsageText: "orket stats [--agent A] [--json]",
+		Description: `stats reads the evaluation log and what each run was told. Per agent:
+the error rate (REJECT or ESCALATE), mean score, repeat-failure and task
+completion rates, lessons applied, versions, rollback frequency; per
+guardrails version, the stats.sample_size runs before and after it. A
+version that made the error rate worse over a full sample is flagged with
+a suggested rollback, which only a person runs.`,
+		Flags: []cli.Flag{&cli.StringFlag{Name: "agent", Usage: "only `AGENT`", Destination: &agent}},
+		Action: func(c *cli.Context) error {
+			if err := noArgs(c); err != nil {
+				return err
+			}
+			_, _, st, err := guardrailsStore(o)
+			if err != nil {
+				return err
+			}
+			s, err := st.Stats(c.Context, agent)
+			if err != nil {
+				return storeError(err)
+			}
+			*result = map[string]any{"code": orket.OK, "stats": s}
+			if !o.json {
+				printStats(o.stdout, s)
+			}
+			return nil
+		},
+	}
+}
+
+func pct(f float64) string { return strconv.Itoa(int(f*100+0.5)) + "%" }
+
+// sample is a version's runs on one side: how many, the error rate, the
+// mean score.
+func sample(s guardrails.Sample) string {
+	if s.Runs == 0 {
+		return "no runs"
+	}
+	return fmt.Sprintf("%d, %s, %.1f", s.Runs, pct(s.ErrorRate), s.MeanScore)
+}
+
+func printStats(w io.Writer, s *guardrails.Stats) {
+	if s.Runs == 0 {
+		fmt.Fprintln(w, "no agent runs evaluated yet")
+		return
+	}
+	fmt.Fprintf(w, "%d runs; mean score %.1f; lessons applied %d; guardrails versions %d; rollback frequency %s (sample size %d)\n\n",
+		s.Runs, s.AverageScore, s.LessonsAppliedCount, s.PromptVersionsCount, pct(s.RollbackFrequency), s.SampleSize)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tRUNS\tERROR RATE\tMEAN SCORE\tREPEAT FAILURES\tTASKS DONE\tLESSONS\tVERSIONS\tROLLBACKS\tCURRENT")
+	for _, a := range s.Agents {
+		cur := "-"
+		if a.CurrentVersion > 0 {
+			cur = "v" + strconv.Itoa(a.CurrentVersion)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%s\t%s\t%d\t%d\t%d\t%s\n", a.Agent, a.Runs, pct(a.ErrorRate), a.MeanScore, pct(a.RepeatFailureRate),
+			pct(a.TaskCompletionRate), a.LessonsApplied, a.Versions, a.Rollbacks, cur)
+	}
+	tw.Flush()
+	for _, a := range s.Agents {
+		if len(a.Comparisons) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s: each version's runs before and after\n", a.Agent)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "VERSION\tKIND\tBEFORE (RUNS, ERRORS, SCORE)\tAFTER (RUNS, ERRORS, SCORE)\t")
+		for _, c := range a.Comparisons {
+			mark := ""
+			if c.Worse {
+				mark = "WORSE"
+			} else if !c.Full {
+				mark = "sample not full yet"
+			}
+			fmt.Fprintf(tw, "v%d\t%s\t%s\t%s\t%s\n", c.Version, c.Kind, sample(c.Before), sample(c.After), mark)
+		}
+		tw.Flush()
+	}
+	for _, f := range s.Flagged {
+		fmt.Fprintf(w, "\n! %s v%d made things worse: %s\n", f.Agent, f.Version, f.Suggest.Why)
+		if f.Suggest.To > 0 {
+			fmt.Fprintf(w, "  a person may run: orket guardrails rollback --agent %s --to %d\n", f.Agent, f.Suggest.To)
+		} else {
+			fmt.Fprintf(w, "  it was the first version: reject or remove its lesson (orket guardrails show --agent %s)\n", f.Agent)
+		}
+	}
+}

@@ -1,0 +1,346 @@
+package orket
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/feedback"
+	"github.com/orket/orket/guardrails"
+	"github.com/orket/orket/redact"
+	"github.com/orket/orket/txn"
+	"github.com/orket/orket/verdict"
+)
+
+// GuardrailsConfig is SPEC 8.5's numbers as orket.yaml sets them.
+func GuardrailsConfig(cfg *config.Config) guardrails.Config {
+	g := guardrails.DefaultConfig()
+	l := cfg.Lessons
+	if l.MinSamples > 0 {
+		g.MinSamples = l.MinSamples
+	}
+	if l.MinClusterSize > 0 {
+		g.MinClusterSize = l.MinClusterSize
+	}
+	g.FrequencyThreshold = l.FrequencyThreshold
+	if cfg.Guardrails.MaxVersions > 0 {
+		g.MaxVersions = cfg.Guardrails.MaxVersions
+	}
+	if cfg.Stats.SampleSize > 0 {
+		g.SampleSize = cfg.Stats.SampleSize
+	}
+	if l.Retention.MaxEntriesPerAgent > 0 {
+		g.MaxEntriesPerAgent = l.Retention.MaxEntriesPerAgent
+	}
+	if l.Retention.MaxAge > 0 {
+		g.MaxAge = l.Retention.MaxAge
+	}
+	return g
+}
+
+// OpenGuardrails returns the repository's guardrails store: the agents'
+// versions, the proposals, what runs were told and their votes.
+func OpenGuardrails(repo *txn.Repo, cfg *config.Config) *guardrails.Store {
+	return guardrails.Open(OrketDir(repo), GuardrailsConfig(cfg))
+}
+
+// GuardrailsChecker checks what guardrail lines cite against the
+// repository as it is: paths, the verify profiles' commands, variables.
+func GuardrailsChecker(repo *txn.Repo, cfg *config.Config) *guardrails.Checker {
+	var commands []string
+	for _, name := range cfg.Verify.Order {
+		if p, err := cfg.Profile(name); err == nil {
+			for _, s := range p.Steps {
+				commands = append(commands, s.Command())
+			}
+		}
+	}
+	return &guardrails.Checker{Root: repo.Root, Commands: commands}
+}
+
+// extractor is lessons.extractor, or nil.
+func extractor(cfg *config.Config, repo *txn.Repo, red *redact.Redactor) *guardrails.Extractor {
+	if len(cfg.Lessons.Extractor) == 0 {
+		return nil
+	}
+	return &guardrails.Extractor{Argv: cfg.Lessons.Extractor, Timeout: cfg.Lessons.ExtractorTimeout, Dir: repo.Root, Redactor: red}
+}
+
+// A GuardrailsView is what a run or an agent is given of its guardrails:
+// the version, the file ORKET_GUARDRAILS names, and the lines demoted
+// because what they cite is gone.
+type GuardrailsView struct {
+	Agent   string `json:"agent"`
+	Version int    `json:"version"`
+	// File is the text the agent reads: v<N>.md, or current.md with the
+	// demoted lines marked.
+	File    string   `json:"file"`
+	Rules   int      `json:"rules"`
+	Demoted []string `json:"demoted,omitempty"` // why, one per demoted line
+	// Text is the guardrails as the agent reads them (not in --json of a
+	// run: the file holds it).
+	Text string `json:"text,omitempty"`
+	path string // File's absolute path
+}
+
+// prepareGuardrails finds the agent's current guardrails for a mutating
+// run and checks their evidence; a dry run reads them without writing
+// the annotated copy.
+func (r *Run) prepareGuardrails() {
+	if !mutating(r.req.Edit) {
+		return
+	}
+	st := OpenGuardrails(r.req.Repo, r.req.Config)
+	v, err := guardrailsView(r.ctx, r.req.Repo, r.req.Config, st, r.rec.Request.Agent, !r.req.DryRun)
+	if err != nil {
+		r.obs.Warn("cannot read the agent's guardrails: " + err.Error())
+		return
+	}
+	if v != nil {
+		r.guardrailsText, r.guardrailsPath = v.Text, v.path
+		v.Text = ""
+	}
+	r.rec.Guardrails = v
+}
+
+// guardrailsView reads an agent's current guardrails and checks what
+// they cite; write: also write the annotated copy when lines are demoted
+// (the file a run's ORKET_GUARDRAILS names). nil: the agent has none.
+func guardrailsView(ctx context.Context, repo *txn.Repo, cfg *config.Config, st *guardrails.Store, agent string, write bool) (*GuardrailsView, error) {
+	if agent == "" {
+		agent = DefaultAgent
+	}
+	if _, err := os.Stat(filepath.Join(st.OrketDir, guardrails.Dir)); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // no agent has guardrails yet: nothing to read, and nothing is created
+	}
+	ck := GuardrailsChecker(repo, cfg)
+	var p *guardrails.Prepared
+	if write {
+		var err error
+		if p, err = st.Prepare(ctx, agent, ck); err != nil || p == nil {
+			return nil, err
+		}
+	} else {
+		cur, err := st.Current(agent)
+		if err != nil || cur == nil {
+			return nil, err
+		}
+		p = &guardrails.Prepared{Agent: agent, Version: cur, Path: st.Path(agent, cur.Version), Text: cur.Text,
+			Evidence: ck.Check(ctx, cur.AllLines())}
+		for _, e := range p.Evidence {
+			if e.Demoted {
+				p.Demoted++
+			}
+		}
+		if p.Demoted > 0 {
+			p.Text = guardrails.Annotate(cur.Text, p.Evidence)
+		}
+	}
+	v := &GuardrailsView{Agent: agent, Version: p.Version.Version, File: displayPath(repo, p.Path), Text: p.Text, path: p.Path,
+		Rules: len(guardrails.Items(p.Version.Text))}
+	for _, e := range p.Evidence {
+		if e.Demoted {
+			v.Demoted = append(v.Demoted, e.Why())
+		}
+	}
+	return v, nil
+}
+
+// exposeGuardrails records what the run is told before its edit starts
+// (the guardrails version, its lines for the scope, the failures its
+// advisories warn of), for the votes and the stats.
+func (r *Run) exposeGuardrails() {
+	var folds []guardrails.Fold
+	for _, a := range r.rec.Advisories {
+		folds = append(folds, guardrails.AdvisoryFold(a))
+	}
+	agent := r.rec.Request.Agent
+	if agent == "" {
+		agent = DefaultAgent
+	}
+	_, err := OpenGuardrails(r.req.Repo, r.req.Config).Expose(r.rec.RunID, agent, r.req.Env.Now().UTC(), r.rec.Request.Scope, folds)
+	if err != nil {
+		r.obs.Warn("cannot record what the run was told (.orket/memory/advised.jsonl): " + err.Error())
+	}
+}
+
+// A ProposalView is a guardrails proposal a run or a review made.
+type ProposalView struct {
+	ID      string `json:"id"`
+	Agent   string `json:"agent"`
+	Type    string `json:"type"` // addition, modification, removal
+	Section string `json:"section"`
+	Text    string `json:"text"`
+	Count   int    `json:"count"`
+}
+
+func proposalViews(ps []*guardrails.Proposal) []ProposalView {
+	var out []ProposalView
+	for _, p := range ps {
+		out = append(out, ProposalView{ID: p.ID, Agent: p.Agent, Type: string(p.ConstraintUpdate.Type),
+			Section: p.ConstraintUpdate.Section, Text: p.LessonText, Count: p.Count})
+	}
+	return out
+}
+
+// learnFromRun is the learning after a run's verdict: its lines vote
+// (avoided or recurred), and when the run added feedback (a lesson, a
+// verdict short of APPROVE) the agent's entries are clustered again (the
+// threshold trigger of SPEC 8.5).
+func (r *Run) learnFromRun(ev *verdict.Evaluation) {
+	if !mutating(r.req.Edit) || r.rec.RunID == "" {
+		return
+	}
+	agent := r.rec.Request.Agent
+	if agent == "" {
+		agent = DefaultAgent
+	}
+	c := &guardrails.Collector{Agent: agent}
+	for _, l := range r.newLessons {
+		c.AddLesson(l)
+	}
+	if ev != nil {
+		c.AddEvaluation(ev)
+	}
+	sigs := c.Signals()
+	verdictText := ""
+	if ev != nil {
+		verdictText = ev.Verdict
+	}
+	st := OpenGuardrails(r.req.Repo, r.req.Config)
+	if _, err := st.Vote(guardrails.Outcome{RunID: r.rec.RunID, Agent: agent, Time: r.req.Env.Now().UTC(), Verdict: verdictText, Signals: sigs}); err != nil {
+		r.obs.Warn("cannot record the guardrails' votes: " + err.Error())
+	}
+	if len(sigs) == 0 {
+		return
+	}
+	added, errs := proposeFor(r.ctx, r.req.Repo, r.req.Config, r.red, st, agent, r.req.Env.Now())
+	for _, err := range errs {
+		r.obs.Warn(err.Error())
+	}
+	r.rec.Proposals = proposalViews(added)
+}
+
+// proposeFor runs the proposal rules on an agent's feedback entries and
+// stores the new proposals. The errors are warnings: an extractor that
+// failed (its proposal keeps orket's text), a log that cannot be read.
+func proposeFor(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, st *guardrails.Store, agent string, now time.Time) ([]*guardrails.Proposal, []error) {
+	dir := OrketDir(repo)
+	sigs, err := guardrails.Gather(LessonPath(repo, cfg), dir, agent)
+	if err != nil {
+		return nil, []error{errors.New("cannot read the feedback entries for proposals: " + err.Error())}
+	}
+	votes, err := guardrails.OpenVotes(dir).Tally(agent)
+	if err != nil {
+		return nil, []error{errors.New("cannot read the guardrails' votes: " + err.Error())}
+	}
+	res, err := st.Propose(ctx, agent, sigs, votes, extractor(cfg, repo, red), now.UTC())
+	var errs []error
+	if res != nil {
+		for _, e := range res.ExtractorErrors {
+			errs = append(errs, errors.New("lessons.extractor: "+e.Error()+" (the proposal keeps orket's own text)"))
+		}
+	}
+	if err != nil {
+		return nil, append(errs, errors.New("cannot write the proposal: "+err.Error()))
+	}
+	var ps []*guardrails.Proposal
+	if res != nil {
+		ps = res.Added
+	}
+	return ps, errs
+}
+
+// learnFromFeedback is what a reviewer's rejection or correction of a
+// kept run teaches the guardrails: the lines that run was given and
+// whose failure the review names turn to -1, and the agent's entries are
+// clustered again.
+func learnFromFeedback(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, e *feedback.Entry, now time.Time) ([]*guardrails.Proposal, []error) {
+	agent := e.Agent
+	if agent == "" {
+		agent = DefaultAgent
+	}
+	st := OpenGuardrails(repo, cfg)
+	var errs []error
+	sig := guardrails.SignalFromFeedback(e)
+	if _, err := st.Vote(guardrails.Outcome{RunID: e.RunID, Agent: agent, Time: now.UTC(), Signals: []guardrails.Signal{sig}}); err != nil {
+		errs = append(errs, errors.New("cannot record the guardrails' votes: "+err.Error()))
+	}
+	ps, more := proposeFor(ctx, repo, cfg, red, st, agent, now)
+	return ps, append(errs, more...)
+}
+
+// A ProposeResult is what orket lessons propose found.
+type ProposeResult struct {
+	Code      Code           `json:"code"`
+	Agents    []string       `json:"agents"`
+	Proposals []ProposalView `json:"proposals"`
+	Warnings  []string       `json:"warnings,omitempty"`
+}
+
+// Propose runs the proposal rules for an agent ("": every agent with
+// feedback entries) and stores what is new.
+func Propose(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, agent string, now time.Time) (*ProposeResult, error) {
+	agents := []string{agent}
+	if agent == "" {
+		sigs, err := guardrails.Gather(LessonPath(repo, cfg), OrketDir(repo), "")
+		if err != nil {
+			return nil, internal("read the feedback entries", "check that .orket/memory is readable", err)
+		}
+		seen := map[string]bool{}
+		agents = nil
+		for _, s := range sigs {
+			if !seen[s.Agent] {
+				seen[s.Agent] = true
+				agents = append(agents, s.Agent)
+			}
+		}
+	}
+	res := &ProposeResult{Code: OK, Agents: nonNil(agents), Proposals: []ProposalView{}}
+	st := OpenGuardrails(repo, cfg)
+	for _, a := range agents {
+		ps, errs := proposeFor(ctx, repo, cfg, red, st, a, now)
+		res.Proposals = append(res.Proposals, proposalViews(ps)...)
+		for _, e := range errs {
+			res.Warnings = append(res.Warnings, e.Error())
+		}
+	}
+	return res, nil
+}
+
+// guardrailsMarkdown is an agent's guardrails inside another markdown
+// document: the title dropped, sections one level down.
+func guardrailsMarkdown(text string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "# "):
+			continue
+		case strings.HasPrefix(l, "## "):
+			l = "#" + l
+		}
+		b.WriteString(l + "\n")
+	}
+	return strings.TrimLeft(b.String(), "\n")
+}
+
+// sectionsFor keeps the sections of a guardrails text that apply to a
+// scope (all of them for no scope), with the preamble.
+func sectionsFor(text string, sc []string) string {
+	var b strings.Builder
+	keep := true
+	for _, l := range guardrails.ParseDoc(text) {
+		if l.Heading {
+			keep = guardrails.SectionApplies(l.Section, sc)
+		}
+		if keep {
+			b.WriteString(l.Raw + "\n")
+		}
+	}
+	return b.String()
+}
