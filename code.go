@@ -31,6 +31,9 @@ const (
 	ELocked               Code = "E_LOCKED"
 	ERecoveryNeeded       Code = "E_RECOVERY_NEEDED"
 	EEscalated            Code = "E_ESCALATED"
+	ESyncUnreachable      Code = "E_SYNC_UNREACHABLE"
+	ESyncAuth             Code = "E_SYNC_AUTH"
+	ESyncContention       Code = "E_SYNC_CONTENTION"
 	EInterrupted          Code = "E_INTERRUPTED"
 	EInternal             Code = "E_INTERNAL"
 )
@@ -61,6 +64,9 @@ var codes = map[Code]CodeInfo{
 	ELocked:               {ELocked, 5, "another orket run holds the repository lock"},
 	ERecoveryNeeded:       {ERecoveryNeeded, 5, "an interrupted transaction must be recovered first"},
 	EEscalated:            {EEscalated, 6, "the task is escalated to a person: this run was its last rejected attempt (reverted, its lesson recorded), or it stopped before the snapshot, writing nothing"},
+	ESyncUnreachable:      {ESyncUnreachable, 7, "orket sync could not reach the remote (network, address, no repository there); nothing changed on either side"},
+	ESyncAuth:             {ESyncAuth, 7, "orket sync: the remote refused the credentials git would use, or its ssh host key is not known"},
+	ESyncContention:       {ESyncContention, 7, "orket sync: other clones kept pushing first; the merge is in the local memory and the next sync publishes it"},
 	EInterrupted:          {EInterrupted, 130, "interrupted by SIGINT (130) or SIGTERM (143); the change was reverted"},
 	EInternal:             {EInternal, 70, "orket failed internally"},
 }

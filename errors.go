@@ -59,7 +59,10 @@ func Describe(err error) Problem {
 		pe   *patch.Error
 	)
 	var p Problem
+	sp, isSync := syncProblem(err)
 	switch {
+	case isSync:
+		p = sp
 	case errors.As(err, &pr):
 		p = pr.problem()
 	case errors.As(err, &ce):

@@ -66,7 +66,12 @@ func Execute(ctx context.Context, req Request, obs Observer) (*Record, error) {
 	}
 	r := &Run{req: req, obs: obs, rec: newRecord(), ctx: ctx, baselineMax: BaselineMax}
 	r.red = redact.New(redact.Options{Environ: req.Env.Environ})
-	return r.execute(ctx)
+	rec, err := r.execute(ctx)
+	if rec != nil && rec.RunID != "" && ctx.Err() == nil {
+		// After the lock is released: the push may wait on the network.
+		r.autoSync(ctx, "end")
+	}
+	return rec, err
 }
 
 func (r *Run) execute(ctx context.Context) (*Record, error) {
@@ -91,7 +96,8 @@ func (r *Run) execute(ctx context.Context) (*Record, error) {
 	}
 	r.obs.Planned(r.rec)
 
-	// 3. Advisories and preflight.
+	// 3. Advisories and preflight, with what the team learned.
+	r.autoSync(ctx, "start")
 	r.obs.Phase(PhaseAdvise, r.rec)
 	if err := r.advise(); err != nil {
 		return r.rec, r.outcome(err)

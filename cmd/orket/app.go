@@ -188,6 +188,7 @@ func newApp(o *options, result *any) *cli.App {
 		memoryCommand(o, result),
 		guardrailsCommand(o, result),
 		statsCommand(o, result),
+		syncCommand(o, result),
 		initCommand(o, result),
 		schemaCommand(o, result),
 		versionCommand(o, result),

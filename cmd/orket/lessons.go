@@ -19,10 +19,11 @@ import (
 // one file each.
 func lessonsCommand(o *options, result *any) *cli.Command {
 	return group(o, "lessons", "read and maintain the lesson log; propose, review and decide guardrails",
-		"orket lessons list|show ID|stats|prune|forget ID|reclassify|propose|review|approve ID|reject ID",
+		"orket lessons list|show ID|stats|prune|forget ID|reclassify|propose|review|approve ID|reject ID|import FILE...",
 		lessonsListCommand(o, result), lessonsShowCommand(o, result), lessonsStatsCommand(o, result),
 		lessonsPruneCommand(o, result), lessonsForgetCommand(o, result), lessonsReclassifyCommand(o, result),
-		lessonsProposeCommand(o, result), lessonsReviewCommand(o, result), lessonsApproveCommand(o, result), lessonsRejectCommand(o, result))
+		lessonsProposeCommand(o, result), lessonsReviewCommand(o, result), lessonsApproveCommand(o, result), lessonsRejectCommand(o, result),
+		lessonsImportCommand(o, result))
 }
 
 // lessonStore opens the repository, its configuration (if any) and its

@@ -1,0 +1,198 @@
+package orket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/memsync"
+	"github.com/orket/orket/redact"
+	"github.com/orket/orket/scope"
+	"github.com/orket/orket/txn"
+)
+
+// A SyncRequest asks to share the repository's memory with a remote
+// (SPEC 8.6).
+type SyncRequest struct {
+	Repo   *txn.Repo
+	Config *config.Config
+	// Remote is a remote's name, a URL or a path; "" is memory.remote
+	// (origin by default).
+	Remote string
+	// Pull fetches and merges into .orket only; otherwise the merge is
+	// pushed too.
+	Pull bool
+	Env  Env
+}
+
+// A SyncResult is what a sync did.
+type SyncResult struct {
+	Code Code `json:"code"`
+	*memsync.Result
+}
+
+// Sync fetches the remote's refs/orket/memory, merges it with this
+// clone's memory by record, writes the merge back and, unless Pull,
+// commits and pushes it (retrying with backoff when another clone pushed
+// first). A remote that cannot be reached changes nothing.
+func Sync(ctx context.Context, req SyncRequest) (*SyncResult, error) {
+	o := syncOptions(req.Repo, req.Config, req.Env)
+	if req.Remote != "" {
+		o.Remote = req.Remote
+	}
+	o.Pull = req.Pull
+	if err := ensureOrketState(req.Repo); err != nil {
+		return nil, err
+	}
+	res, err := memsync.Sync(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return &SyncResult{Code: OK, Result: res}, nil
+}
+
+// syncOptions are a sync of the repository's memory as orket.yaml says:
+// memory.remote, lessons.path, retention, and redaction of whatever
+// leaves the clone with the environment's secrets and orket.yaml's step
+// values.
+func syncOptions(repo *txn.Repo, cfg *config.Config, env Env) memsync.Options {
+	dir := OrketDir(repo)
+	logs := memsync.DefaultLogs()
+	for i := range logs {
+		if logs[i].Name == "memory/failure_lessons.jsonl" {
+			logs[i].Path = LessonPath(repo, cfg)
+		}
+	}
+	var values []string
+	for _, name := range cfg.Verify.Order {
+		for _, s := range cfg.Verify.Profiles[name].Steps {
+			for _, v := range s.Env {
+				values = append(values, v)
+			}
+		}
+	}
+	red := redact.New(redact.Options{Environ: env.Environ}).WithValues(values...)
+	now := env.Now
+	if now == nil {
+		now = time.Now
+	}
+	return memsync.Options{Repo: repo.Git, OrketDir: dir, WorkTree: filepath.Dir(dir), Remote: cfg.Memory.Remote,
+		Logs: logs, Redact: red.Redact, Now: now,
+		Retention: memsync.Retention{MaxEntriesPerAgent: cfg.Lessons.Retention.MaxEntriesPerAgent, MaxAge: cfg.Lessons.Retention.MaxAge,
+			MaxVersions: cfg.Guardrails.MaxVersions}}
+}
+
+// A SyncView is what memory.sync: auto did around a run.
+type SyncView struct {
+	When     string `json:"when"` // start (pull) or end (push)
+	Remote   string `json:"remote"`
+	Received int    `json:"received"`
+	Sent     int    `json:"sent"`
+	Pushed   bool   `json:"pushed"`
+	// Error is why the sync failed; the run went on.
+	Error string `json:"error,omitempty"`
+	Code  Code   `json:"code,omitempty"`
+}
+
+// autoSync is memory.sync: auto: a pull before the run reads the
+// memory, a sync (with the push) once it has written its own. A sync
+// that fails is a warning: the run verifies and reverts as it would
+// without it. Dry runs share nothing.
+func (r *Run) autoSync(ctx context.Context, when string) {
+	if r.req.Config.Memory.Sync != "auto" || r.req.DryRun {
+		return
+	}
+	o := syncOptions(r.req.Repo, r.req.Config, r.req.Env)
+	o.Pull = when == "start"
+	v := SyncView{When: when, Remote: o.Remote}
+	res, err := memsync.Sync(ctx, o)
+	if err != nil {
+		p := Describe(err)
+		v.Error, v.Code = p.Msg, p.Code
+		r.obs.Warn(fmt.Sprintf("memory.sync: %s: %s; the run goes on without it", p.Code, p.Msg))
+	} else {
+		v.Remote, v.Received, v.Sent, v.Pushed = res.Remote, res.Received, res.Sent, res.Pushed
+	}
+	r.rec.Sync = append(r.rec.Sync, v)
+}
+
+// syncProblem is how Describe tells a sync's failures.
+func syncProblem(err error) (Problem, bool) {
+	var (
+		ue *memsync.UnreachableError
+		ae *memsync.AuthError
+		ce *memsync.ContentionError
+		ne *memsync.NoRemoteError
+		fe *memsync.FormatError
+	)
+	switch {
+	case errors.As(err, &ue):
+		return Problem{Code: ESyncUnreachable, Msg: ue.Error(), Hint: "nothing changed on either side; check the remote's address and the network, then run orket sync again",
+			Fields: map[string]any{"remote": ue.Remote, "url": ue.URL}}, true
+	case errors.As(err, &ae):
+		hint := ae.Hint
+		if hint == "" {
+			hint = "orket uses the credentials git would (ssh agent and keys, credential helpers): check that git fetch works with this remote"
+		}
+		return Problem{Code: ESyncAuth, Msg: ae.Error(), Hint: hint, Fields: map[string]any{"remote": ae.Remote, "url": ae.URL}}, true
+	case errors.As(err, &ce):
+		return Problem{Code: ESyncContention, Msg: ce.Error(), Hint: "the local memory holds the merge; the next orket sync publishes it"}, true
+	case errors.As(err, &ne):
+		known := "none; add one with git remote add"
+		if len(ne.Known) > 0 {
+			known = strings.Join(ne.Known, ", ")
+		}
+		return Problem{Code: EUsage, Msg: ne.Error(), Hint: "name a remote (" + known + "), a URL or a path; memory.remote sets the default"}, true
+	case errors.As(err, &fe):
+		return Problem{Code: ERepoUnsupported, Msg: fe.Error(), Hint: "a newer orket wrote the shared memory: upgrade orket to sync with it"}, true
+	}
+	return Problem{}, false
+}
+
+// An ImportRequest asks to merge JSON-lines files from elsewhere (a CI
+// artifact, the origin project's lesson files) into the memory.
+type ImportRequest struct {
+	Repo   *txn.Repo
+	Config *config.Config
+	Files  []string
+	Env    Env
+}
+
+// An ImportResult is what an import added.
+type ImportResult struct {
+	Code Code `json:"code"`
+	*memsync.ImportResult
+}
+
+// Import appends to the local logs the records of files they do not
+// hold yet, each to the log its schema names; the next sync shares them.
+func Import(ctx context.Context, req ImportRequest) (*ImportResult, error) {
+	for _, f := range req.Files {
+		if fi, err := os.Stat(f); err != nil || fi.IsDir() {
+			return nil, Errorf(EUsage, "name JSON-lines files: a CI artifact's .orket/memory/*.jsonl, or the origin project's lesson files", "cannot import %s: not a readable file", f)
+		}
+	}
+	o := syncOptions(req.Repo, req.Config, req.Env)
+	if err := ensureOrketState(req.Repo); err != nil {
+		return nil, err
+	}
+	res, err := memsync.Import(ctx, memsync.ImportOptions{OrketDir: o.OrketDir, Logs: o.Logs, Redact: o.Redact}, req.Files...)
+	if err != nil {
+		return nil, err
+	}
+	return &ImportResult{Code: OK, ImportResult: res}, nil
+}
+
+// ensureOrketState makes the main work tree's .orket (and its
+// .gitignore) when it is missing.
+func ensureOrketState(repo *txn.Repo) error {
+	if err := ensureLessonDir(repo); err != nil {
+		return internal("create "+scope.OrketDir, "check that the repository is writable", err)
+	}
+	return nil
+}
