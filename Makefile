@@ -71,7 +71,7 @@ bench: build
 	$(GO) test -run '^$$' -bench HugeOutput -benchtime 3x ./verify | tee bin/bench/go-verify.txt
 	ORKET_BENCH_LESSONS=10000,100000,1000000 $(GO) test -run '^$$' -bench Advisories -benchtime 5x -timeout 30m ./lessons | tee bin/bench/go-lessons.txt
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./feedback | tee bin/bench/go-feedback.txt
-	$(GO) test -run '^$$' -bench Reject -benchtime 20x . | tee bin/bench/go-reject.txt
+	$(GO) test -run '^$$' -bench 'Reject|Memory' -benchtime 20x . | tee bin/bench/go-root.txt
 	$(GO) test -run '^$$' -bench Sync -benchtime 5x -timeout 30m ./memsync | tee bin/bench/go-memsync.txt
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./guardrails | tee bin/bench/go-guardrails.txt
 	./bench/refresh.sh bin/bench
