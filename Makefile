@@ -52,6 +52,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzInsertMemory$$' -fuzztime=$(FUZZTIME) ./feedback
 	$(GO) test -run='^$$' -fuzz='^FuzzMerge$$' -fuzztime=$(FUZZTIME) ./memsync
 	$(GO) test -run='^$$' -fuzz='^FuzzGuardrailsDoc$$' -fuzztime=$(FUZZTIME) ./guardrails
+	$(GO) test -run='^$$' -fuzz='^FuzzParseVersion$$' -fuzztime=$(FUZZTIME) ./guardrails
 
 demo: build
 	ORKET=$(CURDIR)/$(BIN) ./testdata/demo.sh
