@@ -7,8 +7,9 @@ set -eu
 ORKET=${ORKET:-$(pwd)/bin/orket}
 EXAMPLE=$(pwd)/testdata/example
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/orket-demo.XXXXXX")
+TEAM=$(mktemp -d "${TMPDIR:-/tmp}/orket-demo-team.XXXXXX")
 ERR=$(mktemp "${TMPDIR:-/tmp}/orket-demo-err.XXXXXX")
-trap 'rm -rf "$WORK" "$ERR"' EXIT
+trap 'rm -rf "$WORK" "$TEAM" "$ERR"' EXIT
 
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then B=$(printf '\033[1m') N=$(printf '\033[0m'); else B= N=; fi
 step() { printf '\n%s== %s%s\n' "$B" "$*" "$N"; }
@@ -157,6 +158,38 @@ grep -q '// default' api/greet.go || fail "the tree is not as before the rejecte
 ls .orket/rejected/*.patch >/dev/null || fail "the rejected change was not kept as a patch"
 run "$ORKET" memory --scope api | sed -n '/^## Earlier reviews/,/^- /p'
 unset ORKET_AGENT ORKET_TASK
+
+step "Five failures of one kind by one agent become a proposal for its guardrails"
+export ORKET_AGENT=ci-bot
+unset GREETER_DB_URL
+for word in one two three four five; do
+  "$ORKET" run --yes --scope api -- sed -i "s|^// Package api.*|// Package api greets ($word).|" api/greet.go 2>"$ERR" && fail "the smoke step passed without its variable" || true
+done
+grep -E '^  (proposed|a person decides)' "$ERR" || { cat "$ERR"; fail "five failures made no proposal"; }
+run "$ORKET" lessons review
+proposal=$("$ORKET" lessons review | awk 'NR == 1 {print $1}')
+
+step "A person approves it: version 1 of the agent's guardrails, with its sources"
+run "$ORKET" lessons approve "$proposal" --by "a reviewer"
+run "$ORKET" guardrails show | sed -n '/^## /,$p'
+grep -q 'GREETER_DB_URL' .orket/guardrails/ci-bot/v1.md || fail "v1 does not hold the rule"
+
+step "The agent's next edit command is given it (ORKET_GUARDRAILS), and the run votes for it"
+export GREETER_DB_URL=postgres://localhost/greeter
+run "$ORKET" run --yes --scope api -- sh -c 'grep -c GREETER_DB_URL "$ORKET_GUARDRAILS" >/dev/null && sed -i "s|^// Package api.*|// Package api greets people.|" api/greet.go' 2>"$ERR" || { cat "$ERR"; fail "the run with guardrails failed"; }
+grep -E '^  (guardrails|verdict) ' "$ERR"
+run "$ORKET" stats --agent ci-bot
+git checkout -q -- api/greet.go
+unset ORKET_AGENT
+
+step "The memory travels with the repository: another clone (a CI runner) pulls it"
+git init -q --bare -b main "$TEAM/team.git"
+git remote add team "$TEAM/team.git"
+git push -q team main
+run "$ORKET" sync team
+git clone -q "$TEAM/team.git" "$TEAM/runner"
+(cd "$TEAM/runner" && run "$ORKET" sync --pull && run "$ORKET" guardrails show --agent ci-bot | sed -n 2p)
+[ -f "$TEAM/runner/.orket/guardrails/ci-bot/v1.md" ] || fail "the guardrails did not travel"
 
 step "A verify-only run, as a CI job runs it, with --json for machines"
 run "$ORKET" run --json --base HEAD | grep -E '"(code|touch_set|status)"' || fail "verify-only run failed"
