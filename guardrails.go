@@ -216,6 +216,9 @@ func (r *Run) learnFromRun(ev *verdict.Evaluation) {
 	if _, err := st.Vote(guardrails.Outcome{RunID: r.rec.RunID, Agent: agent, Time: r.req.Env.Now().UTC(), Verdict: verdictText, Signals: sigs}); err != nil {
 		r.obs.Warn("cannot record the guardrails' votes: " + err.Error())
 	}
+	if err := pruneGuardrailLogs(OrketDir(r.req.Repo), r.req.Config.Lessons.Retention, r.req.Env.Now()); err != nil {
+		r.obs.Warn("could not prune the guardrails' logs: " + err.Error())
+	}
 	if len(sigs) == 0 {
 		return
 	}
@@ -224,6 +227,26 @@ func (r *Run) learnFromRun(ev *verdict.Evaluation) {
 		r.obs.Warn(err.Error())
 	}
 	r.rec.Proposals = proposalViews(added)
+}
+
+// pruneGuardrailLogs applies lessons.retention to what runs were told
+// and their votes (per agent), once a log may hold more lines than that;
+// a small log is not read. Proposals keep every line a person decided.
+func pruneGuardrailLogs(dir string, keep config.Retention, now time.Time) error {
+	big := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.Size() >= int64(keep.MaxEntriesPerAgent)*512
+	}
+	var errs []error
+	if x := guardrails.OpenExposures(dir); big(x.Path()) {
+		_, err := x.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
+		errs = append(errs, err)
+	}
+	if v := guardrails.OpenVotes(dir); big(v.Path()) {
+		_, err := v.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // proposeFor runs the proposal rules on an agent's feedback entries and
