@@ -276,7 +276,33 @@ func proposeFor(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *re
 	if res != nil {
 		ps = res.Added
 	}
-	return ps, errs
+	removals, err := proposeRemovals(ctx, repo, cfg, st, agent, now)
+	if err != nil {
+		errs = append(errs, errors.New("cannot propose the removal of demoted lines: "+err.Error()))
+	}
+	return append(ps, removals...), errs
+}
+
+// proposeRemovals proposes, once, to remove the agent's guardrail lines
+// whose evidence is gone (SPEC 8.5): a person decides.
+func proposeRemovals(ctx context.Context, repo *txn.Repo, cfg *config.Config, st *guardrails.Store, agent string, now time.Time) ([]*guardrails.Proposal, error) {
+	cur, err := st.Current(agent)
+	if err != nil || cur == nil {
+		return nil, err
+	}
+	ev := GuardrailsChecker(repo, cfg).Check(ctx, cur.AllLines())
+	demoted := false
+	for _, e := range ev {
+		demoted = demoted || e.Demoted
+	}
+	if !demoted {
+		return nil, nil
+	}
+	prior, _, err := st.Proposals.List(guardrails.ProposalFilter{Agent: agent})
+	if err != nil {
+		return nil, err
+	}
+	return st.Proposals.Add(guardrails.ProposeRemovals(agent, cur, ev, prior, now.UTC())...)
 }
 
 // learnFromFeedback is what a reviewer's rejection or correction of a
@@ -321,6 +347,17 @@ func Propose(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redac
 			if !seen[s.Agent] {
 				seen[s.Agent] = true
 				agents = append(agents, s.Agent)
+			}
+		}
+		// Agents with guardrails but no entries left: their demoted lines.
+		withGuardrails, err := OpenGuardrails(repo, cfg).Agents()
+		if err != nil {
+			return nil, internal("read the agents' guardrails", "check that .orket/guardrails is readable", err)
+		}
+		for _, a := range withGuardrails {
+			if !seen[a] {
+				seen[a] = true
+				agents = append(agents, a)
 			}
 		}
 	}
