@@ -13,9 +13,12 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/fingerprint"
+	"github.com/orket/orket/internal/fsmonitor"
+	"github.com/orket/orket/internal/fsmonitor/watchmantest"
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/sandbox"
 	"github.com/orket/orket/txn"
@@ -144,13 +147,17 @@ func forged(p string) bool {
 	return bytes.Contains(b, []byte(`"run_id":"f"`))
 }
 
+// TestBarrierSuite runs every attack with the kernel sandbox and without
+// it, where measurement is the only line; and each of those with the
+// inotify journal and with a real Watchman as git's fsmonitor hook, asked
+// as on a large repository (fsmonitor.SetEager): the snapshot rescans
+// only where Watchman saw changes, and measurements ask Watchman.
 func TestBarrierSuite(t *testing.T) {
 	as := attacks()
 	if len(as) < 80 {
 		t.Fatalf("the suite has %d attacks; it must have at least 80", len(as))
 	}
-	// Each attack runs with the kernel sandbox and without it, where
-	// measurement is the only line.
+	t.Cleanup(watchmantest.Done)
 	for _, mode := range []string{"off", "required"} {
 		t.Run("sandbox-"+mode, func(t *testing.T) {
 			if mode == "required" {
@@ -158,12 +165,21 @@ func TestBarrierSuite(t *testing.T) {
 					t.Skip("the kernel sandbox is unavailable here: " + why)
 				}
 			}
-			barrierSuite(t, as, mode)
+			for _, watch := range []string{"inotify", "fsmonitor"} {
+				t.Run(watch, func(t *testing.T) {
+					if watch == "fsmonitor" {
+						watchmantest.Need(t)
+						fsmonitor.SetEager(true)
+						defer fsmonitor.SetEager(false)
+					}
+					barrierSuite(t, as, mode, watch == "fsmonitor")
+				})
+			}
 		})
 	}
 }
 
-func barrierSuite(t *testing.T, as []attack, mode string) {
+func barrierSuite(t *testing.T, as []attack, mode string, watchman bool) {
 	escapes := 0
 	families := map[string]int{}
 	caught := map[string]int{}
@@ -171,7 +187,7 @@ func barrierSuite(t *testing.T, as []attack, mode string) {
 		families[a.family]++
 		t.Run(fmt.Sprintf("%s/%02d", a.family, i), func(t *testing.T) {
 			t.Log(a.name)
-			repo, cfg, out := barrierRepo(t)
+			repo, cfg, out := barrierRepo(t, watchman)
 			cfg.Sandbox.Mode = mode
 			// What an edit command writes outside the repository is
 			// beyond what measuring the tree can see (docs/transactions.md):
@@ -226,12 +242,18 @@ func barrierSuite(t *testing.T, as []attack, mode string) {
 	}
 	sort.Strings(fams)
 	sort.Strings(by)
-	t.Logf("sandbox %s: %d adversarial edits (%s): %d escapes; caught by: %s", mode, len(as), strings.Join(fams, ", "), escapes, strings.Join(by, ", "))
+	w := "inotify"
+	if watchman {
+		w = "Watchman as fsmonitor"
+	}
+	t.Logf("sandbox %s, %s: %d adversarial edits (%s): %d escapes; caught by: %s", mode, w, len(as), strings.Join(fams, ", "), escapes, strings.Join(by, ", "))
 }
 
 // barrierRepo makes a committed repository with a scope (pkg), things
-// around it, a submodule, orket state, and a directory outside it.
-func barrierRepo(t *testing.T) (*txn.Repo, *config.Config, string) {
+// around it, a submodule, orket state, and a directory outside it. With
+// watchman, its core.fsmonitor is git's Watchman hook and it has a scan
+// cache for it: its next snapshot asks Watchman what changed.
+func barrierRepo(t *testing.T, watchman bool) (*txn.Repo, *config.Config, string) {
 	t.Helper()
 	home := t.TempDir()
 	for k, v := range map[string]string{"HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "XDG_CONFIG_HOME": filepath.Join(home, ".config"),
@@ -270,6 +292,23 @@ mkdir -p .orket/memory; echo '' > .orket/memory/failure_lessons.jsonl; echo '*' 
 	repo, err := txn.Discover(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if watchman {
+		watchmantest.Use(t, dir)
+		// The first snapshot scans whole and saves the scan cache with
+		// Watchman's token; the second must take the cache and ask.
+		for i, want := range []string{"scan", "fsmonitor"} {
+			tx, err := repo.Begin(txn.Start{RunID: fmt.Sprintf("prime-%d", i), Command: "test", Time: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tx.Snapshot().Scan; got.How != want {
+				t.Fatalf("snapshot %d: %s (%s), want %s", i, got.How, got.Why, want)
+			}
+			if err := tx.End(); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	return repo, cfg, out
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/orket/orket/internal/fsmonitor/watchmantest"
 )
 
 // The transaction benchmarks run on repositories that bench/gen.sh makes
@@ -95,10 +97,7 @@ func TestMain(m *testing.M) {
 	for _, dir := range benchRepos.made {
 		os.RemoveAll(dir)
 	}
-	stopWatchman()
-	if wm.tmp != "" {
-		os.RemoveAll(wm.tmp)
-	}
+	watchmantest.Done()
 	os.Exit(code)
 }
 

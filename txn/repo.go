@@ -41,7 +41,8 @@ type Repo struct {
 	// cache: every file is learnt from the tree and the index.
 	noCache bool
 	// hookAlways (tests) asks the fsmonitor hook whatever the size of the
-	// tree (see hookMinIndex).
+	// tree (see hookMinIndex); fsmonitor.SetEager does it for every
+	// repository of a test process, and measures through the hook too.
 	hookAlways bool
 }
 

@@ -4,116 +4,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/orket/orket/internal/fsmonitor/watchmantest"
 )
 
-// The tests that use Watchman run a private one: its clients (git's hook
-// included) find their server through TMPDIR, which the hook the tests
-// install sets, so the machine's own Watchman is never touched and a test
-// may shut this one down.
-var wm struct {
-	once sync.Once
-	tmp  string // the TMPDIR of the private Watchman
-	why  string // why there is none
-}
-
-// needWatchman makes sure Watchman can be used, installing it from the
-// distribution's packages when it is missing, as make bench does. It
-// skips the test, saying why, only when there is no way to have one.
-func needWatchman(t testing.TB) {
-	t.Helper()
-	wm.once.Do(func() {
-		if _, err := exec.LookPath("watchman"); err != nil {
-			if _, aerr := exec.LookPath("apt-get"); aerr != nil || os.Geteuid() != 0 {
-				wm.why = "watchman is not installed, and apt-get is not available to root here to install it"
-				return
-			}
-			out, err := exec.Command("sh", "-c", "apt-get install -y -qq watchman >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq watchman; }").CombinedOutput()
-			if _, lerr := exec.LookPath("watchman"); lerr != nil {
-				wm.why = fmt.Sprintf("watchman is not installed and apt-get install watchman failed: %v: %s", err, lastLine(string(out)))
-				return
-			}
-		}
-		if _, err := exec.LookPath("perl"); err != nil {
-			wm.why = "perl, which git's Watchman hook is written in, is not installed"
-			return
-		}
-		if watchmanHookSample() == "" {
-			wm.why = "git's fsmonitor-watchman.sample hook is not installed"
-			return
-		}
-		dir, err := os.MkdirTemp("", "orket-watchman-")
-		if err != nil {
-			wm.why = err.Error()
-			return
-		}
-		wm.tmp = dir
-		if out, err := watchmanCmd("version").CombinedOutput(); err != nil {
-			wm.why = fmt.Sprintf("watchman does not start: %v: %s", err, lastLine(string(out)))
-		}
-	})
-	if wm.why != "" {
-		t.Skip("no Watchman: " + wm.why)
-	}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
-}
-
-// watchmanCmd runs the watchman client against the private server.
-func watchmanCmd(args ...string) *exec.Cmd {
-	cmd := exec.Command("watchman", args...)
-	cmd.Env = append(os.Environ(), "TMPDIR="+wm.tmp)
-	return cmd
-}
-
-// stopWatchman shuts the private server down (the tests' TestMain does it
-// at the end; a test does it to restart it).
-func stopWatchman() {
-	if wm.tmp != "" {
-		watchmanCmd("shutdown-server").Run()
-	}
-}
-
-// watchmanHookSample returns git's Watchman hook, as git init installs it.
-func watchmanHookSample() string {
-	for _, p := range []string{"/usr/share/git-core/templates/hooks/fsmonitor-watchman.sample"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	out, err := exec.Command("git", "--exec-path").Output()
-	if err == nil {
-		p := filepath.Join(filepath.Dir(filepath.Dir(strings.TrimSpace(string(out)))), "share", "git-core", "templates", "hooks", "fsmonitor-watchman.sample")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// useWatchman configures the repository at dir as a user of git's
-// Watchman integration would: core.fsmonitor names git's own hook (run
-// against the private Watchman).
-func useWatchman(t *testing.T, dir string) {
-	t.Helper()
-	hook := "#!/bin/sh\nTMPDIR='" + wm.tmp + "' exec perl '" + watchmanHookSample() + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", "query-watchman"), []byte(hook), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sh(t, dir, `git config core.fsmonitor .git/hooks/query-watchman`)
-	t.Cleanup(func() { watchmanCmd("watch-del", dir).Run() })
-}
+// The tests that use Watchman run a private one (see watchmantest), so
+// that the machine's own Watchman is never touched and a test may shut
+// this one down.
 
 // TestFSMonitorTrust: with Watchman configured as git's fsmonitor hook, a
 // snapshot and a measurement look only where Watchman saw changes, and
@@ -121,7 +24,7 @@ func useWatchman(t *testing.T, dir string) {
 // state while no one asks, or during a transaction, the next look is a
 // whole scan, and what changed meanwhile is seen.
 func TestFSMonitorTrust(t *testing.T) {
-	needWatchman(t)
+	watchmantest.Need(t)
 	saved := testFSMonitor
 	testFSMonitor = true
 	defer func() { testFSMonitor = saved }()
@@ -249,27 +152,27 @@ func TestFSMonitorTrust(t *testing.T) {
 		}
 	})
 	t.Run("restart-between-runs", func(t *testing.T) {
-		stopWatchman()
+		watchmantest.Stop()
 		// What changes while nothing watches must still be seen.
 		sh(t, dir, `printf 'unwatched\n' >> notes.txt; printf u > unwatched.txt; rm -r fresh`)
 		run(t, "scan", "inotify", false, nil)
 	})
 	t.Run("lost-state-between-runs", func(t *testing.T) {
 		run(t, "fsmonitor", "inotify", false, nil) // a cache again
-		watchmanCmd("watch-del", dir).Run()
+		watchmantest.Command("watch-del", dir).Run()
 		sh(t, dir, `printf 'lost\n' >> notes.txt; rm unwatched.txt`)
 		run(t, "scan", "inotify", false, nil)
 	})
 	t.Run("restart-during-transaction", func(t *testing.T) {
 		restart := func() {
-			stopWatchman()
+			watchmantest.Stop()
 			time.Sleep(50 * time.Millisecond)
 		}
 		run(t, "fsmonitor", "inotify", false, restart) // the journal does not need Watchman
 		run(t, "scan", "scan", true, restart)          // asking it, the answer is "everything"
 	})
 	t.Run("lost-state-during-transaction", func(t *testing.T) {
-		lose := func() { watchmanCmd("watch-del", dir).Run() }
+		lose := func() { watchmantest.Command("watch-del", dir).Run() }
 		run(t, "scan", "scan", true, lose)
 		// The hook watched again during that measurement: the token the
 		// cache holds is from before, and Watchman's history of the

@@ -13,16 +13,42 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orket/orket/internal/fingerprint"
+	"github.com/orket/orket/internal/fsmonitor"
+	"github.com/orket/orket/internal/fsmonitor/watchmantest"
+	"github.com/orket/orket/txn"
 )
 
 // TestCrashPoints kills orket (SIGKILL, from inside, at a point the test
 // names) at every phase of the journal and at random points inside the
 // snapshot and the revert, while subprocesses of the edit and the steps
 // are still running and writing, and proves after orket recover that the
-// tree is exactly as it was before the run, and stays so.
+// tree is exactly as it was before the run, and stays so. Every crash
+// runs with the inotify journal and with a real Watchman as git's
+// fsmonitor hook, asked as on a large repository (see eagerEnv).
 func TestCrashPoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and recovers real runs")
+	}
+	t.Cleanup(watchmantest.Done)
+	for _, watch := range []string{"inotify", "fsmonitor"} {
+		t.Run(watch, func(t *testing.T) { crashPoints(t, watch == "fsmonitor") })
+	}
+}
+
+// eagerEnv, in the environment of this test binary run as orket, makes
+// its transactions go through the fsmonitor hook however small the tree
+// (fsmonitor.SetEager). The shipped binary never reads it.
+const eagerEnv = "ORKET_TEST_FSMONITOR_EAGER"
+
+func init() {
+	if os.Getenv(eagerEnv) != "" {
+		fsmonitor.SetEager(true)
+	}
+}
+
+func crashPoints(t *testing.T, watchman bool) {
+	if watchman {
+		watchmantest.Need(t)
 	}
 	bin := orketBinary(t)
 	rnd := rand.New(rand.NewSource(20261123))
@@ -49,6 +75,11 @@ func TestCrashPoints(t *testing.T) {
 	for _, c := range crashes {
 		t.Run(strings.ReplaceAll(c.at, "#", "-"), func(t *testing.T) {
 			dir := crashRepo(t)
+			env := os.Environ()
+			if watchman {
+				primeWatchman(t, dir)
+				env = append(env, eagerEnv+"=1")
+			}
 			if c.args[len(c.args)-1] == "--worktree" {
 				shell(t, dir, `echo uncommitted > pkg/a.txt; echo new > pkg/w.txt`)
 			}
@@ -58,13 +89,14 @@ func TestCrashPoints(t *testing.T) {
 			}
 			run := exec.Command(bin, append([]string{"run", "--yes"}, c.args...)...)
 			run.Dir = dir
-			run.Env = append(os.Environ(), "ORKET_TEST_CRASH_AT="+c.at)
+			run.Env = append(env, "ORKET_TEST_CRASH_AT="+c.at)
 			out, err := run.CombinedOutput()
 			if run.ProcessState == nil || run.ProcessState.String() != "signal: killed" {
 				t.Fatalf("the run was not killed at %s: %v\n%s", c.at, err, out)
 			}
 			rec := exec.Command(bin, "recover")
 			rec.Dir = dir
+			rec.Env = env
 			if out, err := rec.CombinedOutput(); err != nil {
 				t.Fatalf("orket recover: %v\n%s", err, out)
 			}
@@ -128,6 +160,37 @@ printf 'staged\n' >> pkg/c.txt; git add pkg/c.txt
 printf 'untracked\n' > pkg/u.txt
 `)
 	return dir
+}
+
+// primeWatchman makes git's Watchman hook the core.fsmonitor of the
+// repository at dir and gives it a scan cache for that hook, so that the
+// next snapshot takes the cache and asks Watchman what changed, as every
+// run does on a large repository with a watcher: the first snapshot
+// scans whole, the second must ask. The objects those snapshots wrote
+// are pruned, so that the run writes as many as without the watcher
+// (and its object-written crash points are reached).
+func primeWatchman(t *testing.T, dir string) {
+	t.Helper()
+	watchmantest.Use(t, dir)
+	fsmonitor.SetEager(true)
+	defer fsmonitor.SetEager(false)
+	r, err := txn.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"scan", "fsmonitor"} {
+		tx, err := r.Begin(txn.Start{RunID: fmt.Sprintf("prime-%d", i), Command: "test", Time: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tx.Snapshot().Scan; got.How != want {
+			t.Fatalf("snapshot %d: %s (%s), want %s", i, got.How, got.Why, want)
+		}
+		if err := tx.End(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shell(t, dir, `git prune --expire=now`)
 }
 
 func shell(t *testing.T, dir, script string) {
