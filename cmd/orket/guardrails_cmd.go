@@ -364,6 +364,17 @@ func (a *agentFlag) resolve(o *options, st *guardrails.Store) (string, error) {
 	return "", orket.Errorf(orket.EUsage, "name one with --agent: "+strings.Join(agents, ", "), "%d agents have guardrails", len(agents))
 }
 
+// open opens the repository, its configuration and the guardrails store,
+// and resolves the agent.
+func (a *agentFlag) open(o *options) (*txn.Repo, *config.Config, *guardrails.Store, string, error) {
+	r, cfg, st, err := guardrailsStore(o)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	agent, err := a.resolve(o, st)
+	return r, cfg, st, agent, err
+}
+
 func versionArg(s string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimPrefix(s, "v"))
 	if err != nil || n < 1 {
@@ -382,11 +393,7 @@ func guardrailsShowCommand(o *options, result *any) *cli.Command {
 			if c.Args().Len() > 1 {
 				return orket.Errorf(orket.EUsage, "orket guardrails show [N]", "name at most one version")
 			}
-			r, cfg, st, err := guardrailsStore(o)
-			if err != nil {
-				return err
-			}
-			agent, err := af.resolve(o, st)
+			r, cfg, st, agent, err := af.open(o)
 			if err != nil {
 				return err
 			}
@@ -457,11 +464,7 @@ func guardrailsDiffCommand(o *options, result *any) *cli.Command {
 			if err != nil {
 				return err
 			}
-			_, _, st, err := guardrailsStore(o)
-			if err != nil {
-				return err
-			}
-			agent, err := af.resolve(o, st)
+			_, _, st, agent, err := af.open(o)
 			if err != nil {
 				return err
 			}
@@ -491,11 +494,7 @@ func guardrailsLogCommand(o *options, result *any) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			_, _, st, err := guardrailsStore(o)
-			if err != nil {
-				return err
-			}
-			agent, err := af.resolve(o, st)
+			_, _, st, agent, err := af.open(o)
 			if err != nil {
 				return err
 			}
@@ -566,11 +565,7 @@ makes one.`,
 			if to < 0 {
 				return orket.Errorf(orket.EUsage, "name a version as --to 3", "--to %d is not a version", to)
 			}
-			r, _, st, err := guardrailsStore(o)
-			if err != nil {
-				return err
-			}
-			agent, err := af.resolve(o, st)
+			r, _, st, agent, err := af.open(o)
 			if err != nil {
 				return err
 			}
