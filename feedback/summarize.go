@@ -1,20 +1,17 @@
 package feedback
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/orket/orket/internal/helpercmd"
 	"github.com/orket/orket/redact"
 )
 
@@ -146,146 +143,38 @@ func (s *Summarizer) Summarize(ctx context.Context, r Review) (string, error) {
 	if timeout <= 0 {
 		timeout = DefaultSummarizerTimeout
 	}
-	grace := s.Grace
-	if grace <= 0 {
-		grace = 2 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	fail := func(err error, code int, stderr string, timedOut bool) (string, error) {
 		return "", &SummaryError{Argv: s.Argv, Err: err, ExitCode: code, Stderr: stderr, TimedOut: timedOut}
 	}
-
-	outR, outW, err := os.Pipe()
+	res, err := helpercmd.Run(ctx, helpercmd.Cmd{Argv: s.Argv, Dir: s.Dir, Env: s.Env,
+		Stdin: strings.NewReader(r.Prompt()), Timeout: timeout, Grace: s.Grace, MaxStdout: maxSummaryRead})
 	if err != nil {
 		return fail(err, -1, "", false)
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return fail(err, -1, "", false)
-	}
-	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
-	cmd.Dir, cmd.Env = s.Dir, s.Env
-	cmd.Stdin = strings.NewReader(r.Prompt())
-	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	// Wait waits for the prompt's copy; a child that keeps stdin open
-	// without reading must not hold orket past the group's end.
-	cmd.WaitDelay = grace
-	if err := cmd.Start(); err != nil {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
-		return fail(err, -1, "", false)
-	}
-	outW.Close()
-	errW.Close()
-	pgid := cmd.Process.Pid
-
-	full := make(chan struct{})
-	var stdout, stderr bytes.Buffer
-	var readers sync.WaitGroup
-	readers.Add(2)
-	go func() {
-		defer readers.Done()
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := outR.Read(buf)
-			if n > 0 && stdout.Len() < maxSummaryRead {
-				stdout.Write(buf[:min(n, maxSummaryRead-stdout.Len())])
-				if stdout.Len() >= maxSummaryRead {
-					close(full)
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		defer readers.Done()
-		io.Copy(&tail{buf: &stderr, max: 4 << 10}, errR)
-	}()
-
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	var werr error
-	timedOut, overflow := false, false
-	select {
-	case werr = <-exited:
-	case <-full:
-		overflow = true
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		werr = <-exited
-	case <-ctx.Done():
-		timedOut = true
-		syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case werr = <-exited:
-		case <-time.After(grace):
-			syscall.Kill(-pgid, syscall.SIGKILL)
-			werr = <-exited
-		}
-	}
-	// The leader is gone: nothing of its group stays behind.
-	syscall.Kill(-pgid, syscall.SIGKILL)
-	done := make(chan struct{})
-	go func() { readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(grace):
-		// A process that left the group (setsid) holds the pipes.
-		outR.Close()
-		errR.Close()
-		<-done
-	}
-	outR.Close()
-	errR.Close()
 
 	red := s.Redactor
-	lastErr := lastLine(red.Redact(stripControl(stderr.String())))
-	code := -1
-	if cmd.ProcessState != nil {
-		code = cmd.ProcessState.ExitCode()
-	}
+	lastErr := lastLine(red.Redact(stripControl(res.Stderr)))
+	code := res.ExitCode
 	switch {
-	case timedOut:
+	case res.TimedOut:
 		return fail(fmt.Errorf("%w after %s", ErrTimedOut, timeout), -1, lastErr, true)
-	case overflow:
-	case werr != nil:
+	case res.Overflow:
+		// What it printed so far is used.
+	case res.Err != nil:
 		var ee *exec.ExitError
-		if errors.As(werr, &ee) {
+		if errors.As(res.Err, &ee) {
 			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				return fail(fmt.Errorf("killed by signal %v", ws.Signal()), code, lastErr, false)
 			}
 			return fail(fmt.Errorf("exit status %d", code), code, lastErr, false)
 		}
-		return fail(werr, code, lastErr, false)
+		return fail(res.Err, code, lastErr, false)
 	}
-	learning := CleanLearning(red.Redact(stripControl(stdout.String())))
+	learning := CleanLearning(red.Redact(stripControl(res.Stdout)))
 	if learning == "" {
 		return fail(ErrNoOutput, code, lastErr, false)
 	}
 	return learning, nil
-}
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	buf *bytes.Buffer
-	max int
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.buf.Write(p)
-	if t.buf.Len() > 2*t.max {
-		b := append([]byte(nil), t.buf.Bytes()[t.buf.Len()-t.max:]...)
-		t.buf.Reset()
-		t.buf.Write(b)
-	}
-	return len(p), nil
 }
 
 func lastLine(s string) string {

@@ -2,9 +2,10 @@ package guardrails
 
 // The optional lessons.extractor: a command (any model's command line)
 // that rewrites a proposal's lesson text. It runs as feedback's
-// summariser does: its own process group, stdin the cluster as JSON,
-// stdout the new text, bounded in time and output; on any failure the
-// deterministic text stays and the failure is returned to be logged.
+// summariser does, through internal/helpercmd: its own process group,
+// stdin the cluster as JSON, stdout the new text, bounded in time and
+// output; on any failure the deterministic text stays and the failure is
+// returned to be logged.
 
 import (
 	"bytes"
@@ -12,16 +13,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/feedback"
+	"github.com/orket/orket/internal/helpercmd"
 	"github.com/orket/orket/redact"
 )
 
@@ -116,129 +113,31 @@ func (x *Extractor) Extract(ctx context.Context, p *Proposal) (string, error) {
 	if timeout <= 0 {
 		timeout = DefaultExtractorTimeout
 	}
-	grace := x.Grace
-	if grace <= 0 {
-		grace = 2 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	fail := func(err error, stderr string, timedOut bool) (string, error) {
 		return "", &ExtractorError{Argv: x.Argv, Err: err, Stderr: stderr, TimedOut: timedOut}
 	}
-	outR, outW, err := os.Pipe()
+	res, err := helpercmd.Run(ctx, helpercmd.Cmd{Argv: x.Argv, Dir: x.Dir, Env: x.Env,
+		Stdin: bytes.NewReader(append(in, '\n')), Timeout: timeout, Grace: x.Grace, MaxStdout: maxExtractorRead})
 	if err != nil {
 		return fail(err, "", false)
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return fail(err, "", false)
-	}
-	cmd := exec.Command(x.Argv[0], x.Argv[1:]...)
-	cmd.Dir, cmd.Env = x.Dir, x.Env
-	cmd.Stdin = bytes.NewReader(append(in, '\n'))
-	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.WaitDelay = grace
-	if err := cmd.Start(); err != nil {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
-		return fail(err, "", false)
-	}
-	outW.Close()
-	errW.Close()
-	pgid := cmd.Process.Pid
-
-	full := make(chan struct{})
-	var stdout, stderr bytes.Buffer
-	var readers sync.WaitGroup
-	readers.Add(2)
-	go func() {
-		defer readers.Done()
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := outR.Read(buf)
-			if n > 0 && stdout.Len() < maxExtractorRead {
-				stdout.Write(buf[:min(n, maxExtractorRead-stdout.Len())])
-				if stdout.Len() >= maxExtractorRead {
-					close(full)
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		defer readers.Done()
-		io.Copy(&lastBytes{buf: &stderr, max: 4 << 10}, errR)
-	}()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	var werr error
-	timedOut := false
-	select {
-	case werr = <-exited:
-	case <-full:
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		<-exited
-		werr = nil
-	case <-ctx.Done():
-		timedOut = true
-		syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case werr = <-exited:
-		case <-time.After(grace):
-			syscall.Kill(-pgid, syscall.SIGKILL)
-			werr = <-exited
-		}
-	}
-	syscall.Kill(-pgid, syscall.SIGKILL) // nothing of its group stays behind
-	done := make(chan struct{})
-	go func() { readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(grace):
-		outR.Close()
-		errR.Close()
-		<-done
-	}
-	outR.Close()
-	errR.Close()
 
 	red := x.Redactor
-	errLines := strings.Split(strings.TrimSpace(red.Redact(stderr.String())), "\n")
+	errLines := strings.Split(strings.TrimSpace(red.Redact(res.Stderr)), "\n")
 	lastErr := oneLine(stripControl(errLines[len(errLines)-1]), 200)
 	switch {
-	case timedOut:
+	case res.TimedOut:
 		return fail(fmt.Errorf("%w after %s", ErrExtractorTimedOut, timeout), lastErr, true)
-	case werr != nil:
-		return fail(werr, lastErr, false)
+	case res.Overflow:
+		// What it printed so far is used.
+	case res.Err != nil:
+		return fail(res.Err, lastErr, false)
 	}
-	text := feedback.CleanLearning(red.Redact(stripControl(stdout.String())))
+	text := feedback.CleanLearning(red.Redact(stripControl(res.Stdout)))
 	if text == "" {
 		return fail(ErrExtractorNoOutput, lastErr, false)
 	}
 	return text, nil
-}
-
-// lastBytes keeps about the last max bytes written to it.
-type lastBytes struct {
-	buf *bytes.Buffer
-	max int
-}
-
-func (t *lastBytes) Write(p []byte) (int, error) {
-	t.buf.Write(p)
-	if t.buf.Len() > 2*t.max {
-		b := append([]byte(nil), t.buf.Bytes()[t.buf.Len()-t.max:]...)
-		t.buf.Reset()
-		t.buf.Write(b)
-	}
-	return len(p), nil
 }
 
 // stripControl removes terminal escapes and control characters but
