@@ -27,6 +27,7 @@ type CorrectRequest struct {
 
 // A CorrectResult is the correction recorded, and what it taught.
 type CorrectResult struct {
+	Code  Code            `json:"code"`
 	Entry *feedback.Entry `json:"entry"`
 	// Proposals are new guardrails proposals the correction completed.
 	Proposals []ProposalView `json:"proposals,omitempty"`
@@ -69,7 +70,7 @@ func Correct(ctx context.Context, req CorrectRequest) (*CorrectResult, error) {
 	if err := feedback.OpenLog(OrketDir(repo)).Record(e, red); err != nil {
 		return nil, internal("append to the feedback log", "check that .orket/memory is writable", err)
 	}
-	res := &CorrectResult{Entry: e}
+	res := &CorrectResult{Code: OK, Entry: e}
 	ps, errs := learnFromFeedback(ctx, repo, req.Config, red, e, req.Env.Now())
 	res.Proposals = proposalViews(ps)
 	for _, err := range errs {

@@ -91,6 +91,9 @@ func Describe(err error) Problem {
 		p = Problem{Code: EUsage, Msg: err.Error(), Hint: `say why with --reason "..."`}
 	case errors.Is(err, guardrails.ErrNoChange):
 		p = Problem{Code: EUsage, Msg: "that version's text is the current text: " + err.Error(), Hint: "orket guardrails log lists the versions; name another with --to N"}
+	case errors.Is(err, guardrails.ErrBadVersion):
+		p = Problem{Code: EConfigInvalid, Msg: ".orket/" + err.Error(),
+			Hint: "fix that file's JSON, or restore it (git show refs/orket/memory:guardrails/... after orket sync, or a backup); v<N>.md holds the text"}
 	case errors.Is(err, guardrails.ErrSymlink):
 		p = Problem{Code: ERepoUnsupported, Msg: err.Error(), Hint: "replace the symlink under .orket/guardrails with the file itself"}
 	case errors.As(err, &pe):

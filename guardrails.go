@@ -84,25 +84,32 @@ type GuardrailsView struct {
 	Demoted []string `json:"demoted,omitempty"` // why, one per demoted line
 	// Text is the guardrails as the agent reads them (not in --json of a
 	// run: the file holds it).
-	Text string `json:"text,omitempty"`
-	path string // File's absolute path
+	Text    string `json:"text,omitempty"`
+	path    string // File's absolute path
+	version *guardrails.Version
 }
 
-// prepareGuardrails finds the agent's current guardrails for a mutating
-// run and checks their evidence; a dry run reads them without writing
-// the annotated copy.
+// givenGuardrails reports whether the run's edit is given its agent's
+// guardrails: an edit command is (ORKET_GUARDRAILS); a patch or the work
+// tree was written before orket could hand it anything.
+func (r *Run) givenGuardrails() bool {
+	_, ok := r.req.Edit.(CommandEdit)
+	return ok
+}
+
+// prepareGuardrails reads the agent's current guardrails for an edit
+// command and checks their evidence, writing nothing: the advisories show
+// them. The lock taken, exposeGuardrails reads them again for the edit.
 func (r *Run) prepareGuardrails() {
-	if !mutating(r.req.Edit) {
+	if !r.givenGuardrails() {
 		return
 	}
-	st := OpenGuardrails(r.req.Repo, r.req.Config)
-	v, err := guardrailsView(r.ctx, r.req.Repo, r.req.Config, st, r.rec.Request.Agent, !r.req.DryRun)
+	v, err := guardrailsView(r.ctx, r.req.Repo, r.req.Config, OpenGuardrails(r.req.Repo, r.req.Config), r.rec.Request.Agent, false)
 	if err != nil {
 		r.obs.Warn("cannot read the agent's guardrails: " + err.Error())
 		return
 	}
 	if v != nil {
-		r.guardrailsText, r.guardrailsPath = v.Text, v.path
 		v.Text = ""
 	}
 	r.rec.Guardrails = v
@@ -141,7 +148,11 @@ func guardrailsView(ctx context.Context, repo *txn.Repo, cfg *config.Config, st 
 			p.Text = guardrails.Annotate(cur.Text, p.Evidence)
 		}
 	}
-	v := &GuardrailsView{Agent: agent, Version: p.Version.Version, File: displayPath(repo, p.Path), Text: p.Text, path: p.Path,
+	if p.Demoted > 0 && !write {
+		// The file an edit would be given.
+		p.Path = filepath.Join(filepath.Dir(p.Path), guardrails.CurrentView)
+	}
+	v := &GuardrailsView{Agent: agent, Version: p.Version.Version, File: displayPath(repo, p.Path), Text: p.Text, path: p.Path, version: p.Version,
 		Rules: len(guardrails.Items(p.Version.Text))}
 	for _, e := range p.Evidence {
 		if e.Demoted {
@@ -151,20 +162,36 @@ func guardrailsView(ctx context.Context, repo *txn.Repo, cfg *config.Config, st 
 	return v, nil
 }
 
-// exposeGuardrails records what the run is told before its edit starts
-// (the guardrails version, its lines for the scope, the failures its
-// advisories warn of), for the votes and the stats.
+// exposeGuardrails, under the lock, gives an edit command its agent's
+// guardrails as they are now (the annotated copy written when lines are
+// demoted) and records what the run is told (that version, its lines for
+// the scope, the failures its advisories warn of), for the votes and the
+// stats.
 func (r *Run) exposeGuardrails() {
-	var folds []guardrails.Fold
-	for _, a := range r.rec.Advisories {
-		folds = append(folds, guardrails.AdvisoryFold(a))
+	if !r.givenGuardrails() {
+		return
 	}
 	agent := r.rec.Request.Agent
 	if agent == "" {
 		agent = DefaultAgent
 	}
-	_, err := OpenGuardrails(r.req.Repo, r.req.Config).Expose(r.rec.RunID, agent, r.req.Env.Now().UTC(), r.rec.Request.Scope, folds)
+	st := OpenGuardrails(r.req.Repo, r.req.Config)
+	v, err := guardrailsView(r.ctx, r.req.Repo, r.req.Config, st, agent, true)
 	if err != nil {
+		r.obs.Warn("cannot read the agent's guardrails: " + err.Error())
+	}
+	var version *guardrails.Version
+	r.rec.Guardrails = v
+	if v != nil {
+		r.guardrailsText, r.guardrailsPath, version = v.Text, v.path, v.version
+		v.Text = ""
+	}
+	var folds []guardrails.Fold
+	for _, a := range r.rec.Advisories {
+		folds = append(folds, guardrails.AdvisoryFold(a))
+	}
+	x := guardrails.NewExposure(r.rec.RunID, agent, r.req.Env.Now().UTC(), version, r.rec.Request.Scope, folds)
+	if err := guardrails.OpenExposures(st.OrketDir).Record(x); err != nil {
 		r.obs.Warn("cannot record what the run was told (.orket/memory/advised.jsonl): " + err.Error())
 	}
 }
@@ -270,7 +297,7 @@ func proposeFor(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *re
 		}
 	}
 	if err != nil {
-		return nil, append(errs, errors.New("cannot write the proposal: "+err.Error()))
+		return nil, append(errs, errors.New("cannot make the proposals: "+err.Error()))
 	}
 	var ps []*guardrails.Proposal
 	if res != nil {

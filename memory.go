@@ -116,6 +116,8 @@ type MemoryView struct {
 	// Guardrails are the agent's approved rules (nil: none yet), with
 	// their text; lines whose evidence is gone are marked demoted.
 	Guardrails *GuardrailsView `json:"guardrails"`
+	// Warnings say what could not be read; the rest of the view stands.
+	Warnings []string `json:"warnings,omitempty"`
 	// Reviewed are files of .orket/rejected reviewed just now (orket
 	// memory review).
 	Reviewed []feedback.Reviewed `json:"reviewed,omitempty"`
@@ -157,7 +159,8 @@ func Memory(q MemoryQuery) (*MemoryView, error) {
 	}
 	g, err := guardrailsView(context.Background(), q.Repo, q.Config, OpenGuardrails(q.Repo, q.Config), q.Agent, false)
 	if err != nil {
-		return nil, internal("read the agent's guardrails", "check that .orket/guardrails is readable", err)
+		p := Describe(err)
+		v.Warnings = append(v.Warnings, fmt.Sprintf("the agent's guardrails are left out: %s: %s; %s", p.Code, p.Msg, p.Hint))
 	}
 	v.Guardrails = g
 	if prof, err := q.Config.Profile(""); err == nil {

@@ -92,8 +92,7 @@ type Record struct {
 	// (orket lessons review decides).
 	Guardrails *GuardrailsView `json:"guardrails,omitempty"`
 	Proposals  []ProposalView  `json:"proposals,omitempty"`
-	// Sync is what memory.sync: auto did before and after the run (the
-	// end's sync is not in the record file, written before it).
+	// Sync is what memory.sync: auto did before and after the run.
 	Sync []SyncView `json:"sync,omitempty"`
 	// Escalation names the report of the task's escalation, when this
 	// run escalated it or was stopped by it.

@@ -50,6 +50,7 @@ type Run struct {
 	content      string            // names the content of the verified tree (contentKey)
 	guard        guard             // protect: and --allow-protected
 	newLessons   []*lessons.Lesson // what this run recorded
+	locked       bool              // the run took the repository lock
 
 	guardrailsText string // the agent's guardrails as the edit reads them
 	guardrailsPath string // the file ORKET_GUARDRAILS names
@@ -67,9 +68,12 @@ func Execute(ctx context.Context, req Request, obs Observer) (*Record, error) {
 	r := &Run{req: req, obs: obs, rec: newRecord(), ctx: ctx, baselineMax: BaselineMax}
 	r.red = redact.New(redact.Options{Environ: req.Env.Environ})
 	rec, err := r.execute(ctx)
-	if rec != nil && rec.RunID != "" && ctx.Err() == nil {
+	if r.locked && ctx.Err() == nil && r.req.Config.Memory.Sync == "auto" {
 		// After the lock is released: the push may wait on the network.
 		r.autoSync(ctx, "end")
+		if rec.RecordFile != "" {
+			r.rewriteRecord()
+		}
 	}
 	return rec, err
 }
@@ -129,6 +133,7 @@ func (r *Run) execute(ctx context.Context) (*Record, error) {
 	if err != nil {
 		return r.rec, r.outcome(err)
 	}
+	r.locked = true
 	defer unlock()
 	r.group = contain.New(r.rec.RunID)
 	defer func() {

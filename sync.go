@@ -114,11 +114,26 @@ func (r *Run) autoSync(ctx context.Context, when string) {
 	if err != nil {
 		p := Describe(err)
 		v.Error, v.Code = p.Msg, p.Code
-		r.obs.Warn(fmt.Sprintf("memory.sync: %s: %s; the run goes on without it", p.Code, p.Msg))
+		if when == "start" {
+			r.obs.Warn(fmt.Sprintf("memory.sync: %s: %s; the run goes on without it", p.Code, p.Msg))
+		} else {
+			r.obs.Warn(fmt.Sprintf("memory.sync: %s: %s; this run's records stay in .orket until the next orket sync", p.Code, p.Msg))
+		}
 	} else {
 		v.Remote, v.Received, v.Sent, v.Pushed = res.Remote, res.Received, res.Sent, res.Pushed
 	}
 	r.rec.Sync = append(r.rec.Sync, v)
+}
+
+// rewriteRecord writes the run record again, with the end's sync.
+func (r *Run) rewriteRecord() {
+	root, err := r.req.Repo.FS()
+	if err == nil {
+		err = writeRecord(root, r.rec)
+	}
+	if err != nil {
+		r.obs.Warn("could not write the run record again after memory.sync: " + err.Error())
+	}
 }
 
 // syncProblem is how Describe tells a sync's failures.
@@ -129,6 +144,7 @@ func syncProblem(err error) (Problem, bool) {
 		ce *memsync.ContentionError
 		ne *memsync.NoRemoteError
 		fe *memsync.FormatError
+		pe *memsync.ProtocolError
 	)
 	switch {
 	case errors.As(err, &ue):
@@ -148,6 +164,8 @@ func syncProblem(err error) (Problem, bool) {
 			known = strings.Join(ne.Known, ", ")
 		}
 		return Problem{Code: EUsage, Msg: ne.Error(), Hint: "name a remote (" + known + "), a URL or a path; memory.remote sets the default"}, true
+	case errors.As(err, &pe):
+		return Problem{Code: EUsage, Msg: pe.Error(), Hint: "name the remote by an ssh, https, git or file URL, a path, or a remote's name"}, true
 	case errors.As(err, &fe):
 		return Problem{Code: ERepoUnsupported, Msg: fe.Error(), Hint: "a newer orket wrote the shared memory: upgrade orket to sync with it"}, true
 	}

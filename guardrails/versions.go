@@ -333,7 +333,7 @@ func (s *Store) version(root *fsroot.Root, agent string, n int) (*Version, error
 func ParseVersion(b []byte) (*Version, error) {
 	var v Version
 	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("not a guardrails version: %w", err)
+		return nil, fmt.Errorf("%w: %v", ErrBadVersion, err)
 	}
 	if v.AppliedLessons == nil {
 		v.AppliedLessons = []string{}
@@ -691,6 +691,10 @@ func (s *Store) decide(ctx context.Context, id string, d Decision) (*Proposal, e
 	}
 	return s.Proposals.SetStatus(p.ID, d)
 }
+
+// ErrBadVersion reports a v<N>.json that does not parse (a person's edit
+// gone wrong, a damaged file).
+var ErrBadVersion = errors.New("not a guardrails version")
 
 // ErrNoChange reports a rollback to a text equal to the current one.
 var ErrNoChange = errors.New("nothing would change")

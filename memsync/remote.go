@@ -129,7 +129,7 @@ func openRemote(o *Options) (fetchFrom, pushTo remote, ep *endpoint, err error) 
 		case "ssh", "http", "https", "git":
 			return newSmartRemote(o, ep.name, u, e), nil
 		}
-		return nil, fmt.Errorf("remote %s: protocol %q is not supported (file, ssh, http, https, git are)", ep.name, e.Protocol)
+		return nil, &ProtocolError{Remote: ep.name, Protocol: e.Protocol}
 	}
 	if fetchFrom, err = mk(ep.fetchURL); err != nil {
 		return nil, nil, nil, err
@@ -578,4 +578,15 @@ func isAncestor(s storer.EncodedObjectStorer, a, b plumbing.Hash) bool {
 		queue = append(queue, c.ParentHashes...)
 	}
 	return false
+}
+
+// A ProtocolError reports a remote whose URL names a transport orket
+// does not speak.
+type ProtocolError struct {
+	Remote   string
+	Protocol string
+}
+
+func (e *ProtocolError) Error() string {
+	return fmt.Sprintf("remote %s: protocol %q is not supported (file, ssh, http, https, git are)", e.Remote, e.Protocol)
 }

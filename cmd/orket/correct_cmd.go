@@ -33,7 +33,7 @@ a patch. Corrections feed the proposals people approve as guardrails.`,
 			if err != nil {
 				return err
 			}
-			*result = map[string]any{"code": orket.OK, "entry": res.Entry, "proposals": res.Proposals, "warnings": res.Warnings}
+			*result = res
 			for _, w := range res.Warnings {
 				fmt.Fprintln(o.stderr, "orket: warning: "+w)
 			}

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -122,14 +122,15 @@ orket lessons approve|reject ID decide them.`,
 				}
 			}
 			in, ok := o.stdin.(*os.File)
-			if !ok || !isTerminal(in) || o.json || o.getenv("CI") != "" {
+			out, outOK := o.stdout.(*os.File)
+			if !ok || !outOK || !isTerminal(in) || !isTerminal(out) || o.json || o.getenv("CI") != "" {
 				*result = map[string]any{"code": orket.OK, "pending": nonNilProposals(undecided)}
 				if !o.json {
 					fmt.Fprint(o.stdout, guardrails.RenderList(undecided))
 				}
 				return nil
 			}
-			g := &gate{o: o, in: in, st: st, ck: orket.GuardrailsChecker(r, cfg), by: person(o, r)}
+			g := &gate{o: o, in: in, st: st, ck: orket.GuardrailsChecker(r, cfg), by: person(o, r), r: r}
 			decided, err := g.review(c.Context, undecided)
 			*result = map[string]any{"code": orket.OK, "decided": decided}
 			return err
@@ -151,6 +152,7 @@ type gate struct {
 	st *guardrails.Store
 	ck *guardrails.Checker
 	by string
+	r  *txn.Repo
 }
 
 // A decision is what the review did with a proposal.
@@ -161,8 +163,12 @@ type decision struct {
 	Reason  string `json:"reason,omitempty"`
 }
 
-// review shows each proposal and carries out the key pressed. Ctrl-C or
-// the end of input stops the review; what is left stays pending.
+// errStopped is Ctrl-D in the review: the rest stays pending.
+var errStopped = errors.New("review stopped")
+
+// review shows each proposal and carries out the key pressed. Ctrl-D
+// stops the review; Ctrl-C interrupts it (E_INTERRUPTED): either way
+// what is left stays pending.
 func (g *gate) review(ctx context.Context, ps []*guardrails.Proposal) ([]decision, error) {
 	w := g.o.stdout
 	if len(ps) == 0 {
@@ -183,60 +189,117 @@ func (g *gate) review(ctx context.Context, ps []*guardrails.Proposal) ([]decisio
 		if err != nil {
 			return out, storeError(err)
 		}
-		fmt.Fprintf(w, "\r\nproposal %d of %d\r\n", i+1, len(ps))
-		fmt.Fprint(w, crlf(guardrails.RenderBox(item, width)))
-		for {
-			key, err := readKey(g.in)
-			if err != nil || key == 3 || key == 4 { // Ctrl-C, Ctrl-D
-				fmt.Fprintln(w, "review stopped; the rest stays pending")
-				return out, nil
-			}
-			a := guardrails.KeyAction(key)
-			var reason string
-			switch a {
-			case guardrails.ActionNone:
-				continue
-			case guardrails.ActionView:
-				fmt.Fprint(w, crlf(guardrails.RenderSources(p)))
-				fmt.Fprint(w, crlf(guardrails.RenderBox(item, width)))
-				continue
-			case guardrails.ActionReject:
-				reason = g.askReason()
-				if reason == "" {
-					fmt.Fprintln(w, "a rejection needs a reason; press a key again")
-					continue
-				}
-			}
-			v, dp, err := g.st.Decide(ctx, p.ID, a, g.by, reason, g.o.now().UTC())
-			if err != nil {
-				return out, err
-			}
-			d := decision{ID: dp.ID, Status: string(dp.Status), Reason: reason}
-			switch a {
-			case guardrails.ActionApprove:
-				d.Version = v.Version
-				fmt.Fprintf(w, "approved %s: %s's guardrails are now v%d (%s)\n", p.ID, p.Agent, v.Version, g.st.Path(p.Agent, v.Version))
-			case guardrails.ActionReject:
-				fmt.Fprintf(w, "rejected %s: %s\n", p.ID, reason)
-			case guardrails.ActionDefer:
-				fmt.Fprintf(w, "deferred %s: it stays pending\n", p.ID)
-			}
-			out = append(out, d)
-			break
+		fmt.Fprintf(w, "\nproposal %d of %d\n", i+1, len(ps))
+		fmt.Fprint(w, guardrails.RenderBox(item, width))
+		d, err := g.decide(ctx, p, item, width)
+		if errors.Is(err, errStopped) {
+			fmt.Fprintln(w, "review stopped; the rest stays pending")
+			return out, nil
 		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, *d)
 	}
 	return out, nil
 }
 
-// askReason reads a line (the terminal as it normally is).
-func (g *gate) askReason() string {
-	fmt.Fprint(g.o.stdout, "Why reject it? ")
-	s, _ := bufio.NewReader(g.in).ReadString('\n')
-	return strings.TrimSpace(s)
+// decide reads keys until one decides the proposal.
+func (g *gate) decide(ctx context.Context, p *guardrails.Proposal, item *guardrails.ReviewItem, width int) (*decision, error) {
+	w := g.o.stdout
+	for {
+		key, err := readKey(g.in)
+		if err != nil {
+			return nil, errStopped
+		}
+		if err := g.control(key); err != nil {
+			return nil, err
+		}
+		a := guardrails.KeyAction(rune(key))
+		var reason string
+		switch a {
+		case guardrails.ActionNone:
+			continue
+		case guardrails.ActionView:
+			fmt.Fprint(w, guardrails.RenderSources(p))
+			fmt.Fprint(w, guardrails.RenderBox(item, width))
+			continue
+		case guardrails.ActionReject:
+			fmt.Fprint(w, "Why reject it? ")
+			if reason, err = g.readLine(); err != nil {
+				return nil, err
+			}
+			if reason == "" {
+				fmt.Fprintln(w, "a rejection needs a reason; press a key again")
+				continue
+			}
+		}
+		v, dp, err := g.st.Decide(ctx, p.ID, a, g.by, reason, g.o.now().UTC())
+		if err != nil {
+			return nil, storeError(err)
+		}
+		d := &decision{ID: dp.ID, Status: string(dp.Status), Reason: reason}
+		switch a {
+		case guardrails.ActionApprove:
+			d.Version = v.Version
+			fmt.Fprintf(w, "approved %s: %s's guardrails are now v%d (%s)\n", p.ID, p.Agent, v.Version, displayRel(g.r, g.st.Path(p.Agent, v.Version)))
+		case guardrails.ActionReject:
+			fmt.Fprintf(w, "rejected %s: %s\n", p.ID, reason)
+		case guardrails.ActionDefer:
+			fmt.Fprintf(w, "deferred %s: it stays pending\n", p.ID)
+		}
+		return d, nil
+	}
 }
 
-// readKey reads one key from the terminal without waiting for Enter.
-func readKey(f *os.File) (rune, error) {
+// control handles Ctrl-C (an interrupt) and Ctrl-D (stop).
+func (g *gate) control(key byte) error {
+	switch key {
+	case 3:
+		fmt.Fprintln(g.o.stdout)
+		return &orket.Error{Code: orket.EInterrupted, Msg: "the review was interrupted (Ctrl-C)", Hint: "what was not decided stays pending: orket lessons review"}
+	case 4:
+		return errStopped
+	}
+	return nil
+}
+
+// readLine reads a reason in raw mode, a byte at a time, echoing it:
+// Enter ends it, Backspace erases, Ctrl-C and Ctrl-D stop as keys do.
+func (g *gate) readLine() (string, error) {
+	var line []byte
+	for {
+		key, err := readKey(g.in)
+		if err != nil {
+			return "", errStopped
+		}
+		if err := g.control(key); err != nil {
+			return "", err
+		}
+		switch {
+		case key == '\r' || key == '\n':
+			fmt.Fprintln(g.o.stdout)
+			return strings.TrimSpace(string(line)), nil
+		case key == 127 || key == 8:
+			if len(line) > 0 {
+				// Erase a whole UTF-8 character.
+				i := len(line) - 1
+				for i > 0 && line[i]&0xC0 == 0x80 {
+					i--
+				}
+				line = line[:i]
+				fmt.Fprint(g.o.stdout, "\b \b")
+			}
+		case key >= 0x20 || key == '\t':
+			line = append(line, key)
+			g.o.stdout.Write([]byte{key})
+		}
+	}
+}
+
+// readKey reads one byte from the terminal without waiting for Enter and
+// without the terminal's own echo or signals.
+func readKey(f *os.File) (byte, error) {
 	old, err := term.MakeRaw(int(f.Fd()))
 	if err != nil {
 		return 0, err
@@ -246,12 +309,8 @@ func readKey(f *os.File) (rune, error) {
 	if _, err := io.ReadFull(f, b[:]); err != nil {
 		return 0, err
 	}
-	return rune(b[0]), nil
+	return b[0], nil
 }
-
-// crlf ends lines as a terminal in raw mode wants them; in cooked mode
-// the extra \r is harmless.
-func crlf(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
 
 func lessonsApproveCommand(o *options, result *any) *cli.Command {
 	var by string
@@ -270,7 +329,7 @@ func lessonsApproveCommand(o *options, result *any) *cli.Command {
 			}
 			v, p, err := st.Approve(c.Context, id, orDefault(by, person(o, r)), o.now().UTC())
 			if err != nil {
-				return err
+				return storeError(err)
 			}
 			*result = map[string]any{"code": orket.OK, "proposal": p, "version": v}
 			if !o.json {
@@ -304,7 +363,7 @@ func lessonsRejectCommand(o *options, result *any) *cli.Command {
 			}
 			p, err := st.Reject(c.Context, id, orDefault(by, person(o, r)), reason, o.now().UTC())
 			if err != nil {
-				return err
+				return storeError(err)
 			}
 			*result = map[string]any{"code": orket.OK, "proposal": p}
 			if !o.json {
@@ -405,7 +464,7 @@ func guardrailsShowCommand(o *options, result *any) *cli.Command {
 				}
 				v, err = st.Version(agent, n)
 				if err != nil {
-					return err
+					return storeError(err)
 				}
 			} else if v, err = st.Current(agent); err != nil {
 				return storeError(err)
@@ -470,7 +529,7 @@ func guardrailsDiffCommand(o *options, result *any) *cli.Command {
 			}
 			d, err := st.DiffVersions(agent, a, b)
 			if err != nil {
-				return err
+				return storeError(err)
 			}
 			*result = map[string]any{"code": orket.OK, "agent": agent, "from": a, "to": b, "diff": d}
 			if !o.json {
@@ -571,7 +630,7 @@ makes one.`,
 			}
 			v, err := st.Rollback(c.Context, agent, to, orDefault(by, person(o, r)), reason, o.now().UTC())
 			if err != nil {
-				return err
+				return storeError(err)
 			}
 			*result = map[string]any{"code": orket.OK, "agent": agent, "version": v}
 			if !o.json {

@@ -91,6 +91,9 @@ preflight checks for it. Hooks feed it to agents (docs/integrations).`,
 				return err
 			}
 			*result = v
+			for _, w := range v.Warnings {
+				fmt.Fprintln(o.stderr, "orket: warning: "+w)
+			}
 			if !o.json {
 				fmt.Fprint(o.stdout, v.Markdown())
 			}
