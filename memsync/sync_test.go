@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orket/orket/feedback"
+	"github.com/orket/orket/internal/flock"
 	"github.com/orket/orket/redact"
 )
 
@@ -566,5 +567,44 @@ func TestImport(t *testing.T) {
 	res, _ = Import(context.Background(), ImportOptions{OrketDir: a.orket}, f)
 	if len(res.Added) != 0 || res.Known != 7 {
 		t.Errorf("second import: %+v", res)
+	}
+}
+
+// TestGuardrailsLockedDuringMerge: a sync writes an agent's guardrail
+// versions under the lock orket lessons approve takes, so an approval
+// and a sync never write one version number at once.
+func TestGuardrailsLockedDuringMerge(t *testing.T) {
+	remote := newBare(t)
+	a, b := newClone(t, remote), newClone(t, remote)
+	a.write("guardrails/claude/v1.md", "# Guardrails of claude\n\n- run go generate before go test\n")
+	a.write("guardrails/claude/v1.json", `{"version":1,"created_at":"2026-07-14T09:00:00Z","approved_by":"ana"}`+"\n")
+	a.sync()
+	if err := os.MkdirAll(b.path("guardrails/claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := flock.Acquire(context.Background(), b.path("guardrails/claude/.lock"), flock.Mode{Exclusive: true, Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.trySync()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		unlock()
+		t.Fatalf("the sync did not wait for the agent's lock (err %v)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := os.Stat(b.path("guardrails/claude/v1.md")); err == nil {
+		t.Error("v1.md was written while the agent's lock was held")
+	}
+	unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.read("guardrails/claude/v1.md"), "go generate") {
+		t.Error("the version did not arrive once the lock was released")
 	}
 }

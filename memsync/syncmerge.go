@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -99,6 +100,22 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 			unlocks[i]()
 		}
 	}()
+	// Each agent's guardrails under the lock orket lessons approve and
+	// orket guardrails rollback take, first: they take it before the
+	// proposals log's, and so must a sync, or the two could wait on each
+	// other.
+	for _, agent := range s.guardrailAgents(in) {
+		// Made through the root: never through a symlink.
+		if err := s.root.MkdirAll(GuardrailsDir+"/"+agent, 0o755); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		dir := filepath.Join(s.o.OrketDir, filepath.FromSlash(GuardrailsDir), agent)
+		u, err := flock.Acquire(ctx, filepath.Join(dir, ".lock"), flock.Mode{Exclusive: true, Wait: true})
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("lock the guardrails of %s: %w", agent, err)
+		}
+		unlocks = append(unlocks, u)
+	}
 	for _, l := range s.logs {
 		u, err := flock.Acquire(ctx, l.Path+".lock", flock.Mode{Exclusive: true, Wait: true})
 		if err != nil {
@@ -672,4 +689,30 @@ func (p *logPlan) writeIf(full func() ([]byte, error), prefix int64, tail []byte
 		return writeLocalLog(p.log.Path, p.loc, prefix, tail, full)
 	}
 	return statFile(p.log.Path)
+}
+
+// guardrailAgents names the agents whose guardrails the merge may write:
+// those with a directory here, and those the remote's memory holds.
+func (s *syncer) guardrailAgents(in *inputs) []string {
+	seen := map[string]bool{}
+	if es, err := os.ReadDir(filepath.Join(s.o.OrketDir, filepath.FromSlash(GuardrailsDir))); err == nil {
+		for _, e := range es {
+			if e.IsDir() && validAgent(e.Name()) {
+				seen[e.Name()] = true
+			}
+		}
+	}
+	for p := range in.fRemote {
+		if rest, ok := strings.CutPrefix(p, GuardrailsDir+"/"); ok {
+			if agent, _, ok := strings.Cut(rest, "/"); ok && validAgent(agent) {
+				seen[agent] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for a := range seen {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
 }
