@@ -191,6 +191,12 @@ func (r *Run) exposeGuardrails() {
 		folds = append(folds, guardrails.AdvisoryFold(a))
 	}
 	x := guardrails.NewExposure(r.rec.RunID, agent, r.req.Env.Now().UTC(), version, r.rec.Request.Scope, folds)
+	// .orket/.gitignore before anything else in .orket: a run killed
+	// right after this line leaves nothing git would show.
+	if err := ensureLessonDir(r.req.Repo); err != nil {
+		r.obs.Warn("cannot create .orket: " + err.Error())
+		return
+	}
 	if err := guardrails.OpenExposures(st.OrketDir).Record(x); err != nil {
 		r.obs.Warn("cannot record what the run was told (.orket/memory/advised.jsonl): " + err.Error())
 	}

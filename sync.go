@@ -110,7 +110,11 @@ func (r *Run) autoSync(ctx context.Context, when string) {
 	o := syncOptions(r.req.Repo, r.req.Config, r.req.Env)
 	o.Pull = when == "start"
 	v := SyncView{When: when, Remote: o.Remote}
-	res, err := memsync.Sync(ctx, o)
+	err := ensureOrketState(r.req.Repo)
+	var res *memsync.Result
+	if err == nil {
+		res, err = memsync.Sync(ctx, o)
+	}
 	if err != nil {
 		p := Describe(err)
 		v.Error, v.Code = p.Msg, p.Code
