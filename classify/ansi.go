@@ -1,9 +1,6 @@
 package classify
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // ansiEscape matches the terminal escape sequences tools print when they
 // believe they write to a terminal (a pseudo-terminal, FORCE_COLOR in CI):
@@ -11,7 +8,7 @@ import (
 // OSC sequences ended by BEL or ST (hyperlinks, window titles:
 // "\x1b]8;;URL\x1b\\"), and the two-byte escapes (charset selection
 // "\x1b(B", keypad modes "\x1b="). None of them crosses a line.
-var ansiEscape = regexp.MustCompile(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[()*+][0-9A-Za-z]|[@-Z\\-_=>])`)
+var ansiEscape = lazyRegexp(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[()*+][0-9A-Za-z]|[@-Z\\-_=>])`)
 
 // StripANSI returns s without terminal escape sequences, so that
 // "\x1b[31mFAIL\x1b[0m x" reads as "FAIL x". Text without an escape byte
@@ -20,7 +17,7 @@ func StripANSI(s string) string {
 	if strings.IndexByte(s, 0x1b) < 0 {
 		return s
 	}
-	return ansiEscape.ReplaceAllLiteralString(s, "")
+	return ansiEscape().ReplaceAllLiteralString(s, "")
 }
 
 // Plain returns output as a terminal shows it, which is how the rules read

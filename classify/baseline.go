@@ -1,9 +1,6 @@
 package classify
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // maxBaseline bounds how much of the last passing output is compared:
 // its tail, like the lesson's own output tail.
@@ -109,14 +106,14 @@ func NewErrors(output, baseline string) []string {
 	lines := strings.SplitAfter(output, "\n")
 	var out []string
 	for _, i := range NewLines(output, baseline) {
-		if l := strings.TrimSpace(lines[i]); errorLine.MatchString(l) {
+		if l := strings.TrimSpace(lines[i]); errorLine().MatchString(l) {
 			out = append(out, clipAt(l, 200))
 		}
 	}
 	return out
 }
 
-var digits = regexp.MustCompile(`[0-9]+`)
+var digits = lazyRegexp(`[0-9]+`)
 
 // LineKey is a line as NewLines compares it: as a terminal shows it (see
 // Plain), in Normalize's form, with every run of digits made one, and
@@ -126,5 +123,5 @@ func LineKey(line string) string {
 	if line == "" {
 		return ""
 	}
-	return digits.ReplaceAllString(Normalize(line), "0")
+	return digits().ReplaceAllString(Normalize(line), "0")
 }

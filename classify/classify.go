@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/orket/orket/config"
@@ -65,20 +66,22 @@ func New(user []config.Rule) *Classifier {
 		ur := &Rule{ID: r.ID, Tag: r.Tag, Tool: "orket.yaml", Pattern: r.Re, Confidence: 0.95, userChecks: r.Preflight}
 		c.rules = append(c.rules, compiled{Rule: ur, source: "user", anchors: Anchors(r.Re)})
 	}
-	for i := range Builtin {
-		c.rules = append(c.rules, compiled{Rule: &Builtin[i], source: "regex", anchors: builtinAnchors[i]})
+	builtin, anchors := Builtin(), builtinAnchors()
+	for i := range builtin {
+		c.rules = append(c.rules, compiled{Rule: &builtin[i], source: "regex", anchors: anchors[i]})
 	}
 	return c
 }
 
-// builtinAnchors holds the anchors of Builtin, computed once.
-var builtinAnchors = func() [][]string {
-	a := make([][]string, len(Builtin))
-	for i := range Builtin {
-		a[i] = Anchors(Builtin[i].Pattern)
+// builtinAnchors returns the anchors of Builtin, computed once.
+var builtinAnchors = sync.OnceValue(func() [][]string {
+	builtin := Builtin()
+	a := make([][]string, len(builtin))
+	for i := range builtin {
+		a[i] = Anchors(builtin[i].Pattern)
 	}
 	return a
-}()
+})
 
 // maxMatchesPerRule bounds the signals one rule contributes.
 const maxMatchesPerRule = 3
@@ -292,7 +295,7 @@ func clip(s string) string {
 	return s
 }
 
-var errorLine = regexp.MustCompile(`(?i)\b(?:error|fail(?:ed|ure)?|panic|exception|cannot|undefined|refused|not found|no such|missing|denied|invalid)\b`)
+var errorLine = lazyRegexp(`(?i)\b(?:error|fail(?:ed|ure)?|panic|exception|cannot|undefined|refused|not found|no such|missing|denied|invalid)\b`)
 
 // FirstError returns the first line of output that looks like an error,
 // as a person reads it (see Plain), without a log timestamp in front,
@@ -302,10 +305,10 @@ var errorLine = regexp.MustCompile(`(?i)\b(?:error|fail(?:ed|ure)?|panic|excepti
 func FirstError(output string) string {
 	for _, line := range strings.Split(Plain(output), "\n") {
 		line = strings.TrimSpace(line)
-		if line == "" || !errorLine.MatchString(line) {
+		if line == "" || !errorLine().MatchString(line) {
 			continue
 		}
-		return clipAt(logStamp.ReplaceAllString(line, ""), 200)
+		return clipAt(logStamp().ReplaceAllString(line, ""), 200)
 	}
 	return ""
 }
@@ -323,23 +326,28 @@ func clipAt(s string, n int) string {
 
 // logStamp is the timestamp Go's log package (and others) put in front of
 // a line.
-var logStamp = regexp.MustCompile(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? `)
+var logStamp = lazyRegexp(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? `)
 
-var normalizers = []struct {
+type normalizer struct {
 	re   *regexp.Regexp
 	with string
-}{
-	{logStamp, ""},
-	{regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?`), "<time>"},
-	{regexp.MustCompile(`(?:/tmp|/var/folders)/[\w./-]+`), "<tmp>"},
-	{regexp.MustCompile(`0x[0-9a-fA-F]+`), "0x…"},
-	{regexp.MustCompile(`\b\d+(?:\.\d+)?(?:ns|µs|us|ms|s)\b`), "<dur>"},
-	{regexp.MustCompile(`\(\d+\)`), "(…)"},
 }
+
+// normalizers are Normalize's replacements, compiled on first use.
+var normalizers = sync.OnceValue(func() []normalizer {
+	return []normalizer{
+		{logStamp(), ""},
+		{regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?`), "<time>"},
+		{regexp.MustCompile(`(?:/tmp|/var/folders)/[\w./-]+`), "<tmp>"},
+		{regexp.MustCompile(`0x[0-9a-fA-F]+`), "0x…"},
+		{regexp.MustCompile(`\b\d+(?:\.\d+)?(?:ns|µs|us|ms|s)\b`), "<dur>"},
+		{regexp.MustCompile(`\(\d+\)`), "(…)"},
+	}
+})
 
 // Normalize makes an error line comparable across runs.
 func Normalize(line string) string {
-	for _, n := range normalizers {
+	for _, n := range normalizers() {
 		line = n.re.ReplaceAllString(line, n.with)
 	}
 	if len(line) > 200 {

@@ -63,7 +63,7 @@ func TestEveryRuleHasRealOutput(t *testing.T) {
 		}
 	}
 	ids := map[string]bool{}
-	for _, r := range Builtin {
+	for _, r := range Builtin() {
 		if ids[r.ID] {
 			t.Errorf("rule id %s is used twice", r.ID)
 		}

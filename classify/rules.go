@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/orket/orket/preflight"
 )
@@ -61,14 +62,14 @@ func group(i int) func([]string) string {
 
 func envCheck(i int) func([]string) *preflight.Check {
 	return func(m []string) *preflight.Check {
-		if !envName.MatchString(m[i]) {
+		if !envName().MatchString(m[i]) {
 			return nil
 		}
 		return &preflight.Check{Type: preflight.EnvVarPresent, Name: m[i]}
 	}
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func commandCheck(i int) func([]string) *preflight.Check {
 	return func(m []string) *preflight.Check {
@@ -124,7 +125,7 @@ func pick(m []string, groups ...int) string {
 
 // unreachable reports whether a reason a client gives says the server
 // could not be reached at all (as opposed to refusing a login).
-var unreachable = regexp.MustCompile(`(?i)^(?:connection refused|timeout expired|connection timed out|no route to host|could not connect)`)
+var unreachable = lazyRegexp(`(?i)^(?:connection refused|timeout expired|connection timed out|no route to host|could not connect)`)
 
 // libpqCheck reads libpq's "connection to server at HOST, port P failed:
 // REASON" (or "on socket PATH"): an address that did not answer, or a
@@ -134,253 +135,260 @@ func libpqCheck(m []string) *preflight.Check {
 	switch {
 	case sock != "" && strings.HasPrefix(reason, "No such file or directory"):
 		return &preflight.Check{Type: preflight.FileExists, Path: sock}
-	case host != "" && unreachable.MatchString(reason):
+	case host != "" && unreachable().MatchString(reason):
 		return addrCheck(1, 2)([]string{"", host, port})
 	}
 	return nil
 }
 
-// Builtin is the catalogue, in priority order: when several rules match,
-// the first one's tag leads the advice. More specific rules come first.
-var Builtin = []Rule{
-	// missing_env_var
-	{ID: "env.named-not-set", Tag: MissingEnvVar, Tool: "any", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`(?i:environment variable|env var|env)\s*[:"'\x60]?\s*\$?(` + envVar + `|[A-Z]{2,})["'\x60]?\s+(?:is\s+)?(?:not set|unset|missing|required|not defined|undefined|empty)`),
-		Check:   envCheck(1), Subject: group(1)},
-	{ID: "env.missing-required", Tag: MissingEnvVar, Tool: "any", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`(?i:missing|required|undefined|unset)\s+(?i:environment variable|env var)s?:?\s*["'\x60]?\$?([A-Za-z_][A-Za-z0-9_]*)`),
-		Check:   envCheck(1), Subject: group(1)},
-	{ID: "env.not-set", Tag: MissingEnvVar, Tool: "any", Confidence: 0.8,
-		Pattern: regexp.MustCompile(`\$?\b(` + envVar + `)\b["'\x60]?\s+(?:is\s+)?(?:not set|unset|must be set|is required|not defined|is empty|environment variable (?:is )?(?:not set|required|missing))`),
-		Check:   envCheck(1), Subject: group(1)},
-	{ID: "python.environ-keyerror", Tag: MissingEnvVar, Tool: "python", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`(?:<frozen os>|os\.py)", line \d+, in __getitem__\s*\n(?:.*\n)*?KeyError: '([A-Za-z_][A-Za-z0-9_]*)'`),
-		Check:   envCheck(1), Subject: group(1)},
-	{ID: "pytest.environ-keyerror", Tag: MissingEnvVar, Tool: "pytest", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`(?m)^E\s+KeyError: '([A-Za-z_][A-Za-z0-9_]*)'\s*\n(?:\s*\n)*(?:<frozen os>|\S*os\.py):\d+: KeyError`),
-		Check:   envCheck(1), Subject: group(1)},
-	{ID: "shell.unbound-variable", Tag: MissingEnvVar, Tool: "sh/bash", Confidence: 0.8,
-		Pattern: regexp.MustCompile(`(?m)^(?:[\w./-]+: )?(?:line )?(?:\d+: )?([A-Za-z_][A-Za-z0-9_]*): (?:unbound variable|parameter (?:null or )?not set|must be set|is required|not set)$`),
-		Check:   envCheck(1), Subject: group(1)},
-	{ID: "rust.env-not-present", Tag: MissingEnvVar, Tool: "rust", Confidence: 0.7,
-		Pattern: regexp.MustCompile(`(?m)(?:^|: )NotPresent$`)},
+// Builtin returns the catalogue, in priority order: when several rules
+// match, the first one's tag leads the advice. More specific rules come
+// first. The patterns are compiled on the first call (a process that never
+// classifies does not pay for them); every call returns the same slice,
+// which callers must not modify.
+func Builtin() []Rule { return builtin() }
 
-	// missing_dependency
-	{ID: "go.module.missing", Tag: MissingDependency, Tool: "go", Confidence: 0.95,
-		Pattern: regexp.MustCompile(`(?:no required module provides package|cannot find module providing package) ([^\s;:]+)`),
-		Subject: group(1)},
-	{ID: "go.package.missing", Tag: MissingDependency, Tool: "go", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`cannot find package "([^"]+)"`), Subject: group(1)},
-	{ID: "go.module.fetch-failed", Tag: MissingDependency, Tool: "go", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`(?m)(?:^go: |: module )([\w.-]+/[\w./-]+?)(?:@[\w.+-]+)?: (?:Get|reading) "?https?://[^\s"]+/@v/`),
-		Subject: group(1)},
-	{ID: "go.sql-unknown-driver", Tag: MissingDependency, Tool: "go", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`sql: unknown driver "([\w-]+)" \(forgotten import\?\)`), Subject: group(1)},
-	{ID: "python.module-not-found", Tag: MissingDependency, Tool: "python", Confidence: 0.95,
-		Pattern: regexp.MustCompile(`ModuleNotFoundError: No module named '([\w.]+)'`), Subject: group(1)},
-	{ID: "mypy.import-not-found", Tag: MissingDependency, Tool: "mypy", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`error: (?:Cannot find implementation or library stub for module named|Library stubs not installed for) "([\w.]+)"`), Subject: group(1)},
-	{ID: "pip.no-distribution", Tag: MissingDependency, Tool: "pip", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`(?m)^ERROR: (?:Could not find a version that satisfies the requirement|No matching distribution found for) ([\w.\[\]-]+)`), Subject: group(1)},
-	{ID: "python.subprocess-not-found", Tag: MissingDependency, Tool: "python", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`in _execute_child\n(?:.*\n){0,4}?FileNotFoundError: \[Errno 2\] No such file or directory: '([^'/]+)'`),
-		Check:   commandCheck(1), Subject: group(1)},
-	{ID: "node.cannot-find-module", Tag: MissingDependency, Tool: "node", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`Error(?: \[ERR_MODULE_NOT_FOUND\])?: Cannot find (?:module|package) '([^'./][^']*)'`), Subject: group(1)},
-	{ID: "typescript.cannot-find-module", Tag: MissingDependency, Tool: "tsc", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`error TS2(?:307|792): Cannot find module '([^'./][^']*)'`), Subject: group(1)},
-	{ID: "npm.fetch-failed", Tag: MissingDependency, Tool: "npm", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`(?m)^npm (?:ERR!|error) (?:code (?:ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|ENOTCACHED|E404|ECONNRESET)$|(?:FetchError: )?request to \S+ failed)`)},
-	{ID: "jest.environment-missing", Tag: MissingDependency, Tool: "jest", Confidence: 0.8,
-		Pattern: regexp.MustCompile(`Test environment ([\w@/.-]+) cannot be found`), Subject: group(1)},
-	{ID: "eslint.plugin-missing", Tag: MissingDependency, Tool: "eslint", Confidence: 0.8,
-		Pattern: regexp.MustCompile(`The [\w-]+ formatter is no longer part of core ESLint|There was a problem loading formatter|ESLint couldn't find the (?:plugin|config) "([^"]+)"`)},
-	{ID: "rust.unresolved-crate", Tag: MissingDependency, Tool: "rustc", Confidence: 0.85,
-		Pattern: regexp.MustCompile("unresolved (?:module or unlinked crate|import) `([\\w:]+)`"), Subject: group(1)},
-	{ID: "cargo.dependency-unavailable", Tag: MissingDependency, Tool: "cargo", Confidence: 0.9,
-		Pattern: regexp.MustCompile("no matching package named `([\\w-]+)` found|failed to get `([\\w-]+)` as a dependency of package"),
-		Subject: func(m []string) string { return pick(m, 1, 2) }},
-	{ID: "java.package-missing", Tag: MissingDependency, Tool: "javac", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`error: package ([\w.]+) does not exist`), Subject: group(1)},
-	{ID: "java.noclassdef", Tag: MissingDependency, Tool: "java", Confidence: 0.8,
-		Pattern: regexp.MustCompile(`java\.lang\.NoClassDefFoundError: ([\w/$]+)\s*\n`), Subject: group(1)},
-	{ID: "maven.resolution", Tag: MissingDependency, Tool: "maven", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`Could not resolve dependencies for project|or one of its dependencies could not be resolved|in offline mode and the artifact \S+ has not been downloaded|Could not (?:find|transfer) artifact|Failed to read artifact descriptor for`)},
-	{ID: "shell.command-not-found", Tag: MissingDependency, Tool: "sh/bash", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`(?m)(?:^|: )([\w.+-]+): (?:command not found|not found)$`),
-		Check:   commandCheck(1), Subject: group(1)},
-	{ID: "make.command-not-found", Tag: MissingDependency, Tool: "make", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`(?m)^make(?:\[\d+\])?: ([\w.+-]+): (?:No such file or directory|Command not found)$`),
-		Check:   commandCheck(1), Subject: group(1)},
-	{ID: "exec.not-in-path", Tag: MissingDependency, Tool: "go/node/java", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`exec: "([\w.+-]+)": executable file not found in \$PATH|spawn(?:Sync)? ([\w.+-]+) ENOENT|Cannot run program "([\w.+-]+)": error=2,`),
-		Check: func(m []string) *preflight.Check {
-			return &preflight.Check{Type: preflight.CommandExists, Command: pick(m, 1, 2, 3)}
-		},
-		Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
+var builtin = sync.OnceValue(func() []Rule {
+	return []Rule{
+		// missing_env_var
+		{ID: "env.named-not-set", Tag: MissingEnvVar, Tool: "any", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`(?i:environment variable|env var|env)\s*[:"'\x60]?\s*\$?(` + envVar + `|[A-Z]{2,})["'\x60]?\s+(?:is\s+)?(?:not set|unset|missing|required|not defined|undefined|empty)`),
+			Check:   envCheck(1), Subject: group(1)},
+		{ID: "env.missing-required", Tag: MissingEnvVar, Tool: "any", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`(?i:missing|required|undefined|unset)\s+(?i:environment variable|env var)s?:?\s*["'\x60]?\$?([A-Za-z_][A-Za-z0-9_]*)`),
+			Check:   envCheck(1), Subject: group(1)},
+		{ID: "env.not-set", Tag: MissingEnvVar, Tool: "any", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`\$?\b(` + envVar + `)\b["'\x60]?\s+(?:is\s+)?(?:not set|unset|must be set|is required|not defined|is empty|environment variable (?:is )?(?:not set|required|missing))`),
+			Check:   envCheck(1), Subject: group(1)},
+		{ID: "python.environ-keyerror", Tag: MissingEnvVar, Tool: "python", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`(?:<frozen os>|os\.py)", line \d+, in __getitem__\s*\n(?:.*\n)*?KeyError: '([A-Za-z_][A-Za-z0-9_]*)'`),
+			Check:   envCheck(1), Subject: group(1)},
+		{ID: "pytest.environ-keyerror", Tag: MissingEnvVar, Tool: "pytest", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`(?m)^E\s+KeyError: '([A-Za-z_][A-Za-z0-9_]*)'\s*\n(?:\s*\n)*(?:<frozen os>|\S*os\.py):\d+: KeyError`),
+			Check:   envCheck(1), Subject: group(1)},
+		{ID: "shell.unbound-variable", Tag: MissingEnvVar, Tool: "sh/bash", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`(?m)^(?:[\w./-]+: )?(?:line )?(?:\d+: )?([A-Za-z_][A-Za-z0-9_]*): (?:unbound variable|parameter (?:null or )?not set|must be set|is required|not set)$`),
+			Check:   envCheck(1), Subject: group(1)},
+		{ID: "rust.env-not-present", Tag: MissingEnvVar, Tool: "rust", Confidence: 0.7,
+			Pattern: regexp.MustCompile(`(?m)(?:^|: )NotPresent$`)},
 
-	// type_error
-	{ID: "go.compile.type", Tag: TypeError, Tool: "go", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`(?m)^\S+\.go:\d+:\d+: (?:cannot use .* as .* value|undefined: \w+|too many arguments|not enough arguments|invalid operation|mismatched types|.* has no field or method|missing return|cannot convert|assignment mismatch|.* is not a type|cannot assign to)`)},
-	{ID: "typescript.error", Tag: TypeError, Tool: "tsc", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`error TS(?:2\d{3}|7\d{3}|180(?:4[6-9]|50)):`),
-		Reject:  regexp.MustCompile(`TS2(?:307|792)`)},
-	{ID: "rust.mismatched-types", Tag: TypeError, Tool: "rustc", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`error\[E0(?:308|277|061|599|425|369|609|610|560|614|604|605|606|271|282|283)\]`)},
-	{ID: "java.incompatible-types", Tag: TypeError, Tool: "javac", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`error: (?:incompatible types|cannot find symbol|method \w+ in class \w+ cannot be applied)`)},
-	{ID: "mypy.error", Tag: TypeError, Tool: "mypy", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`(?m)^\S+\.py:\d+: error: .*\[(?:arg-type|assignment|attr-defined|return-value|call-arg|union-attr|name-defined|index|operator|override|misc|var-annotated|has-type|return|type-var|valid-type)\]$`)},
-	{ID: "python.type-error", Tag: TypeError, Tool: "python", Confidence: 0.6,
-		Pattern:  regexp.MustCompile(`(?m)^(?:E\s+)?TypeError: (.+)$`),
-		Requires: regexp.MustCompile(`(?m)^Traceback \(most recent call last\):|^E\s+TypeError: `)},
+		// missing_dependency
+		{ID: "go.module.missing", Tag: MissingDependency, Tool: "go", Confidence: 0.95,
+			Pattern: regexp.MustCompile(`(?:no required module provides package|cannot find module providing package) ([^\s;:]+)`),
+			Subject: group(1)},
+		{ID: "go.package.missing", Tag: MissingDependency, Tool: "go", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`cannot find package "([^"]+)"`), Subject: group(1)},
+		{ID: "go.module.fetch-failed", Tag: MissingDependency, Tool: "go", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)(?:^go: |: module )([\w.-]+/[\w./-]+?)(?:@[\w.+-]+)?: (?:Get|reading) "?https?://[^\s"]+/@v/`),
+			Subject: group(1)},
+		{ID: "go.sql-unknown-driver", Tag: MissingDependency, Tool: "go", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`sql: unknown driver "([\w-]+)" \(forgotten import\?\)`), Subject: group(1)},
+		{ID: "python.module-not-found", Tag: MissingDependency, Tool: "python", Confidence: 0.95,
+			Pattern: regexp.MustCompile(`ModuleNotFoundError: No module named '([\w.]+)'`), Subject: group(1)},
+		{ID: "mypy.import-not-found", Tag: MissingDependency, Tool: "mypy", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`error: (?:Cannot find implementation or library stub for module named|Library stubs not installed for) "([\w.]+)"`), Subject: group(1)},
+		{ID: "pip.no-distribution", Tag: MissingDependency, Tool: "pip", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`(?m)^ERROR: (?:Could not find a version that satisfies the requirement|No matching distribution found for) ([\w.\[\]-]+)`), Subject: group(1)},
+		{ID: "python.subprocess-not-found", Tag: MissingDependency, Tool: "python", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`in _execute_child\n(?:.*\n){0,4}?FileNotFoundError: \[Errno 2\] No such file or directory: '([^'/]+)'`),
+			Check:   commandCheck(1), Subject: group(1)},
+		{ID: "node.cannot-find-module", Tag: MissingDependency, Tool: "node", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`Error(?: \[ERR_MODULE_NOT_FOUND\])?: Cannot find (?:module|package) '([^'./][^']*)'`), Subject: group(1)},
+		{ID: "typescript.cannot-find-module", Tag: MissingDependency, Tool: "tsc", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`error TS2(?:307|792): Cannot find module '([^'./][^']*)'`), Subject: group(1)},
+		{ID: "npm.fetch-failed", Tag: MissingDependency, Tool: "npm", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^npm (?:ERR!|error) (?:code (?:ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|ENOTCACHED|E404|ECONNRESET)$|(?:FetchError: )?request to \S+ failed)`)},
+		{ID: "jest.environment-missing", Tag: MissingDependency, Tool: "jest", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`Test environment ([\w@/.-]+) cannot be found`), Subject: group(1)},
+		{ID: "eslint.plugin-missing", Tag: MissingDependency, Tool: "eslint", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`The [\w-]+ formatter is no longer part of core ESLint|There was a problem loading formatter|ESLint couldn't find the (?:plugin|config) "([^"]+)"`)},
+		{ID: "rust.unresolved-crate", Tag: MissingDependency, Tool: "rustc", Confidence: 0.85,
+			Pattern: regexp.MustCompile("unresolved (?:module or unlinked crate|import) `([\\w:]+)`"), Subject: group(1)},
+		{ID: "cargo.dependency-unavailable", Tag: MissingDependency, Tool: "cargo", Confidence: 0.9,
+			Pattern: regexp.MustCompile("no matching package named `([\\w-]+)` found|failed to get `([\\w-]+)` as a dependency of package"),
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
+		{ID: "java.package-missing", Tag: MissingDependency, Tool: "javac", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`error: package ([\w.]+) does not exist`), Subject: group(1)},
+		{ID: "java.noclassdef", Tag: MissingDependency, Tool: "java", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`java\.lang\.NoClassDefFoundError: ([\w/$]+)\s*\n`), Subject: group(1)},
+		{ID: "maven.resolution", Tag: MissingDependency, Tool: "maven", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`Could not resolve dependencies for project|or one of its dependencies could not be resolved|in offline mode and the artifact \S+ has not been downloaded|Could not (?:find|transfer) artifact|Failed to read artifact descriptor for`)},
+		{ID: "shell.command-not-found", Tag: MissingDependency, Tool: "sh/bash", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`(?m)(?:^|: )([\w.+-]+): (?:command not found|not found)$`),
+			Check:   commandCheck(1), Subject: group(1)},
+		{ID: "make.command-not-found", Tag: MissingDependency, Tool: "make", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^make(?:\[\d+\])?: ([\w.+-]+): (?:No such file or directory|Command not found)$`),
+			Check:   commandCheck(1), Subject: group(1)},
+		{ID: "exec.not-in-path", Tag: MissingDependency, Tool: "go/node/java", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`exec: "([\w.+-]+)": executable file not found in \$PATH|spawn(?:Sync)? ([\w.+-]+) ENOENT|Cannot run program "([\w.+-]+)": error=2,`),
+			Check: func(m []string) *preflight.Check {
+				return &preflight.Check{Type: preflight.CommandExists, Command: pick(m, 1, 2, 3)}
+			},
+			Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
 
-	// lint_error
-	{ID: "go.vet", Tag: LintError, Tool: "go vet", Confidence: 0.8,
-		Pattern: regexp.MustCompile(`(?m)^\S+\.go:\d+:\d+: (?:\w+\.\w+ format %|.* possible misuse|unreachable code|.* composite literal uses unkeyed fields|result of .* call not used|self-assignment|.* copies lock value|.* passes lock by value)`)},
-	{ID: "golangci.linter", Tag: LintError, Tool: "golangci-lint/staticcheck", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`(?m)^\S+\.go:\d+:\d+: .* \((?:[A-Z]{1,2}\d{4}|errcheck|govet|ineffassign|unused|staticcheck|gosimple|revive|gocritic|misspell)\)$`)},
-	{ID: "gofmt.unformatted", Tag: LintError, Tool: "gofmt", Confidence: 0.8,
-		Pattern: regexp.MustCompile(`(?i)gofmt\b.*(?:not formatted|needs? formatting|needed)|(?m)^diff (?:-u )?\S+\.go\.orig \S+\.go$`)},
-	{ID: "python.flake8-ruff", Tag: LintError, Tool: "flake8/ruff", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`(?m)^\S+\.py:\d+:\d+: [A-Z]{1,3}\d{3,4} `)},
-	{ID: "pylint", Tag: LintError, Tool: "pylint", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`(?m)^\S+\.py:\d+:\d+: [CRWEF]\d{4}: .* \([\w-]+\)$`)},
-	{ID: "black.would-reformat", Tag: LintError, Tool: "black", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`(?m)^would reformat \S+|^\d+ files? would be reformatted`)},
-	{ID: "eslint.problems", Tag: LintError, Tool: "eslint", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`✖ \d+ problems? \(\d+ errors?`)},
-	{ID: "prettier.check", Tag: LintError, Tool: "prettier", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`\[warn\] Code style issues (?:found in|were found in)`)},
-	{ID: "clippy", Tag: LintError, Tool: "clippy", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`rust-clippy/[\w.-]+/index\.html|#\[deny\(clippy::|-D clippy::`)},
-	{ID: "rust.deny-warnings", Tag: LintError, Tool: "rustc", Confidence: 0.8,
-		Pattern: regexp.MustCompile("implied by `-D warnings`|#\\[deny\\((?:warnings|unused\\w*|dead_code)\\)\\]")},
-	{ID: "rustfmt.check", Tag: LintError, Tool: "rustfmt", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`(?m)^Diff in \S+\.rs(?::\d+| at line \d+):`)},
-	{ID: "shellcheck", Tag: LintError, Tool: "shellcheck", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`(?m)^\s*\^-*\^? SC\d{4}(?: \((?:error|warning|info|style)\))?:|^\S+:\d+:\d+: (?:note|warning|error|style): .* \[SC\d{4}\]$`)},
+		// type_error
+		{ID: "go.compile.type", Tag: TypeError, Tool: "go", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S+\.go:\d+:\d+: (?:cannot use .* as .* value|undefined: \w+|too many arguments|not enough arguments|invalid operation|mismatched types|.* has no field or method|missing return|cannot convert|assignment mismatch|.* is not a type|cannot assign to)`)},
+		{ID: "typescript.error", Tag: TypeError, Tool: "tsc", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`error TS(?:2\d{3}|7\d{3}|180(?:4[6-9]|50)):`),
+			Reject:  regexp.MustCompile(`TS2(?:307|792)`)},
+		{ID: "rust.mismatched-types", Tag: TypeError, Tool: "rustc", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`error\[E0(?:308|277|061|599|425|369|609|610|560|614|604|605|606|271|282|283)\]`)},
+		{ID: "java.incompatible-types", Tag: TypeError, Tool: "javac", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`error: (?:incompatible types|cannot find symbol|method \w+ in class \w+ cannot be applied)`)},
+		{ID: "mypy.error", Tag: TypeError, Tool: "mypy", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S+\.py:\d+: error: .*\[(?:arg-type|assignment|attr-defined|return-value|call-arg|union-attr|name-defined|index|operator|override|misc|var-annotated|has-type|return|type-var|valid-type)\]$`)},
+		{ID: "python.type-error", Tag: TypeError, Tool: "python", Confidence: 0.6,
+			Pattern:  regexp.MustCompile(`(?m)^(?:E\s+)?TypeError: (.+)$`),
+			Requires: regexp.MustCompile(`(?m)^Traceback \(most recent call last\):|^E\s+TypeError: `)},
 
-	// test_assertion_failed
-	{ID: "go.test.fail", Tag: TestAssertionFailed, Tool: "go test", Confidence: 0.85,
-		Pattern:  regexp.MustCompile(`(?m)^\s+\S+_test\.go:\d+: (.*)$`),
-		Requires: regexp.MustCompile(`(?m)^\s*--- FAIL: `),
-		Reject:   regexp.MustCompile(`(?i)connection refused|i/o timeout|no such host|deadline exceeded|no such file or directory|executable file not found|\bnot set\b|must be set|is required`),
-		Unless:   regexp.MustCompile(`(?m)^panic: |^WARNING: DATA RACE$|race detected during execution of test|^fatal error: |^signal: killed$`)},
-	{ID: "python.assertion", Tag: TestAssertionFailed, Tool: "python/pytest", Confidence: 0.8,
-		Pattern: regexp.MustCompile(`(?m)^(?:E\s+)?AssertionError\b|^FAILED \S+::\S+ - (?:AssertionError|assert |Failed: DID NOT RAISE)|^E\s+(?:assert |Failed: DID NOT RAISE)|^FAIL: \w+ \(`)},
-	{ID: "node.assertion", Tag: TestAssertionFailed, Tool: "node/jest/vitest", Confidence: 0.8,
-		Pattern: regexp.MustCompile(`AssertionError(?: \[ERR_ASSERTION\])?:|(?m)^\s*Expected: .*\n\s*Received: |expect\(received\)\.\w+\(|code: 'ERR_ASSERTION'`)},
-	{ID: "rust.assertion", Tag: TestAssertionFailed, Tool: "cargo test", Confidence: 0.85,
-		Pattern: regexp.MustCompile("(?m)^assertion (?:`left (?:==|!=) right` )?failed"), Subject: group(0)},
-	{ID: "junit.failure", Tag: TestAssertionFailed, Tool: "maven/junit", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`Tests run: \d+, Failures: [1-9]|expected:<.*> but was:<.*>|expected: <.*> but was: <.*>|AssertionFailedError|java\.lang\.AssertionError`)},
+		// lint_error
+		{ID: "go.vet", Tag: LintError, Tool: "go vet", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`(?m)^\S+\.go:\d+:\d+: (?:\w+\.\w+ format %|.* possible misuse|unreachable code|.* composite literal uses unkeyed fields|result of .* call not used|self-assignment|.* copies lock value|.* passes lock by value)`)},
+		{ID: "golangci.linter", Tag: LintError, Tool: "golangci-lint/staticcheck", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S+\.go:\d+:\d+: .* \((?:[A-Z]{1,2}\d{4}|errcheck|govet|ineffassign|unused|staticcheck|gosimple|revive|gocritic|misspell)\)$`)},
+		{ID: "gofmt.unformatted", Tag: LintError, Tool: "gofmt", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`(?i)gofmt\b.*(?:not formatted|needs? formatting|needed)|(?m)^diff (?:-u )?\S+\.go\.orig \S+\.go$`)},
+		{ID: "python.flake8-ruff", Tag: LintError, Tool: "flake8/ruff", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S+\.py:\d+:\d+: [A-Z]{1,3}\d{3,4} `)},
+		{ID: "pylint", Tag: LintError, Tool: "pylint", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S+\.py:\d+:\d+: [CRWEF]\d{4}: .* \([\w-]+\)$`)},
+		{ID: "black.would-reformat", Tag: LintError, Tool: "black", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^would reformat \S+|^\d+ files? would be reformatted`)},
+		{ID: "eslint.problems", Tag: LintError, Tool: "eslint", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`✖ \d+ problems? \(\d+ errors?`)},
+		{ID: "prettier.check", Tag: LintError, Tool: "prettier", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`\[warn\] Code style issues (?:found in|were found in)`)},
+		{ID: "clippy", Tag: LintError, Tool: "clippy", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`rust-clippy/[\w.-]+/index\.html|#\[deny\(clippy::|-D clippy::`)},
+		{ID: "rust.deny-warnings", Tag: LintError, Tool: "rustc", Confidence: 0.8,
+			Pattern: regexp.MustCompile("implied by `-D warnings`|#\\[deny\\((?:warnings|unused\\w*|dead_code)\\)\\]")},
+		{ID: "rustfmt.check", Tag: LintError, Tool: "rustfmt", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^Diff in \S+\.rs(?::\d+| at line \d+):`)},
+		{ID: "shellcheck", Tag: LintError, Tool: "shellcheck", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`(?m)^\s*\^-*\^? SC\d{4}(?: \((?:error|warning|info|style)\))?:|^\S+:\d+:\d+: (?:note|warning|error|style): .* \[SC\d{4}\]$`)},
 
-	// build_config_error
-	{ID: "go.mod-config", Tag: BuildConfigError, Tool: "go", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`go\.mod file not found|does not contain main module|cannot find main module|missing go\.sum entry|updates to go\.mod needed|go\.mod requires go >= [\d.]+|errors parsing go\.mod|replacement directory \S+ does not exist`)},
-	{ID: "npm.missing-script", Tag: BuildConfigError, Tool: "npm", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`(?i)npm (?:ERR!|error) missing script:? "?([\w:-]+)`), Subject: group(1)},
-	{ID: "npm.package-json", Tag: BuildConfigError, Tool: "npm", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`(?m)^npm (?:ERR!|error) code EJSONPARSE$|Invalid package\.json`)},
-	{ID: "typescript.config", Tag: BuildConfigError, Tool: "tsc", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`error TS(?:5\d{3}|60(?:46|53|54|59)|18003):`)},
-	{ID: "eslint.config", Tag: BuildConfigError, Tool: "eslint", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`Configuration for rule "[^"]+" is invalid|ESLint couldn't find an eslint\.config|No ESLint configuration found`)},
-	{ID: "pytest.config", Tag: BuildConfigError, Tool: "pytest", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`(?m)^ERROR: usage: .*\n.*error: unrecognized arguments: |^ERROR: \S*(?:pytest\.ini|pyproject\.toml|setup\.cfg|tox\.ini): |'\w+' not found in \x60markers\x60 configuration option`)},
-	{ID: "python.toml-invalid", Tag: BuildConfigError, Tool: "pip/python", Confidence: 0.8,
-		Pattern: regexp.MustCompile(`tomli?\.TOMLDecodeError|tomllib\.TOMLDecodeError`)},
-	{ID: "mypy.config", Tag: BuildConfigError, Tool: "mypy", Confidence: 0.8,
-		Pattern: regexp.MustCompile(`(?m)^\S*(?:mypy\.ini|setup\.cfg|pyproject\.toml): (?:File contains no section headers|Source contains parsing errors)`)},
-	{ID: "make.no-rule", Tag: BuildConfigError, Tool: "make", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`No rule to make target '([^']+)'|No targets specified and no makefile found|\*\*\* missing separator|\*\*\* (?:recipe|commands) commence before first target`), Subject: group(1)},
-	{ID: "cargo.manifest", Tag: BuildConfigError, Tool: "cargo", Confidence: 0.9,
-		Pattern: regexp.MustCompile("failed to parse manifest at|could not find `Cargo.toml`|(?m)^\\s*--> Cargo\\.toml:\\d+:\\d+|is not supported by the following package|cannot be built because it requires rustc")},
-	{ID: "maven.project", Tag: BuildConfigError, Tool: "maven", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`Non-parseable POM|there is no POM in this directory|Some problems were encountered while processing the POMs|The build could not read \d+ projects?`)},
-	{ID: "rust.include-missing", Tag: BuildConfigError, Tool: "rustc", Confidence: 0.7,
-		Pattern: regexp.MustCompile("couldn't read `([^`]+)`: No such file or directory"),
-		Check:   fileCheck(1), Subject: group(1)},
-	{ID: "go.open-missing-file", Tag: BuildConfigError, Tool: "go", Confidence: 0.6,
-		Pattern: regexp.MustCompile(`open ([\w@./+-]+): no such file or directory`),
-		Check:   fileCheck(1), Subject: group(1)},
-	{ID: "python.file-not-found", Tag: BuildConfigError, Tool: "python", Confidence: 0.6,
-		Pattern: regexp.MustCompile(`FileNotFoundError: \[Errno 2\] No such file or directory: '([^']+)'`),
-		Unless:  regexp.MustCompile(`in _execute_child\n`),
-		Check:   fileCheck(1), Subject: group(1)},
-	{ID: "node.enoent", Tag: BuildConfigError, Tool: "node", Confidence: 0.6,
-		Pattern: regexp.MustCompile(`ENOENT: no such file or directory, (?:open|stat|scandir) '([^']+)'`),
-		Check:   fileCheck(1), Subject: group(1)},
-	{ID: "java.file-missing", Tag: BuildConfigError, Tool: "java", Confidence: 0.6,
-		Pattern: regexp.MustCompile(`java\.nio\.file\.NoSuchFileException: (\S+)|java\.io\.FileNotFoundException: (\S+) \(No such file or directory\)`),
-		Check:   func(m []string) *preflight.Check { return fileCheck(1)([]string{"", pick(m, 1, 2)}) },
-		Subject: func(m []string) string { return pick(m, 1, 2) }},
-	{ID: "shell.file-missing", Tag: BuildConfigError, Tool: "coreutils", Confidence: 0.6,
-		Pattern: regexp.MustCompile(`(?m)^(?:cat|head|tail|cp|wc|grep|sort|jq|diff|cmp|source|\.): ([\w./-]+): No such file or directory$`),
-		Check:   fileCheck(1), Subject: group(1)},
+		// test_assertion_failed
+		{ID: "go.test.fail", Tag: TestAssertionFailed, Tool: "go test", Confidence: 0.85,
+			Pattern:  regexp.MustCompile(`(?m)^\s+\S+_test\.go:\d+: (.*)$`),
+			Requires: regexp.MustCompile(`(?m)^\s*--- FAIL: `),
+			Reject:   regexp.MustCompile(`(?i)connection refused|i/o timeout|no such host|deadline exceeded|no such file or directory|executable file not found|\bnot set\b|must be set|is required`),
+			Unless:   regexp.MustCompile(`(?m)^panic: |^WARNING: DATA RACE$|race detected during execution of test|^fatal error: |^signal: killed$`)},
+		{ID: "python.assertion", Tag: TestAssertionFailed, Tool: "python/pytest", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`(?m)^(?:E\s+)?AssertionError\b|^FAILED \S+::\S+ - (?:AssertionError|assert |Failed: DID NOT RAISE)|^E\s+(?:assert |Failed: DID NOT RAISE)|^FAIL: \w+ \(`)},
+		{ID: "node.assertion", Tag: TestAssertionFailed, Tool: "node/jest/vitest", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`AssertionError(?: \[ERR_ASSERTION\])?:|(?m)^\s*Expected: .*\n\s*Received: |expect\(received\)\.\w+\(|code: 'ERR_ASSERTION'`)},
+		{ID: "rust.assertion", Tag: TestAssertionFailed, Tool: "cargo test", Confidence: 0.85,
+			Pattern: regexp.MustCompile("(?m)^assertion (?:`left (?:==|!=) right` )?failed"), Subject: group(0)},
+		{ID: "junit.failure", Tag: TestAssertionFailed, Tool: "maven/junit", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`Tests run: \d+, Failures: [1-9]|expected:<.*> but was:<.*>|expected: <.*> but was: <.*>|AssertionFailedError|java\.lang\.AssertionError`)},
 
-	// port_in_use
-	{ID: "go.bind-in-use", Tag: PortInUse, Tool: "go", Confidence: 0.95,
-		Pattern: regexp.MustCompile(`listen tcp[46]? (?:[\w.-]*|\[[0-9a-fA-F:.]*\]):(\d+): bind: address already in use`),
-		Check:   portCheck(1), Subject: group(1)},
-	{ID: "node.eaddrinuse", Tag: PortInUse, Tool: "node", Confidence: 0.95,
-		Pattern: regexp.MustCompile(`EADDRINUSE:? address already in use (?:[\w.:-]*|\[[0-9a-fA-F:.]*\]):(\d+)`),
-		Check:   portCheck(1), Subject: group(1)},
-	{ID: "server.port-in-use", Tag: PortInUse, Tool: "postgres/redis/mariadb", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`Is another postmaster already running on port (\d+)\?|listening socket (?:[\w.*-]*|\[[0-9a-fA-F:.]*\]):(\d+): bind: Address already in use|another (?:server|mysqld) running on port: (\d+)`),
-		Check:   func(m []string) *preflight.Check { return portCheck(1)([]string{"", pick(m, 1, 2, 3)}) },
-		Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
-	{ID: "address-in-use", Tag: PortInUse, Tool: "any", Confidence: 0.8,
-		Pattern: regexp.MustCompile(`(?i)address already in use`)},
+		// build_config_error
+		{ID: "go.mod-config", Tag: BuildConfigError, Tool: "go", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`go\.mod file not found|does not contain main module|cannot find main module|missing go\.sum entry|updates to go\.mod needed|go\.mod requires go >= [\d.]+|errors parsing go\.mod|replacement directory \S+ does not exist`)},
+		{ID: "npm.missing-script", Tag: BuildConfigError, Tool: "npm", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`(?i)npm (?:ERR!|error) missing script:? "?([\w:-]+)`), Subject: group(1)},
+		{ID: "npm.package-json", Tag: BuildConfigError, Tool: "npm", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`(?m)^npm (?:ERR!|error) code EJSONPARSE$|Invalid package\.json`)},
+		{ID: "typescript.config", Tag: BuildConfigError, Tool: "tsc", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`error TS(?:5\d{3}|60(?:46|53|54|59)|18003):`)},
+		{ID: "eslint.config", Tag: BuildConfigError, Tool: "eslint", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`Configuration for rule "[^"]+" is invalid|ESLint couldn't find an eslint\.config|No ESLint configuration found`)},
+		{ID: "pytest.config", Tag: BuildConfigError, Tool: "pytest", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^ERROR: usage: .*\n.*error: unrecognized arguments: |^ERROR: \S*(?:pytest\.ini|pyproject\.toml|setup\.cfg|tox\.ini): |'\w+' not found in \x60markers\x60 configuration option`)},
+		{ID: "python.toml-invalid", Tag: BuildConfigError, Tool: "pip/python", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`tomli?\.TOMLDecodeError|tomllib\.TOMLDecodeError`)},
+		{ID: "mypy.config", Tag: BuildConfigError, Tool: "mypy", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`(?m)^\S*(?:mypy\.ini|setup\.cfg|pyproject\.toml): (?:File contains no section headers|Source contains parsing errors)`)},
+		{ID: "make.no-rule", Tag: BuildConfigError, Tool: "make", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`No rule to make target '([^']+)'|No targets specified and no makefile found|\*\*\* missing separator|\*\*\* (?:recipe|commands) commence before first target`), Subject: group(1)},
+		{ID: "cargo.manifest", Tag: BuildConfigError, Tool: "cargo", Confidence: 0.9,
+			Pattern: regexp.MustCompile("failed to parse manifest at|could not find `Cargo.toml`|(?m)^\\s*--> Cargo\\.toml:\\d+:\\d+|is not supported by the following package|cannot be built because it requires rustc")},
+		{ID: "maven.project", Tag: BuildConfigError, Tool: "maven", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`Non-parseable POM|there is no POM in this directory|Some problems were encountered while processing the POMs|The build could not read \d+ projects?`)},
+		{ID: "rust.include-missing", Tag: BuildConfigError, Tool: "rustc", Confidence: 0.7,
+			Pattern: regexp.MustCompile("couldn't read `([^`]+)`: No such file or directory"),
+			Check:   fileCheck(1), Subject: group(1)},
+		{ID: "go.open-missing-file", Tag: BuildConfigError, Tool: "go", Confidence: 0.6,
+			Pattern: regexp.MustCompile(`open ([\w@./+-]+): no such file or directory`),
+			Check:   fileCheck(1), Subject: group(1)},
+		{ID: "python.file-not-found", Tag: BuildConfigError, Tool: "python", Confidence: 0.6,
+			Pattern: regexp.MustCompile(`FileNotFoundError: \[Errno 2\] No such file or directory: '([^']+)'`),
+			Unless:  regexp.MustCompile(`in _execute_child\n`),
+			Check:   fileCheck(1), Subject: group(1)},
+		{ID: "node.enoent", Tag: BuildConfigError, Tool: "node", Confidence: 0.6,
+			Pattern: regexp.MustCompile(`ENOENT: no such file or directory, (?:open|stat|scandir) '([^']+)'`),
+			Check:   fileCheck(1), Subject: group(1)},
+		{ID: "java.file-missing", Tag: BuildConfigError, Tool: "java", Confidence: 0.6,
+			Pattern: regexp.MustCompile(`java\.nio\.file\.NoSuchFileException: (\S+)|java\.io\.FileNotFoundException: (\S+) \(No such file or directory\)`),
+			Check:   func(m []string) *preflight.Check { return fileCheck(1)([]string{"", pick(m, 1, 2)}) },
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
+		{ID: "shell.file-missing", Tag: BuildConfigError, Tool: "coreutils", Confidence: 0.6,
+			Pattern: regexp.MustCompile(`(?m)^(?:cat|head|tail|cp|wc|grep|sort|jq|diff|cmp|source|\.): ([\w./-]+): No such file or directory$`),
+			Check:   fileCheck(1), Subject: group(1)},
 
-	// db_connection_failed
-	{ID: "postgres.connection", Tag: DBConnectionFailed, Tool: "libpq (psql, psycopg2)", Confidence: 0.95,
-		Pattern: regexp.MustCompile(`connection to server (?:at "([^"]+)"(?: \([\d.:a-fA-F]+\))?, port (\d+)|on socket "([^"]+)") failed: ([^\n]*)`),
-		Check:   libpqCheck, Subject: func(m []string) string {
-			if m[3] != "" {
-				return m[3]
-			}
-			return m[1] + ":" + m[2]
-		}},
-	{ID: "pg_isready.no-response", Tag: DBConnectionFailed, Tool: "pg_isready", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`(?m)^([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+) - no response$`),
-		Check:   addrCheck(1, 2), Subject: func(m []string) string { return m[1] + ":" + m[2] }},
-	{ID: "pgx.dial", Tag: DBConnectionFailed, Tool: "pgx", Confidence: 0.9,
-		Pattern:  regexp.MustCompile(`(?m)^\s*([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+) \([^)\s]*\): dial error: `),
-		Requires: regexp.MustCompile("failed to connect to `"),
-		Check:    addrCheck(1, 2), Subject: func(m []string) string { return m[1] + ":" + m[2] }},
-	{ID: "go.dial-refused", Tag: DBConnectionFailed, Tool: "go", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`dial tcp ([\w.-]+|\[[0-9a-fA-F:]+\]):(` + dbPorts + `): connect: connection refused`),
-		Check:   addrCheck(1, 2), Subject: func(m []string) string { return m[1] + ":" + m[2] }},
-	{ID: "node.econnrefused", Tag: DBConnectionFailed, Tool: "node", Confidence: 0.85,
-		Pattern: regexp.MustCompile(`ECONNREFUSED ([\w.-]+|::1):(` + dbPorts + `)\b`),
-		Check:   addrCheck(1, 2), Subject: func(m []string) string { return m[1] + ":" + m[2] }},
-	{ID: "postgres.auth", Tag: DBConnectionFailed, Tool: "postgres", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`password authentication failed for user "([^"]+)"|database "([^"]+)" does not exist|FATAL:\s+role "[^"]+" does not exist|pg_hba\.conf rejects connection|no pg_hba\.conf entry for`)},
-	{ID: "mysql.cannot-connect", Tag: DBConnectionFailed, Tool: "mysql/mariadb", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`Can't connect to (?:local )?(?:MySQL |MariaDB )?server (?:on '([\w.:-]+)'|through socket '([^']+)')(?: \((\d+)\))?|Lost connection to (?:MySQL )?server at '(?:handshake: )?reading initial communication packet`),
-		Check: func(m []string) *preflight.Check {
-			if m[2] != "" && m[3] == "2" {
-				return &preflight.Check{Type: preflight.FileExists, Path: m[2]}
-			}
-			return nil
-		}},
-	{ID: "mysql.access-denied", Tag: DBConnectionFailed, Tool: "mysql/mariadb", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`Access denied for user '[^']*'@'[^']*'(?: \(using password: (?:YES|NO)\)| to database '[^']+')|Unknown database '[^']+'`)},
-	{ID: "redis.cannot-connect", Tag: DBConnectionFailed, Tool: "redis", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`Could not connect to Redis at (?:([\w.-]+):(\d+)|(/\S+)): ([^\n]*)|Error \d+ connecting to ([\w.-]+):(\d+)\. Connection refused`),
-		Check: func(m []string) *preflight.Check {
-			switch {
-			case m[3] != "" && strings.HasPrefix(m[4], "No such file"):
-				return &preflight.Check{Type: preflight.FileExists, Path: m[3]}
-			case m[1] != "" && unreachable.MatchString(m[4]):
-				return addrCheck(1, 2)(m)
-			case m[5] != "":
-				return addrCheck(5, 6)(m)
-			}
-			return nil
-		}},
-	{ID: "redis.auth", Tag: DBConnectionFailed, Tool: "redis", Confidence: 0.9,
-		Pattern: regexp.MustCompile(`NOAUTH (?:Authentication required|HELLO must be called)|WRONGPASS invalid username-password pair|redis\.exceptions\.AuthenticationError`)},
-}
+		// port_in_use
+		{ID: "go.bind-in-use", Tag: PortInUse, Tool: "go", Confidence: 0.95,
+			Pattern: regexp.MustCompile(`listen tcp[46]? (?:[\w.-]*|\[[0-9a-fA-F:.]*\]):(\d+): bind: address already in use`),
+			Check:   portCheck(1), Subject: group(1)},
+		{ID: "node.eaddrinuse", Tag: PortInUse, Tool: "node", Confidence: 0.95,
+			Pattern: regexp.MustCompile(`EADDRINUSE:? address already in use (?:[\w.:-]*|\[[0-9a-fA-F:.]*\]):(\d+)`),
+			Check:   portCheck(1), Subject: group(1)},
+		{ID: "server.port-in-use", Tag: PortInUse, Tool: "postgres/redis/mariadb", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`Is another postmaster already running on port (\d+)\?|listening socket (?:[\w.*-]*|\[[0-9a-fA-F:.]*\]):(\d+): bind: Address already in use|another (?:server|mysqld) running on port: (\d+)`),
+			Check:   func(m []string) *preflight.Check { return portCheck(1)([]string{"", pick(m, 1, 2, 3)}) },
+			Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
+		{ID: "address-in-use", Tag: PortInUse, Tool: "any", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`(?i)address already in use`)},
+
+		// db_connection_failed
+		{ID: "postgres.connection", Tag: DBConnectionFailed, Tool: "libpq (psql, psycopg2)", Confidence: 0.95,
+			Pattern: regexp.MustCompile(`connection to server (?:at "([^"]+)"(?: \([\d.:a-fA-F]+\))?, port (\d+)|on socket "([^"]+)") failed: ([^\n]*)`),
+			Check:   libpqCheck, Subject: func(m []string) string {
+				if m[3] != "" {
+					return m[3]
+				}
+				return m[1] + ":" + m[2]
+			}},
+		{ID: "pg_isready.no-response", Tag: DBConnectionFailed, Tool: "pg_isready", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`(?m)^([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+) - no response$`),
+			Check:   addrCheck(1, 2), Subject: func(m []string) string { return m[1] + ":" + m[2] }},
+		{ID: "pgx.dial", Tag: DBConnectionFailed, Tool: "pgx", Confidence: 0.9,
+			Pattern:  regexp.MustCompile(`(?m)^\s*([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+) \([^)\s]*\): dial error: `),
+			Requires: regexp.MustCompile("failed to connect to `"),
+			Check:    addrCheck(1, 2), Subject: func(m []string) string { return m[1] + ":" + m[2] }},
+		{ID: "go.dial-refused", Tag: DBConnectionFailed, Tool: "go", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`dial tcp ([\w.-]+|\[[0-9a-fA-F:]+\]):(` + dbPorts + `): connect: connection refused`),
+			Check:   addrCheck(1, 2), Subject: func(m []string) string { return m[1] + ":" + m[2] }},
+		{ID: "node.econnrefused", Tag: DBConnectionFailed, Tool: "node", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`ECONNREFUSED ([\w.-]+|::1):(` + dbPorts + `)\b`),
+			Check:   addrCheck(1, 2), Subject: func(m []string) string { return m[1] + ":" + m[2] }},
+		{ID: "postgres.auth", Tag: DBConnectionFailed, Tool: "postgres", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`password authentication failed for user "([^"]+)"|database "([^"]+)" does not exist|FATAL:\s+role "[^"]+" does not exist|pg_hba\.conf rejects connection|no pg_hba\.conf entry for`)},
+		{ID: "mysql.cannot-connect", Tag: DBConnectionFailed, Tool: "mysql/mariadb", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`Can't connect to (?:local )?(?:MySQL |MariaDB )?server (?:on '([\w.:-]+)'|through socket '([^']+)')(?: \((\d+)\))?|Lost connection to (?:MySQL )?server at '(?:handshake: )?reading initial communication packet`),
+			Check: func(m []string) *preflight.Check {
+				if m[2] != "" && m[3] == "2" {
+					return &preflight.Check{Type: preflight.FileExists, Path: m[2]}
+				}
+				return nil
+			}},
+		{ID: "mysql.access-denied", Tag: DBConnectionFailed, Tool: "mysql/mariadb", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`Access denied for user '[^']*'@'[^']*'(?: \(using password: (?:YES|NO)\)| to database '[^']+')|Unknown database '[^']+'`)},
+		{ID: "redis.cannot-connect", Tag: DBConnectionFailed, Tool: "redis", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`Could not connect to Redis at (?:([\w.-]+):(\d+)|(/\S+)): ([^\n]*)|Error \d+ connecting to ([\w.-]+):(\d+)\. Connection refused`),
+			Check: func(m []string) *preflight.Check {
+				switch {
+				case m[3] != "" && strings.HasPrefix(m[4], "No such file"):
+					return &preflight.Check{Type: preflight.FileExists, Path: m[3]}
+				case m[1] != "" && unreachable().MatchString(m[4]):
+					return addrCheck(1, 2)(m)
+				case m[5] != "":
+					return addrCheck(5, 6)(m)
+				}
+				return nil
+			}},
+		{ID: "redis.auth", Tag: DBConnectionFailed, Tool: "redis", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`NOAUTH (?:Authentication required|HELLO must be called)|WRONGPASS invalid username-password pair|redis\.exceptions\.AuthenticationError`)},
+	}
+})

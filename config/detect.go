@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -126,7 +125,7 @@ func hasControl(s string) bool {
 	return strings.IndexFunc(s, unicode.IsControl) >= 0
 }
 
-var makeTestTarget = regexp.MustCompile(`(?m)^test[ \t]*:([^=]|$)`)
+var makeTestTarget = lazyRegexp(`(?m)^test[ \t]*:([^=]|$)`)
 
 // A testCommand is an ecosystem's own test step and the manifest it comes
 // from, which a Makefile test target in the same directory gives way to.
@@ -195,7 +194,7 @@ func detectDir(root, dir string, det *Detection, covered map[string][]string) {
 		}
 		return globs[:1]
 	}
-	hasMakeTest := has("Makefile") && makeTestTarget.MatchString(read("Makefile"))
+	hasMakeTest := has("Makefile") && makeTestTarget().MatchString(read("Makefile"))
 
 	if isExample(dir) {
 		for _, m := range []struct{ file, reason string }{
@@ -492,11 +491,11 @@ preflight:
 	return []byte(b.String())
 }
 
-var plainYAML = regexp.MustCompile(`^[A-Za-z0-9_./-][A-Za-z0-9_ ./:+=-]*$`)
+var plainYAML = lazyRegexp(`^[A-Za-z0-9_./-][A-Za-z0-9_ ./:+=-]*$`)
 
 // yamlString quotes s for a YAML flow or block scalar when it needs it.
 func yamlString(s string) string {
-	if plainYAML.MatchString(s) && !strings.Contains(s, ": ") && !strings.HasSuffix(s, ":") &&
+	if plainYAML().MatchString(s) && !strings.Contains(s, ": ") && !strings.HasSuffix(s, ":") &&
 		!strings.HasSuffix(s, " ") && !isYAMLKeyword(s) {
 		return s
 	}

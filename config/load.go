@@ -109,14 +109,14 @@ func Parse(data []byte, file string) (*Config, error) {
 	return c, nil
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
+var yamlLine = lazyRegexp(`line (\d+)`)
 
 func (d *decoder) syntaxError(err error) *Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	// yaml.v3 omits the line when it is the first, and reports parser
 	// (not scanner) errors with a 0-based line: undo both.
 	line := 1
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = strings.TrimSpace(strings.Replace(msg, m[0]+":", "", 1))
 		if strings.HasPrefix(msg, "did not find expected") || strings.HasPrefix(msg, "found undefined tag handle") {
@@ -420,7 +420,7 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 	return nil
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // feedbackCategories are the categories feedback.keywords may extend
 // (feedback.Categories, but for other).
@@ -531,7 +531,7 @@ func (d *decoder) verify(v *Verify, n *yaml.Node) error {
 	return d.checkProfiles(v)
 }
 
-var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+var profileName = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 func (d *decoder) profiles(v *Verify, n *yaml.Node) error {
 	n = resolve(n)
@@ -544,7 +544,7 @@ func (d *decoder) profiles(v *Verify, n *yaml.Node) error {
 		if err != nil {
 			return err
 		}
-		if !profileName.MatchString(name) {
+		if !profileName().MatchString(name) {
 			return d.errf(k, "use letters, digits, '.', '_' and '-'", "profile name %q is not a plain name", name)
 		}
 		if v.Profiles[name] != nil {
@@ -722,7 +722,7 @@ func (d *decoder) env(m map[string]string, n *yaml.Node, what string) error {
 		if err != nil {
 			return err
 		}
-		if !envName.MatchString(name) {
+		if !envName().MatchString(name) {
 			return d.errf(k, "use letters, digits and _, not starting with a digit", "%s: %q is not a variable name", what, name)
 		}
 		if _, dup := m[name]; dup {
@@ -791,7 +791,7 @@ func (d *decoder) lessons(l *Lessons, n *yaml.Node) error {
 	})
 }
 
-var tagName = regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
+var tagName = lazyRegexp(`^[a-z][a-z0-9_.-]*$`)
 
 func (d *decoder) classify(c *Classify, n *yaml.Node) error {
 	return d.mapping(n, "classify", classifyKeys, func(_ string, _, v *yaml.Node) error {
@@ -811,7 +811,7 @@ func (d *decoder) classify(c *Classify, n *yaml.Node) error {
 					r.ID, err = d.nonEmpty(x, what+" id")
 				case "tag":
 					r.Tag, err = d.nonEmpty(x, what+" tag")
-					if err == nil && !tagName.MatchString(r.Tag) {
+					if err == nil && !tagName().MatchString(r.Tag) {
 						err = d.errf(x, "tags are lower-case words joined by _, such as missing_env_var", "%s tag %q is not a plain tag", what, r.Tag)
 					}
 				case "pattern":

@@ -272,7 +272,7 @@ func tokenize(text string) []token {
 				upper, start, sentence = unicode.IsUpper(r), sentence, false
 			}
 			lr := unicode.ToLower(r)
-			if f, ok := fold[lr]; ok {
+			if f, ok := fold()[lr]; ok {
 				b.WriteString(f)
 			} else {
 				b.WriteRune(lr)
@@ -293,8 +293,9 @@ func isApostrophe(r rune) bool {
 	return false
 }
 
-// fold maps the lower-case accented Latin letters to plain ASCII.
-var fold = func() map[rune]string {
+// fold maps the lower-case accented Latin letters to plain ASCII; the map
+// is built on first use.
+var fold = sync.OnceValue(func() map[rune]string {
 	m := map[rune]string{}
 	for _, g := range []struct{ to, from string }{
 		{"a", "àáâãäåāăąǎȁȃȧạảấầẩẫậắằẳẵặ"},
@@ -326,4 +327,4 @@ var fold = func() map[rune]string {
 		}
 	}
 	return m
-}()
+})

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"strings"
 	"time"
 
@@ -150,10 +149,10 @@ type mdLine struct {
 }
 
 var (
-	atxRe   = regexp.MustCompile(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$`)
-	fenceRe = regexp.MustCompile("^ {0,3}(```+|~~~+)")
-	delimRe = regexp.MustCompile(`^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$`)
-	learnRe = regexp.MustCompile(`^ {0,3}[-*+] \*\*[^*]+\*\* — `)
+	atxRe   = lazyRegexp(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$`)
+	fenceRe = lazyRegexp("^ {0,3}(```+|~~~+)")
+	delimRe = lazyRegexp(`^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$`)
+	learnRe = lazyRegexp(`^ {0,3}[-*+] \*\*[^*]+\*\* — `)
 )
 
 func parseMemory(doc []byte) []mdLine {
@@ -181,14 +180,14 @@ func parseMemory(doc []byte) []mdLine {
 				open = ""
 			}
 		default:
-			if m := fenceRe.FindStringSubmatch(text); m != nil && !(m[1][0] == '`' && strings.Contains(text[len(m[0]):], "`")) {
+			if m := fenceRe().FindStringSubmatch(text); m != nil && !(m[1][0] == '`' && strings.Contains(text[len(m[0]):], "`")) {
 				l.hidden, open = true, m[1]
 			} else if t := strings.TrimLeft(text, " "); len(text)-len(t) <= 3 && strings.HasPrefix(t, "<!--") {
 				l.hidden = true
 				if !strings.Contains(t[4:], "-->") {
 					open = "-->"
 				}
-			} else if m := atxRe.FindStringSubmatch(text); m != nil {
+			} else if m := atxRe().FindStringSubmatch(text); m != nil {
 				l.level = len(m[1])
 				l.heading = Normalize(strings.TrimRight(m[2], "# \t"))
 			}
@@ -295,7 +294,7 @@ func lastTable(lines []mdLine, from, to int) int {
 		for j < to && !lines[j].hidden && strings.HasPrefix(strings.TrimSpace(lines[j].text), "|") {
 			j++
 		}
-		if j-i >= 2 && delimRe.MatchString(lines[i+1].text) {
+		if j-i >= 2 && delimRe().MatchString(lines[i+1].text) {
 			found = j
 		}
 		i = j
@@ -341,7 +340,7 @@ func insertAt(doc []byte, lines []mdLine, at int, add []string, blank bool, nl s
 func CountLearnings(doc []byte) int {
 	n := 0
 	for _, l := range parseMemory(doc) {
-		if !l.hidden && learnRe.MatchString(l.text) {
+		if !l.hidden && learnRe().MatchString(l.text) {
 			n++
 		}
 	}

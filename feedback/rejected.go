@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,7 +46,7 @@ const (
 // maxRejectedRead bounds what is read of a dropped file for the review.
 const maxRejectedRead = 256 << 10
 
-var runPatchRe = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}\.patch$`)
+var runPatchRe = lazyRegexp(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}\.patch$`)
 
 // UndoPatchName returns the name of the patch orket keeps in the
 // rejected folder for a run whose change a rejection took out.
@@ -56,7 +55,7 @@ func UndoPatchName(runID string) string { return runID + ".patch" }
 // IsUndoPatch reports whether name is one of orket's own undo patches:
 // "<run-id>.patch", with a run id as orket makes them
 // (20260203T164500Z-a1b2c3).
-func IsUndoPatch(name string) bool { return runPatchRe.MatchString(name) }
+func IsUndoPatch(name string) bool { return runPatchRe().MatchString(name) }
 
 // A Reviewer reviews the files dropped in the rejected folder.
 type Reviewer struct {
@@ -305,7 +304,7 @@ func notReviewable(kind string, err error) string {
 // statedReasonRe finds a reason a dropped file states for itself, on a
 // line of its own near the top: "Reason: ...", "Why: ...", "Rejected
 // because ...", "Motivo: ...".
-var statedReasonRe = regexp.MustCompile(`(?i)^\s*(?:[-*>#]\s*)*(?:\*\*)?(?:(?:reason|why|rejection reason|motivo)(?:\*\*)?\s*[:\-—]|rejected because\b)\s*(?:\*\*)?\s*(.+)$`)
+var statedReasonRe = lazyRegexp(`(?i)^\s*(?:[-*>#]\s*)*(?:\*\*)?(?:(?:reason|why|rejection reason|motivo)(?:\*\*)?\s*[:\-—]|rejected because\b)\s*(?:\*\*)?\s*(.+)$`)
 
 // statedReason returns the reason a file states in its first 50 lines,
 // or "".
@@ -315,7 +314,7 @@ func statedReason(content []byte) string {
 		lines = lines[:50]
 	}
 	for _, l := range lines {
-		if m := statedReasonRe.FindStringSubmatch(strings.TrimRight(l, "\r")); m != nil {
+		if m := statedReasonRe().FindStringSubmatch(strings.TrimRight(l, "\r")); m != nil {
 			if s := strings.TrimSpace(strings.Trim(m[1], "*")); s != "" {
 				return s
 			}

@@ -3,6 +3,7 @@ package feedback
 import (
 	"path"
 	"strings"
+	"sync"
 )
 
 // A tech is a tool or language orket knows by name.
@@ -148,7 +149,8 @@ type techAlias struct {
 	file  bool // a file of the touch set, not a tool
 }
 
-var knownTechs = func() *techIndex {
+// knownTechs is the index of techs, built on first use.
+var knownTechs = sync.OnceValue(func() *techIndex {
 	ix := &techIndex{first: map[string][]techAlias{}}
 	for _, t := range techs {
 		for _, a := range t.aliases {
@@ -159,7 +161,7 @@ var knownTechs = func() *techIndex {
 		}
 	}
 	return ix
-}()
+})
 
 func (ix *techIndex) add(alias, name string, bare, file bool) {
 	w := Words(alias)
@@ -187,10 +189,11 @@ var commonStems = map[string]bool{
 // is not a common one such as main or index).
 func runIndex(rc RunContext) *techIndex {
 	if len(rc.Commands) == 0 && len(rc.Paths) == 0 {
-		return knownTechs
+		return knownTechs()
 	}
-	ix := &techIndex{first: make(map[string][]techAlias, len(knownTechs.first))}
-	for k, v := range knownTechs.first {
+	known := knownTechs()
+	ix := &techIndex{first: make(map[string][]techAlias, len(known.first))}
+	for k, v := range known.first {
 		ix.first[k] = v
 	}
 	for _, c := range rc.Commands {

@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -71,12 +70,12 @@ func (e Evidence) Why() string {
 }
 
 var (
-	backquoted = regexp.MustCompile("`([^`\n]+)`")
-	envVarWord = regexp.MustCompile(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`)
-	orketCode  = regexp.MustCompile(`^E_[A-Z_]+$`)
-	pathToken  = regexp.MustCompile(`(?:^|[\s("'\[])((?:\./)?[\w@+-][\w.@+-]*(?:/[\w.@+-]+)+)`)
-	fileExt    = regexp.MustCompile(`\.[a-z][a-z0-9]{0,9}$`)
-	progWord   = regexp.MustCompile(`^(?:\./[\w./+-]+|[a-z0-9][a-z0-9._+-]*)$`)
+	backquoted = lazyRegexp("`([^`\n]+)`")
+	envVarWord = lazyRegexp(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`)
+	orketCode  = lazyRegexp(`^E_[A-Z_]+$`)
+	pathToken  = lazyRegexp(`(?:^|[\s("'\[])((?:\./)?[\w@+-][\w.@+-]*(?:/[\w.@+-]+)+)`)
+	fileExt    = lazyRegexp(`\.[a-z][a-z0-9]{0,9}$`)
+	progWord   = lazyRegexp(`^(?:\./[\w./+-]+|[a-z0-9][a-z0-9._+-]*)$`)
 )
 
 // knownExt are the extensions that make a single backquoted word a file
@@ -115,32 +114,32 @@ func Cites(text, section string) []Citation {
 			out = append(out, c)
 		}
 	}
-	rest := backquoted.ReplaceAllStringFunc(text, func(m string) string {
+	rest := backquoted().ReplaceAllStringFunc(text, func(m string) string {
 		span := strings.TrimSpace(m[1 : len(m)-1])
 		words := strings.Fields(span)
 		switch {
 		case len(words) == 0:
-		case envVarWord.FindString(span) == span && !orketCode.MatchString(span):
+		case envVarWord().FindString(span) == span && !orketCode().MatchString(span):
 			add(CitesEnvVar, span)
 		case len(words) == 1 && isRepoPath(span) && (strings.Contains(span, "/") && !strings.Contains(span, "://") ||
 			knownExt[strings.TrimPrefix(strings.ToLower(filepath.Ext(span)), ".")]):
 			add(CitesPath, strings.TrimPrefix(span, "./"))
-		case len(words) > 1 && progWord.MatchString(words[0]) && !notPrograms[words[0]] && !strings.ContainsAny(span, "(){};<>"):
+		case len(words) > 1 && progWord().MatchString(words[0]) && !notPrograms[words[0]] && !strings.ContainsAny(span, "(){};<>"):
 			add(CitesCommand, strings.Join(words, " "))
 		}
 		return " "
 	})
-	for _, v := range envVarWord.FindAllString(rest, -1) {
-		if !orketCode.MatchString(v) {
+	for _, v := range envVarWord().FindAllString(rest, -1) {
+		if !orketCode().MatchString(v) {
 			add(CitesEnvVar, v)
 		}
 	}
-	for _, m := range pathToken.FindAllStringSubmatchIndex(rest, -1) {
+	for _, m := range pathToken().FindAllStringSubmatchIndex(rest, -1) {
 		p := strings.TrimRight(rest[m[2]:m[3]], ".,;:")
 		if m[2] >= 3 && rest[m[2]-3:m[2]] == "://" || !isRepoPath(p) {
 			continue
 		}
-		if fileExt.MatchString(p) || strings.HasPrefix(p, "./") {
+		if fileExt().MatchString(p) || strings.HasPrefix(p, "./") {
 			add(CitesPath, strings.TrimPrefix(p, "./"))
 		}
 	}

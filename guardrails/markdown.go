@@ -11,7 +11,6 @@ package guardrails
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -26,8 +25,8 @@ type DocLine struct {
 }
 
 var (
-	idComment = regexp.MustCompile(`\s*<!--\s*(gp-[0-9a-f]{4,64})\s*-->\s*$`)
-	validID   = regexp.MustCompile(`^gp-[0-9a-f]{4,64}$`)
+	idComment = lazyRegexp(`\s*<!--\s*(gp-[0-9a-f]{4,64})\s*-->\s*$`)
+	validID   = lazyRegexp(`^gp-[0-9a-f]{4,64}$`)
 )
 
 // ParseDoc splits a guardrails text into lines. It never fails: what it
@@ -50,7 +49,7 @@ func ParseDoc(text string) []DocLine {
 		case t == "" || strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "#!"):
 		case section != "":
 			l.Item = true
-			if m := idComment.FindStringSubmatchIndex(t); m != nil {
+			if m := idComment().FindStringSubmatchIndex(t); m != nil {
 				l.ID = t[m[2]:m[3]]
 				t = t[:m[0]]
 			}
@@ -102,7 +101,7 @@ func cleanText(s string) string {
 // itemLine is the markdown of one constraint.
 func itemLine(text, id string) string {
 	l := "- " + cleanText(text)
-	if validID.MatchString(id) {
+	if validID().MatchString(id) {
 		l += " <!-- " + id + " -->"
 	}
 	return l

@@ -198,7 +198,7 @@ func FuzzGuardrailsDoc(f *testing.F) {
 			t.Fatalf("the line is not under its section:\n%q\n->\n%q", text, out)
 		}
 		// Removing it again gives back the lines that were there.
-		if validID.MatchString(id) {
+		if validID().MatchString(id) {
 			back, err := ApplyChange(out, Change{Type: Removal, Section: section, Line: id}, "")
 			if err != nil {
 				t.Fatalf("remove what was added: %v\n%q", err, out)

@@ -21,7 +21,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -252,7 +251,7 @@ func (s *Store) lock(ctx context.Context, root *fsroot.Root, agent string) (func
 	return unlock, nil
 }
 
-var versionFile = regexp.MustCompile(`^v([1-9][0-9]{0,8})\.json$`)
+var versionFile = lazyRegexp(`^v([1-9][0-9]{0,8})\.json$`)
 
 // Versions returns the numbers of the agent's kept versions, in order.
 func (s *Store) Versions(agent string) ([]int, error) {
@@ -279,7 +278,7 @@ func (s *Store) versions(root *fsroot.Root, agent string) ([]int, error) {
 	}
 	var out []int
 	for _, n := range names {
-		if m := versionFile.FindStringSubmatch(n); m != nil {
+		if m := versionFile().FindStringSubmatch(n); m != nil {
 			v, _ := strconv.Atoi(m[1])
 			out = append(out, v)
 		}

@@ -1,7 +1,6 @@
 package lessons
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/orket/orket/classify"
@@ -25,7 +24,7 @@ func stripAll(l []string) []string {
 // after a space or quote: path:line[:col], path:[line,col],
 // path(line,col), path line:col or "path", line N, where the path has a
 // file extension.
-var errorFile = regexp.MustCompile(`(?:^|[\s"'(\[])(/?(?:[\w@.+~-]+/)*[\w@.+~-]*[\w-]\.[A-Za-z]\w{0,9})(?::\[?\d+|\(\d+[,:]\d+\)| \d+:\d+|", line \d+)`)
+var errorFile = lazyRegexp(`(?:^|[\s"'(\[])(/?(?:[\w@.+~-]+/)*[\w@.+~-]*[\w-]\.[A-Za-z]\w{0,9})(?::\[?\d+|\(\d+[,:]\d+\)| \d+:\d+|", line \d+)`)
 
 // hostSuffixes end names that are hosts, not files (db.internal:5432).
 var hostSuffixes = map[string]bool{"com": true, "org": true, "net": true, "io": true, "internal": true, "local": true,
@@ -35,7 +34,7 @@ var hostSuffixes = map[string]bool{"com": true, "org": true, "net": true, "io": 
 // "pkg/api/x.go:12:3: undefined: Foo", "src/app.ts" in
 // "src/app.ts(3,7): error TS2322: ..."), or "" when it names none.
 func ErrorFile(line string) string {
-	for _, m := range errorFile.FindAllStringSubmatch(line, 4) {
+	for _, m := range errorFile().FindAllStringSubmatch(line, 4) {
 		f := strings.TrimPrefix(m[1], "./")
 		// A host:port is not a file.
 		if !strings.Contains(f, "/") && hostSuffixes[f[strings.LastIndexByte(f, '.')+1:]] {

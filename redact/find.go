@@ -1,9 +1,6 @@
 package redact
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // The two rules written as code: as regular expressions they need a
 // backtracking search at every byte (a key of any length before the
@@ -142,7 +139,7 @@ func isNameByte(c byte) bool { return isAlnum(c) || c == '_' || c == '.' || c ==
 func isRunByte(c byte) bool { return isAlnum(c) || c == '+' || c == '/' || c == '_' || c == '-' }
 
 // runKeyword is a secret-ish word standing alone (a plural allowed).
-var runKeyword = regexp.MustCompile(`(?i)\b(?:token|key|secret|password|passwd|credential|signature)s?\b`)
+var runKeyword = lazyRegexp(`(?i)\b(?:token|key|secret|password|passwd|credential|signature)s?\b`)
 
 const (
 	minRun = 32 // bytes of hex or base64 that make a run
@@ -176,7 +173,7 @@ func findRuns(win []byte, out []span) []span {
 			continue
 		}
 		lo := max(0, s-maxGap-len("credentials"))
-		ms := runKeyword.FindAllIndex(win[lo:s], -1)
+		ms := runKeyword().FindAllIndex(win[lo:s], -1)
 		if len(ms) == 0 {
 			continue
 		}

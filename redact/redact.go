@@ -35,7 +35,6 @@ package redact
 
 import (
 	"bytes"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -140,7 +139,7 @@ func build(vals []string) *Redactor {
 func appendValue(vals []string, value string, min int) []string {
 	for _, line := range strings.Split(value, "\n") {
 		line = strings.TrimRight(line, "\r")
-		if len(line) < min || envIdent.MatchString(line) || boolWords[strings.ToLower(line)] {
+		if len(line) < min || envIdent().MatchString(line) || boolWords[strings.ToLower(line)] {
 			continue
 		}
 		vals = append(vals, line)
@@ -158,7 +157,7 @@ var boolWords = map[string]bool{"true": true, "false": true, "yes": true, "no": 
 // AUTHOR); notSecretLast, as the last part, say the value is a name, a
 // path or a setting about the secret rather than the secret.
 var (
-	secretWords = regexp.MustCompile(`(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|APIKEY|API_KEY|PRIVATE_?KEY|CREDENTIAL|` +
+	secretWords = lazyRegexp(`(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|APIKEY|API_KEY|PRIVATE_?KEY|CREDENTIAL|` +
 		`ACCESS_?KEY|ACCOUNT_?KEY|SIGNING_KEY|ENCRYPTION_KEY|MASTER_KEY|CONNECTION_STRING|CONNSTR|WEBHOOK)S?(?:$|[_.-])`)
 	secretParts   = map[string]bool{"PWD": true, "PASS": true, "AUTH": true, "KEY": true, "PAT": true, "CREDS": true, "DSN": true, "COOKIE": true, "SIGNATURE": true, "SAS": true, "PRIVATE": true}
 	notSecretLast = map[string]bool{"NAME": true, "FILE": true, "PATH": true, "DIR": true, "TYPE": true, "MODE": true,
@@ -176,7 +175,7 @@ func secretName(name string) bool {
 	if len(parts) == 0 || len(parts) > 1 && notSecretLast[parts[len(parts)-1]] {
 		return false
 	}
-	if secretWords.MatchString(u) {
+	if secretWords().MatchString(u) {
 		return true
 	}
 	for _, p := range parts {
@@ -228,12 +227,13 @@ func (r *Redactor) spans(win []byte, set ruleSet, out []span) []span {
 			out = ru.find(win, out)
 			continue
 		}
-		for _, m := range ru.re.FindAllSubmatchIndex(win, -1) {
-			s, e := m[2*ru.secret], m[2*ru.secret+1]
+		cr := ru.re()
+		for _, m := range cr.re.FindAllSubmatchIndex(win, -1) {
+			s, e := m[2*cr.secret], m[2*cr.secret+1]
 			if s < 0 {
 				s, e = m[0], m[1] // an alternative without the group
 			}
-			if ru.not > 0 && m[2*ru.not] >= 0 {
+			if cr.not > 0 && m[2*cr.not] >= 0 {
 				continue
 			}
 			if e-s >= 2 && (win[s] == '"' || win[s] == '\'') && win[e-1] == win[s] {
@@ -242,7 +242,7 @@ func (r *Redactor) spans(win []byte, set ruleSet, out []span) []span {
 			if s == e {
 				continue
 			}
-			if ru.check != nil && !ru.check(group(win, m, ru.key), group(win, m, ru.sep), win[s:e]) {
+			if ru.check != nil && !ru.check(group(win, m, cr.key), group(win, m, cr.sep), win[s:e]) {
 				continue
 			}
 			out = append(out, span{s, e})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The rules. Each names the keywords that must occur in a line before its
@@ -24,12 +25,20 @@ type rule struct {
 	name     string
 	keywords []string
 	find     func(win []byte, out []span) []span // instead of re, for the rules written as code
-	re       *regexp.Regexp
-	secret   int // submatch holding the secret; 0 is the whole match
-	key      int // submatch holding a key or flag name, or -1
-	sep      int // submatch holding a separator, or -1
-	check    func(key, sep, val []byte) bool
-	not      int // submatch that, when it takes part, says the match is no secret; or -1
+	// re returns the rule's expression, compiled on first use: most
+	// processes never meet a line with a rule's keyword, and compiling
+	// every rule at start cost each orket command about a millisecond.
+	re    func() *ruleRe
+	check func(key, sep, val []byte) bool
+}
+
+// ruleRe is a rule's compiled expression and the submatches it names.
+type ruleRe struct {
+	re     *regexp.Regexp
+	secret int // submatch holding the secret; 0 is the whole match
+	key    int // submatch holding a key or flag name, or -1
+	sep    int // submatch holding a separator, or -1
+	not    int // submatch that, when it takes part, says the match is no secret; or -1
 }
 
 // spec is a rule as written in the table below.
@@ -119,9 +128,15 @@ var specs = []spec{
 
 // The private key blocks, handled apart because they span lines.
 var (
-	pemBegin = regexp.MustCompile(`-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----`)
-	pemEnd   = regexp.MustCompile(`-----END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----`)
+	pemBegin = lazyRegexp(`-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----`)
+	pemEnd   = lazyRegexp(`-----END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----`)
 )
+
+// lazyRegexp returns a function that compiles expr on its first call and
+// returns the same expression after.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 var rules = compile(specs)
 
@@ -153,12 +168,15 @@ func compile(specs []spec) []rule {
 			}
 			continue
 		}
-		re := regexp.MustCompile(sp.re)
-		r := rule{name: sp.name, keywords: kws, re: re, key: re.SubexpIndex("k"), sep: re.SubexpIndex("sep"), check: sp.check, not: re.SubexpIndex("not")}
-		if s := re.SubexpIndex("s"); s > 0 {
-			r.secret = s
-		}
-		out[i] = r
+		expr := sp.re
+		out[i] = rule{name: sp.name, keywords: kws, check: sp.check, re: sync.OnceValue(func() *ruleRe {
+			re := regexp.MustCompile(expr)
+			r := &ruleRe{re: re, key: re.SubexpIndex("k"), sep: re.SubexpIndex("sep"), not: re.SubexpIndex("not")}
+			if s := re.SubexpIndex("s"); s > 0 {
+				r.secret = s
+			}
+			return r
+		})}
 	}
 	return out
 }
@@ -190,7 +208,7 @@ func checkPair(key, sep, val []byte) bool {
 		return false // "TOKEN= next-word": the value is empty
 	}
 	v := unquote(val)
-	if nestedPair.Match(v) || urlValue.Match(v) {
+	if nestedPair().Match(v) || urlValue().Match(v) {
 		return false // the pair or URL inside is judged by its own rules
 	}
 	return !placeholder(v) && !sameName(key, v)
@@ -279,10 +297,10 @@ func unquote(v []byte) []byte {
 }
 
 var (
-	nestedPair = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*=[^=]`)
-	urlValue   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
-	envIdent   = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
-	envRef     = regexp.MustCompile(`^(?:\$\{.*\}|\$\(.*|\$[A-Z_][A-Z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}|<.*>|\[.*\])$`)
+	nestedPair = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_.-]*=[^=]`)
+	urlValue   = lazyRegexp(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+	envIdent   = lazyRegexp(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
+	envRef     = lazyRegexp(`^(?:\$\{.*\}|\$\(.*|\$[A-Z_][A-Z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}|<.*>|\[.*\])$`)
 )
 
 // notSecretWords are values that fill a secret's place in messages and
@@ -304,7 +322,7 @@ func placeholder(v []byte) bool {
 	if t := bytes.TrimRight(v, ")]}>.,"); len(t) < len(v) && len(t) > 0 && placeholder(t) {
 		return true // "null}", "$TOKEN)"
 	}
-	if len(v) == 0 || envIdent.Match(v) || envRef.Match(v) {
+	if len(v) == 0 || envIdent().Match(v) || envRef().Match(v) {
 		return true
 	}
 	if v[0] == '<' || bytes.HasPrefix(v, []byte("${")) || bytes.HasPrefix(v, []byte("$(")) || bytes.HasPrefix(v, []byte("{{")) ||

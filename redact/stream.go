@@ -132,7 +132,7 @@ func (s *stream) segment(win []byte, start, end int, final bool) {
 	from := start // where a BEGIN marker may begin; -1: not looked for
 
 	if start == 0 && s.pem == pemBlock {
-		if final && !bodyLine(win[:end]) && !pemEnd.Match(win) {
+		if final && !bodyLine(win[:end]) && !pemEnd().Match(win) {
 			// The block ended without its END line (cut short).
 			s.pem = pemNone
 			if s.nlOwed {
@@ -144,7 +144,7 @@ func (s *stream) segment(win []byte, start, end int, final bool) {
 		}
 	}
 	if s.pem == pemLine {
-		if loc := pemEnd.FindIndex(win[start:]); loc != nil {
+		if loc := pemEnd().FindIndex(win[start:]); loc != nil {
 			e := start + loc[1]
 			spans = append(spans, span{start, e})
 			from = e
@@ -170,12 +170,12 @@ func (s *stream) segment(win []byte, start, end int, final bool) {
 	set := s.pf.scan(win)
 	if from >= 0 && set.has(pemRule) {
 		for from < end {
-			loc := pemBegin.FindIndex(win[from:])
+			loc := pemBegin().FindIndex(win[from:])
 			if loc == nil || from+loc[0] >= end {
 				break
 			}
 			a := from + loc[0]
-			if eloc := pemEnd.FindIndex(win[from+loc[1]:]); eloc != nil {
+			if eloc := pemEnd().FindIndex(win[from+loc[1]:]); eloc != nil {
 				from += loc[1] + eloc[1]
 				spans = append(spans, span{a, from})
 				continue
