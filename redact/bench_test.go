@@ -73,3 +73,13 @@ func BenchmarkWriterClean(b *testing.B) {
 		w.Write(p)
 	}
 }
+
+// BenchmarkNewPrefilter builds the automaton of the known shapes, as
+// every orket run does once (redact.New).
+func BenchmarkNewPrefilter(b *testing.B) {
+	kws := keywords(nil)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		newPrefilter(kws)
+	}
+}
