@@ -115,9 +115,13 @@ func (r *Reviewer) now() time.Time {
 }
 
 // Pending lists the names waiting in the rejected folder, sorted: not
-// done/, not a dotfile, not orket's own. A missing folder has none.
+// done/, not a dotfile, not orket's own. A missing folder has none, nor
+// does a missing .orket (a repository's first run).
 func (r *Reviewer) Pending() ([]string, error) {
 	root, err := fsroot.Open(r.OrketDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

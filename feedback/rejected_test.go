@@ -231,6 +231,10 @@ func TestReviewBusyAndEmpty(t *testing.T) {
 	if got, _, err := r.ReviewAll(context.Background()); got != nil || err != nil {
 		t.Errorf("no folder: %v, %v", got, err)
 	}
+	// A repository's first run: no .orket at all.
+	if got, err := (&Reviewer{OrketDir: filepath.Join(dir, "missing")}).Pending(); got != nil || err != nil {
+		t.Errorf("no .orket: %v, %v", got, err)
+	}
 	write(t, filepath.Join(dir, "rejected", "plan.md"), "x\n")
 	root, _ := fsroot.Open(dir)
 	defer root.Close()
