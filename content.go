@@ -107,19 +107,29 @@ func (r *Run) snapshotContent(commit plumbing.Hash) plumbing.Hash {
 	if err != nil {
 		return plumbing.ZeroHash
 	}
-	index, err1 := top.Tree("index-tree")
+	// The index's tree is named by its entry; it is read only if the
+	// worktree holds files to compare with it (reading it can mean
+	// loading a large pack's index).
+	ie, err1 := top.FindEntry("index-tree")
 	work, err2 := top.Tree("worktree")
 	if err1 != nil || err2 != nil {
 		return plumbing.ZeroHash
 	}
+	var index *object.Tree
 	h := sha256.New()
-	io.WriteString(h, "index "+index.Hash.String()+"\n")
+	io.WriteString(h, "index "+ie.Hash.String()+"\n")
 	if e, err := top.FindEntry("deleted"); err == nil {
 		io.WriteString(h, "deleted "+e.Hash.String()+"\n")
 	}
 	err = work.Files().ForEach(func(f *object.File) error {
 		if strings.HasPrefix(f.Name, scope.OrketDir+"/") {
 			return nil // orket's own state, which runs change
+		}
+		if index == nil {
+			var err error
+			if index, err = object.GetTree(r.req.Repo.Git.Storer, ie.Hash); err != nil {
+				return err
+			}
 		}
 		if e, err := index.FindEntry(f.Name); err == nil && e.Hash == f.Hash && e.Mode == f.Mode {
 			return nil // as the index has it
