@@ -266,17 +266,20 @@ func (r *Run) learnFromRun(ev *verdict.Evaluation) {
 // and their votes (per agent), once a log may hold more lines than that;
 // a small log is not read. Proposals keep every line a person decided.
 func pruneGuardrailLogs(dir string, keep config.Retention, now time.Time) error {
-	big := func(p string) bool {
-		fi, err := os.Stat(p)
-		return err == nil && fi.Size() >= int64(keep.MaxEntriesPerAgent)*512
-	}
+	floor := int64(keep.MaxEntriesPerAgent) * 256
 	var errs []error
-	if x := guardrails.OpenExposures(dir); big(x.Path()) {
+	if x := guardrails.OpenExposures(dir); dueForPrune(x.Path(), floor) {
 		_, err := x.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
+		if err == nil {
+			prunedAt(x.Path())
+		}
 		errs = append(errs, err)
 	}
-	if v := guardrails.OpenVotes(dir); big(v.Path()) {
+	if v := guardrails.OpenVotes(dir); dueForPrune(v.Path(), floor) {
 		_, err := v.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
+		if err == nil {
+			prunedAt(v.Path())
+		}
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -189,13 +188,16 @@ func (r *Run) judge(runErr error) error {
 }
 
 // pruneEvaluations applies lessons.retention to the evaluation log (per
-// agent) once it may hold more lines than that; a small log is not read.
+// agent) once it may hold more lines than that (an evaluation is some
+// 400 bytes) and has grown since it was last pruned (dueForPrune).
 func pruneEvaluations(s *verdict.Store, keep config.Retention, now time.Time) error {
-	fi, err := os.Stat(s.Evaluations.Path)
-	if err != nil || fi.Size() < int64(keep.MaxEntriesPerAgent)*256 {
+	if !dueForPrune(s.Evaluations.Path, int64(keep.MaxEntriesPerAgent)*256) {
 		return nil
 	}
-	_, err = s.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
+	_, err := s.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
+	if err == nil {
+		prunedAt(s.Evaluations.Path)
+	}
 	return err
 }
 

@@ -115,8 +115,7 @@ func (r *Run) recordLessons() error {
 // autoPrune applies retention once the log holds more lessons than it
 // should; small logs are not even read.
 func autoPrune(s *lessons.Store, keep config.Retention, now time.Time) error {
-	fi, err := os.Stat(s.Path)
-	if err != nil || fi.Size() < int64(keep.MaxEntries)*1024 {
+	if !dueForPrune(s.Path, int64(keep.MaxEntries)*1024) {
 		return nil
 	}
 	b, err := os.ReadFile(s.Path)
@@ -124,6 +123,9 @@ func autoPrune(s *lessons.Store, keep config.Retention, now time.Time) error {
 		return err
 	}
 	_, err = s.Prune(keep.MaxEntries, keep.MaxAge, now)
+	if err == nil {
+		prunedAt(s.Path)
+	}
 	return err
 }
 
