@@ -1,11 +1,14 @@
 package orket
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"sort"
 	"strings"
 
@@ -174,18 +177,33 @@ func (r *Run) markFlaky(store *verdict.Store) ([]string, error) {
 	if len(passed) == 0 {
 		return nil, nil
 	}
+	// Only the lines that name this content are decoded: on most runs
+	// none does, and decoding a thousand evaluations was most of a
+	// passing run's reading.
+	b, err := os.ReadFile(store.Evaluations.Path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	runs := map[string]bool{}
-	if _, err := store.EachEvaluation(func(e *verdict.Evaluation) error {
+	key := []byte(r.content)
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if !bytes.Contains(line, key) {
+			continue
+		}
+		var e verdict.Evaluation
+		if json.Unmarshal(line, &e) != nil {
+			continue // a damaged line, as the readers skip it
+		}
 		if e.Content == r.content && e.RunID != r.rec.RunID && (e.Verdict == verdict.Reject || e.Verdict == verdict.Escalate) {
 			runs[e.RunID] = true
 		}
-		return nil
-	}); err != nil || len(runs) == 0 {
-		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, nil
 	}
 	var marked []string
 	s := &lessons.Store{Path: LessonPath(r.req.Repo, r.req.Config)}
-	_, err := s.Rewrite(func(l *lessons.Lesson) bool {
+	_, err = s.Rewrite(func(l *lessons.Lesson) bool {
 		if !runs[l.Outcome.RunID] || !passed[l.Verify.FailedDir+"\x00"+l.Verify.FailedCommand] || hasTag(l.Classification.Tags, FlakyTag) {
 			return false
 		}
