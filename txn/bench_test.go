@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/orket/orket/internal/fsmonitor/watchmantest"
 )
 
@@ -277,5 +279,64 @@ func BenchmarkGitStashPushPop(b *testing.B) {
 		// Without a sub-benchmark, the benchmark itself would report a
 		// meaningless time.
 		b.Skip("no repository of 100,000 files or fewer")
+	}
+}
+
+// BenchmarkPackedBlobs is what a run reads from the pack of a large
+// repository: the size and content of the 5 blobs benchEdit modifies (the
+// saved patch's pre-images, the revert's), by a process that has read
+// nothing yet. go-git loads the pack's whole index to find them; orket
+// reads their index bucket, offset and pack entries (packread.go).
+func BenchmarkPackedBlobs(b *testing.B) {
+	repos := benchSizes(b)
+	for _, n := range sortedSizes(repos) {
+		dir := repos[n]
+		r, err := Discover(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var ids []plumbing.Hash
+		for k := 0; k < 5; k++ {
+			p := fmt.Sprintf("pkg%04d/sub%d/f%d.go", k, k, k*1100)
+			out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD:"+p).Output()
+			if err != nil {
+				b.Fatalf("%s: %v", p, err)
+			}
+			id := plumbing.NewHash(strings.TrimSpace(string(out)))
+			if _, err := os.Stat(r.loosePath(id)); err == nil {
+				b.Fatalf("%s: %s is loose, not packed", p, id)
+			}
+			ids = append(ids, id)
+		}
+		for _, how := range []string{"go-git", "orket"} {
+			b.Run(fmt.Sprintf("files=%d/read=%s", n, how), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					// A new process's go-git: nothing loaded.
+					if err := r.reopen(); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					for _, id := range ids {
+						if how == "go-git" {
+							obj, err := r.Git.Storer.EncodedObject(plumbing.BlobObject, id)
+							if err != nil {
+								b.Fatal(err)
+							}
+							if _, err := readAll(obj); err != nil {
+								b.Fatal(err)
+							}
+							continue
+						}
+						if _, err := r.BlobSize(id); err != nil {
+							b.Fatal(err)
+						}
+						if _, err := r.ReadBlob(id); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+		}
 	}
 }

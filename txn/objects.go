@@ -40,7 +40,7 @@ type objectWriter struct {
 
 func newObjectWriter(r *Repo) *objectWriter { return &objectWriter{r: r, dirs: map[string]bool{}} }
 
-func (w *objectWriter) objectsDir() string { return filepath.Join(w.r.CommonDir, "objects") }
+func (w *objectWriter) objectsDir() string { return w.r.objectsDir() }
 
 // zlibWriters keeps compressors: each holds about a megabyte of tables.
 var zlibWriters = sync.Pool{New: func() any {
@@ -234,7 +234,8 @@ func (w *objectWriter) encode(o interface {
 }
 
 // openBlob streams a blob's content: a loose object is read directly (in
-// bounded memory, whatever its size); a packed one through go-git.
+// bounded memory, whatever its size); a packed one by orket when it can
+// (up to maxPackedObject, in memory, see packread.go), else through go-git.
 func (r *Repo) openBlob(id plumbing.Hash) (io.ReadCloser, error) {
 	f, err := os.Open(r.loosePath(id))
 	if err == nil {
@@ -267,6 +268,9 @@ func (r *Repo) openBlob(id plumbing.Hash) (io.ReadCloser, error) {
 			io.Reader
 			io.Closer
 		}{zr, f}, nil
+	}
+	if b, ok := r.packedBlob(id); ok {
+		return io.NopCloser(bytes.NewReader(b)), nil
 	}
 	obj, err := r.blob(id)
 	if err != nil {
@@ -318,7 +322,8 @@ func (w *objectWriter) tree(items map[string]treeItem, prefix string) (plumbing.
 }
 
 // BlobSize returns a blob's size without reading its content (a loose
-// object's header; go-git's reader for a packed one).
+// object's header; a packed one's entries, see packedInfo, or go-git's
+// reader).
 func (r *Repo) BlobSize(id plumbing.Hash) (int64, error) {
 	if f, err := os.Open(r.loosePath(id)); err == nil {
 		defer f.Close()
@@ -334,6 +339,9 @@ func (r *Repo) BlobSize(id plumbing.Hash) (int64, error) {
 			return 0, fmt.Errorf("object %s: malformed header", id)
 		}
 		return strconv.ParseInt(size, 10, 64)
+	}
+	if typ, size, ok := r.packedInfo(id); ok && typ == plumbing.BlobObject {
+		return size, nil
 	}
 	obj, err := r.blob(id)
 	if err != nil {

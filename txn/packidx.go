@@ -1,12 +1,9 @@
 package txn
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -41,30 +38,13 @@ func packIndexFiles(objectsDir string) (idx []string, ok bool) {
 // inPackIndex reports whether the pack index at path lists id; ok is
 // false when the file is not a version 2 index orket can read.
 func inPackIndex(path string, id plumbing.Hash) (found, ok bool) {
-	f, err := os.Open(path)
+	p, err := openPackIndex(path)
 	if err != nil {
 		return false, false
 	}
-	defer f.Close()
-	var head [8 + 256*4]byte
-	if _, err := f.ReadAt(head[:], 0); err != nil || string(head[:4]) != "\377tOc" || binary.BigEndian.Uint32(head[4:8]) != 2 {
-		return false, false
-	}
-	fan := func(i int) int64 { return int64(binary.BigEndian.Uint32(head[8+4*i:])) }
-	lo, hi := int64(0), fan(int(id[0]))
-	if id[0] > 0 {
-		lo = fan(int(id[0]) - 1)
-	}
-	if hi <= lo {
-		return false, true
-	}
-	bucket := make([]byte, (hi-lo)*20)
-	if _, err := f.ReadAt(bucket, int64(len(head))+lo*20); err != nil {
-		return false, false
-	}
-	n := int(hi - lo)
-	i := sort.Search(n, func(i int) bool { return bytes.Compare(bucket[i*20:i*20+20], id[:]) >= 0 })
-	return i < n && bytes.Equal(bucket[i*20:i*20+20], id[:]), true
+	defer p.close()
+	_, found, err = p.find(id)
+	return found, err == nil
 }
 
 // inPacks reports whether some pack of the store holds id.
@@ -144,24 +124,34 @@ func (w *objectWriter) kind(k *objectKinds, id plumbing.Hash) (plumbing.ObjectTy
 			return plumbing.AnyObject, nil, true
 		}
 	}
-	obj, err := w.r.Git.Storer.EncodedObject(plumbing.AnyObject, id)
-	if err != nil {
-		return plumbing.InvalidObject, nil, false
+	// A packed object is read by orket (its type from its entries; a
+	// tag's bytes, checked against its id); the rest by go-git.
+	typ, _, ok := w.r.packedInfo(id)
+	var b []byte
+	if ok && typ == plumbing.TagObject {
+		typ, b, ok = w.r.packedObject(id)
 	}
-	switch obj.Type() {
+	if !ok {
+		obj, err := w.r.Git.Storer.EncodedObject(plumbing.AnyObject, id)
+		if err != nil {
+			return plumbing.InvalidObject, nil, false
+		}
+		if typ = obj.Type(); typ == plumbing.TagObject {
+			if b, err = readAll(obj); err != nil {
+				return plumbing.InvalidObject, nil, false
+			}
+		}
+	}
+	switch typ {
 	case plumbing.CommitObject:
 		k.kinds[id], k.changed = "commit", true
 		return plumbing.CommitObject, nil, true
 	case plumbing.TagObject:
-		b, err := readAll(obj)
-		if err != nil {
-			return plumbing.InvalidObject, nil, false
-		}
 		k.kinds[id], k.changed = "tag "+base64.StdEncoding.EncodeToString(b), true
 		return plumbing.TagObject, b, true
 	}
 	k.kinds[id], k.changed = "other", true
-	return obj.Type(), nil, true
+	return typ, nil, true
 }
 
 // tagTarget returns what an annotated tag's bytes point to.
