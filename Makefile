@@ -56,6 +56,8 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzMerge$$' -fuzztime=$(FUZZTIME) ./memsync
 	$(GO) test -run='^$$' -fuzz='^FuzzGuardrailsDoc$$' -fuzztime=$(FUZZTIME) ./guardrails
 	$(GO) test -run='^$$' -fuzz='^FuzzParseVersion$$' -fuzztime=$(FUZZTIME) ./guardrails
+	$(GO) test -run='^$$' -fuzz='^FuzzApplyDelta$$' -fuzztime=$(FUZZTIME) ./txn
+	$(GO) test -run='^$$' -fuzz='^FuzzPackEntry$$' -fuzztime=$(FUZZTIME) ./txn
 
 demo: build
 	ORKET=$(CURDIR)/$(BIN) ./testdata/demo.sh
