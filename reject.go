@@ -303,9 +303,18 @@ func summarizer(cfg *config.Config, repo *txn.Repo, red *redact.Redactor) *feedb
 // writes the tree (reject, override --apply): exclusive, not waiting, and
 // refused while an interrupted transaction waits for orket recover.
 func lockToWrite(ctx context.Context, repo *txn.Repo, h txn.Holder) (func(), error) {
+	return lockRepo(ctx, repo, true, false, h)
+}
+
+// lockRepo takes the repository lock and refuses to go on over an
+// interrupted transaction (one that crashed while this waited, say).
+func lockRepo(ctx context.Context, repo *txn.Repo, exclusive, wait bool, h txn.Holder) (func(), error) {
 	h.PID = os.Getpid()
-	unlock, err := repo.Lock(ctx, true, false, h)
-	if err != nil {
+	unlock, err := repo.Lock(ctx, exclusive, wait, h)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return nil, interrupted(ctx, "while waiting for the lock")
+	case err != nil:
 		var le *txn.LockedError
 		if errors.As(err, &le) {
 			return nil, err

@@ -351,25 +351,8 @@ func damagedText(file string, d []lessons.Damaged) string {
 
 // lock is step 6: exclusive for a mutating run, shared for verify-only.
 func (r *Run) lock(ctx context.Context) (func(), error) {
-	repo := r.req.Repo
-	unlock, err := repo.Lock(ctx, mutating(r.req.Edit), r.req.Wait, txn.Holder{RunID: r.rec.RunID, PID: os.Getpid(),
+	return lockRepo(ctx, r.req.Repo, mutating(r.req.Edit), r.req.Wait, txn.Holder{RunID: r.rec.RunID,
 		Started: r.start, Command: "orket run " + r.rec.Request.Instruction})
-	switch {
-	case errors.Is(err, context.Canceled):
-		return nil, interrupted(ctx, "while waiting for the lock")
-	case err != nil:
-		var le *txn.LockedError
-		if errors.As(err, &le) {
-			return nil, err
-		}
-		return nil, internal("take the repository lock", "check that .git is writable", err)
-	}
-	// A run that crashed while this one waited leaves its journal.
-	if j, err := repo.Unfinished(); err != nil || j != nil {
-		unlock()
-		return nil, &RecoveryNeededError{Journal: j, Err: err}
-	}
-	return unlock, nil
 }
 
 // verifyOnly runs the profile on the tree as it is (steps 10 and 11 of a

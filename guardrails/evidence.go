@@ -437,24 +437,13 @@ func (s *treeSearch) readGit(dotgit string, fi fs.FileInfo) error {
 // excludesFile is core.excludesFile, or git's default for it (as txn
 // finds it).
 func excludesFile(top string) string {
-	global := ""
+	configured := ""
 	if r, err := git.PlainOpenWithOptions(top, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err == nil {
 		if cfg, err := r.ConfigScoped(gitconfig.SystemScope); err == nil && cfg.Raw != nil {
-			global = cfg.Raw.Section("core").Option("excludesfile")
+			configured = cfg.Raw.Section("core").Option("excludesfile")
 		}
 	}
-	if global == "" {
-		if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
-			global = filepath.Join(x, "git", "ignore")
-		} else if h, err := os.UserHomeDir(); err == nil {
-			global = filepath.Join(h, ".config", "git", "ignore")
-		}
-	} else if strings.HasPrefix(global, "~/") {
-		if h, err := os.UserHomeDir(); err == nil {
-			global = filepath.Join(h, global[2:])
-		}
-	}
-	return global
+	return gitignore.ExcludesFile(configured)
 }
 
 // maxIgnoreFile bounds what is read of one ignore file.

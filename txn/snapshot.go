@@ -217,22 +217,11 @@ func (r *Repo) excludes() ([]gitignore.Pattern, error) {
 
 // excludesFile is core.excludesFile, or git's default for it.
 func (r *Repo) excludesFile() string {
-	global := ""
+	configured := ""
 	if cfg, err := r.Git.ConfigScoped(gitconfig.SystemScope); err == nil && cfg.Raw != nil {
-		global = cfg.Raw.Section("core").Option("excludesfile")
+		configured = cfg.Raw.Section("core").Option("excludesfile")
 	}
-	if global == "" {
-		if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
-			global = filepath.Join(x, "git", "ignore")
-		} else if h, err := os.UserHomeDir(); err == nil {
-			global = filepath.Join(h, ".config", "git", "ignore")
-		}
-	} else if strings.HasPrefix(global, "~/") {
-		if h, err := os.UserHomeDir(); err == nil {
-			global = filepath.Join(h, global[2:])
-		}
-	}
-	return global
+	return gitignore.ExcludesFile(configured)
 }
 
 // snapshot records the working tree durably: blobs for every file the index

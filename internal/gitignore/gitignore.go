@@ -61,6 +61,8 @@
 package gitignore
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -311,4 +313,33 @@ func Ignored(ps []Pattern, path string, isDir bool) bool {
 		}
 	}
 	return false
+}
+
+// ExcludesFile is the global ignore file git reads: core.excludesFile as
+// configured ("~/" is the home directory), or, when it is not set, its
+// default $XDG_CONFIG_HOME/git/ignore, else ~/.config/git/ignore. ""
+// when there is none to read.
+func ExcludesFile(configured string) string {
+	home := func() string {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		return h
+	}
+	switch {
+	case configured == "":
+		if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+			return filepath.Join(x, "git", "ignore")
+		}
+		if h := home(); h != "" {
+			return filepath.Join(h, ".config", "git", "ignore")
+		}
+		return ""
+	case strings.HasPrefix(configured, "~/"):
+		if h := home(); h != "" {
+			return filepath.Join(h, configured[2:])
+		}
+	}
+	return configured
 }
