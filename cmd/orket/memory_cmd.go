@@ -57,13 +57,15 @@ func memoryCommand(o *options, result *any) *cli.Command {
 	wrap(o, review)
 	return &cli.Command{
 		Name:  "memory",
-		Usage: "print what an agent should read before it plans: agent memory, patterns, advisories",
+		Usage: "print what an agent should read before it plans: guardrails, agent memory, patterns, advisories",
 		UsageText: `orket memory [--agent A] [--scope S]...
    orket memory review`,
-		Description: `memory prints, as Markdown (or one JSON object with --json), the agent
-memory (.orket/memory/AGENT_MEMORY.md), the patterns of the agent's
-rejections, earlier reviews of the scope, and the top advisories and failed
-preflight checks for it. Hooks feed it to agents (docs/integrations).`,
+		Description: `memory prints, as Markdown (or one JSON object with --json), the agent's
+approved guardrails for the scope (lines whose evidence is gone marked
+demoted), the agent memory (.orket/memory/AGENT_MEMORY.md), the patterns of
+the agent's rejections, earlier reviews of the scope, and the top
+advisories and failed preflight checks for it. Hooks feed it to agents
+(docs/integrations).`,
 		Subcommands:     []*cli.Command{review},
 		HideHelpCommand: true,
 		Flags: append([]cli.Flag{
