@@ -119,8 +119,12 @@ func autoPrune(s *lessons.Store, keep config.Retention, now time.Time) error {
 		return nil
 	}
 	b, err := os.ReadFile(s.Path)
-	if err != nil || bytes.Count(b, []byte("\n")) <= keep.MaxEntries {
+	if err != nil {
 		return err
+	}
+	if bytes.Count(b, []byte("\n")) <= keep.MaxEntries {
+		prunedAt(s.Path) // counted: not again before it grows by an eighth
+		return nil
 	}
 	_, err = s.Prune(keep.MaxEntries, keep.MaxAge, now)
 	if err == nil {
