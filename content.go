@@ -194,7 +194,7 @@ func (r *Run) markFlaky(store *verdict.Store) ([]string, error) {
 		if json.Unmarshal(line, &e) != nil {
 			continue // a damaged line, as the readers skip it
 		}
-		if e.Content == r.content && e.RunID != r.rec.RunID && (e.Verdict == verdict.Reject || e.Verdict == verdict.Escalate) {
+		if e.Content == r.content && e.RunID != "" && e.RunID != r.rec.RunID && (e.Verdict == verdict.Reject || e.Verdict == verdict.Escalate) {
 			runs[e.RunID] = true
 		}
 	}

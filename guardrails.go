@@ -268,17 +268,17 @@ func (r *Run) learnFromRun(ev *verdict.Evaluation) {
 func pruneGuardrailLogs(dir string, keep config.Retention, now time.Time) error {
 	floor := int64(keep.MaxEntriesPerAgent) * 256
 	var errs []error
-	if x := guardrails.OpenExposures(dir); dueForPrune(x.Path(), floor) {
+	if x := guardrails.OpenExposures(dir); dueForPrune(x.Path(), floor, keep.MaxEntriesPerAgent, keep.MaxAge, now) {
 		_, err := x.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
 		if err == nil {
-			prunedAt(x.Path())
+			prunedAt(x.Path(), keep.MaxEntriesPerAgent, keep.MaxAge, now)
 		}
 		errs = append(errs, err)
 	}
-	if v := guardrails.OpenVotes(dir); dueForPrune(v.Path(), floor) {
+	if v := guardrails.OpenVotes(dir); dueForPrune(v.Path(), floor, keep.MaxEntriesPerAgent, keep.MaxAge, now) {
 		_, err := v.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
 		if err == nil {
-			prunedAt(v.Path())
+			prunedAt(v.Path(), keep.MaxEntriesPerAgent, keep.MaxAge, now)
 		}
 		errs = append(errs, err)
 	}

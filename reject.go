@@ -194,7 +194,7 @@ type RejectResult struct {
 // next run is told.
 func Reject(ctx context.Context, req RejectRequest) (*RejectResult, error) {
 	repo := req.Repo
-	configureRepo(repo, req.Config)
+	ConfigureRepo(repo, req.Config)
 	if req.Env.Now == nil {
 		req.Env.Now = time.Now
 	}

@@ -114,9 +114,9 @@ func mutating(e Edit) bool {
 }
 
 // validate resolves the request (SPEC 3.2 step 1): profile, skips, scope.
-// configureRepo applies orket.yaml's snapshot settings to the
-// transactions of the repository, unless its caller chose already.
-func configureRepo(repo *txn.Repo, cfg *config.Config) {
+// ConfigureRepo applies orket.yaml's snapshot settings to the
+// repository's scans and transactions, unless its caller chose already.
+func ConfigureRepo(repo *txn.Repo, cfg *config.Config) {
 	if f := cfg.Snapshot.FSMonitor; f != "" && repo.Options.FSMonitor == "" {
 		repo.Options.FSMonitor = f
 	}
@@ -130,7 +130,7 @@ func (r *Run) validate() error {
 	if req.Repo == nil || req.Config == nil {
 		return errors.New("a request needs a repository and a configuration")
 	}
-	configureRepo(req.Repo, req.Config)
+	ConfigureRepo(req.Repo, req.Config)
 	if req.Env.Now == nil {
 		req.Env.Now = time.Now
 	}

@@ -1,9 +1,9 @@
 package orket
 
 import (
+	"fmt"
 	"os"
-	"strconv"
-	"strings"
+	"time"
 )
 
 // Runs apply retention to the logs they append to, but a run should not
@@ -11,27 +11,60 @@ import (
 // log is pruned once it is at least floor bytes and has grown by an
 // eighth since it was last pruned, so a busy log is rewritten every few
 // dozen runs, and holds at most an eighth more than its bound between.
-// The size after the last prune is kept beside the log (<log>.pruned);
-// without it, the floor alone decides.
+// It is pruned too when the retention settings changed since, and at
+// least once a day, so max_age holds within a day. What the last prune
+// saw is kept beside the log (<log>.pruned: its size, the bound, the age
+// and the time); without it, the floor alone decides.
 
-// dueForPrune reports whether the log at path should be pruned now.
-func dueForPrune(path string, floor int64) bool {
+// A pruneMark is what a log's last prune saw.
+type pruneMark struct {
+	size   int64
+	bound  int
+	maxAge time.Duration
+	at     time.Time
+}
+
+func (m pruneMark) String() string {
+	return fmt.Sprintf("%d %d %d %d\n", m.size, m.bound, int64(m.maxAge/time.Second), m.at.Unix())
+}
+
+func readMark(path string) (pruneMark, bool) {
+	b, err := os.ReadFile(path + ".pruned")
+	if err != nil {
+		return pruneMark{}, false
+	}
+	var m pruneMark
+	var age, at int64
+	if n, err := fmt.Sscanf(string(b), "%d %d %d %d", &m.size, &m.bound, &age, &at); err != nil || n != 4 {
+		return pruneMark{}, false
+	}
+	m.maxAge, m.at = time.Duration(age)*time.Second, time.Unix(at, 0)
+	return m, true
+}
+
+// dueForPrune reports whether the log at path should be pruned now, to
+// bound entries and maxAge.
+func dueForPrune(path string, floor int64, bound int, maxAge time.Duration, now time.Time) bool {
 	fi, err := os.Stat(path)
 	if err != nil || fi.Size() < floor {
 		return false
 	}
-	b, err := os.ReadFile(path + ".pruned")
-	if err != nil {
+	m, ok := readMark(path)
+	switch {
+	case !ok, m.bound != bound, m.maxAge != maxAge.Truncate(time.Second):
+		return true
+	case maxAge > 0 && now.Sub(m.at) >= 24*time.Hour:
 		return true
 	}
-	last, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	return err != nil || fi.Size() >= last+last/8 || fi.Size() < last
+	return fi.Size() >= m.size+m.size/8 || fi.Size() < m.size
 }
 
-// prunedAt notes the log's size after a prune. It is a hint: losing it
-// costs one early prune, never a record, so it is not fsynced.
-func prunedAt(path string) {
+// prunedAt notes what a prune (or a count that found nothing to prune)
+// saw. It is a hint: losing it costs one early prune, never a record, so
+// it is not fsynced.
+func prunedAt(path string, bound int, maxAge time.Duration, now time.Time) {
 	if fi, err := os.Stat(path); err == nil {
-		os.WriteFile(path+".pruned", []byte(strconv.FormatInt(fi.Size(), 10)+"\n"), 0o644)
+		m := pruneMark{size: fi.Size(), bound: bound, maxAge: maxAge.Truncate(time.Second), at: now}
+		os.WriteFile(path+".pruned", []byte(m.String()), 0o644)
 	}
 }

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestDueForPrune: a log is pruned once past its floor, then again only
-// after it grew by an eighth.
+// after it grew by an eighth, when the retention settings changed, or a
+// day later when it has an age bound.
 func TestDueForPrune(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "log.jsonl")
 	write := func(n int) {
@@ -21,24 +23,40 @@ func TestDueForPrune(t *testing.T) {
 		f.WriteString(strings.Repeat("x", n))
 		f.Close()
 	}
-	if dueForPrune(p, 500) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	due := func(bound int, age time.Duration, at time.Time) bool { return dueForPrune(p, 500, bound, age, at) }
+	if due(10, 90*day, now) {
 		t.Error("a missing log is due")
 	}
 	write(400)
-	if dueForPrune(p, 500) {
+	if due(10, 90*day, now) {
 		t.Error("a log under its floor is due")
 	}
 	write(600) // 1000
-	if !dueForPrune(p, 500) {
+	if !due(10, 90*day, now) {
 		t.Error("a log past its floor, never pruned, is not due")
 	}
-	prunedAt(p)
+	prunedAt(p, 10, 90*day, now)
 	write(100) // 1100: not an eighth more
-	if dueForPrune(p, 500) {
+	if due(10, 90*day, now.Add(time.Hour)) {
 		t.Error("due again after growing by a tenth")
 	}
-	write(30) // 1130
-	if !dueForPrune(p, 500) {
+	if !due(5, 90*day, now.Add(time.Hour)) || !due(10, 30*day, now.Add(time.Hour)) {
+		t.Error("not due when the bound or the age changed")
+	}
+	if !due(10, 90*day, now.Add(day)) {
+		t.Error("not due a day after the last prune, with an age bound")
+	}
+	if due(10, 0, now.Add(2*day)) != true {
+		t.Error("not due when the age bound was removed") // a change of setting
+	}
+	prunedAt(p, 10, 0, now)
+	if due(10, 0, now.Add(30*day)) {
+		t.Error("due by time without an age bound")
+	}
+	write(140) // 1240: an eighth more than 1100
+	if !due(10, 0, now) {
 		t.Error("not due after growing by an eighth")
 	}
 }

@@ -110,7 +110,11 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 			return plumbing.ZeroHash, err
 		}
 		dir := filepath.Join(s.o.OrketDir, filepath.FromSlash(GuardrailsDir), agent)
-		u, err := flock.Acquire(ctx, filepath.Join(dir, ".lock"), flock.Mode{Exclusive: true, Wait: true})
+		lock := filepath.Join(dir, ".lock")
+		if fi, err := os.Lstat(lock); err == nil && !fi.Mode().IsRegular() {
+			return plumbing.ZeroHash, fmt.Errorf("%s/%s/.lock is not a regular file (orket never follows a symlink there)", GuardrailsDir, agent)
+		}
+		u, err := flock.Acquire(ctx, lock, flock.Mode{Exclusive: true, Wait: true})
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("lock the guardrails of %s: %w", agent, err)
 		}

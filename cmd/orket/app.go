@@ -368,6 +368,7 @@ func loadConfig(o *options, r *txn.Repo) (*config.Config, error) {
 	if err != nil {
 		return nil, configError(r, file, err)
 	}
+	orket.ConfigureRepo(r, c)
 	return c, nil
 }
 

@@ -249,5 +249,6 @@ func loadConfigQuiet(o *options, r *txn.Repo) (*config.Config, error) {
 	if err != nil {
 		return nil, configError(r, file, err)
 	}
+	orket.ConfigureRepo(r, c)
 	return c, nil
 }
