@@ -130,15 +130,7 @@ func (r *Reviewer) Pending() ([]string, error) {
 }
 
 func (r *Reviewer) pending(root *fsroot.Root) ([]string, error) {
-	d, err := root.OpenDir(RejectedDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
+	names, err := root.ReadDirNames(RejectedDir)
 	if err != nil {
 		return nil, err
 	}

@@ -453,15 +453,7 @@ func (s *Store) Agents() ([]string, error) {
 		return nil, err
 	}
 	defer root.Close()
-	d, err := root.OpenDir(Dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
+	names, err := root.ReadDirNames(Dir)
 	if err != nil {
 		return nil, err
 	}

@@ -264,15 +264,7 @@ func (s *Store) Versions(agent string) ([]int, error) {
 }
 
 func (s *Store) versions(root *fsroot.Root, agent string) ([]int, error) {
-	d, err := root.OpenDir(s.agentRel(agent))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
+	names, err := root.ReadDirNames(s.agentRel(agent))
 	if err != nil {
 		return nil, err
 	}

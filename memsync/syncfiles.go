@@ -170,15 +170,7 @@ type guardPlan struct {
 // localVersions reads .orket/guardrails/<agent>/v<N>.{md,json}.
 func (s *syncer) localVersions() (map[versionKey]*version, error) {
 	out := map[versionKey]*version{}
-	d, err := s.root.OpenDir(GuardrailsDir)
-	if notExist(err) {
-		return out, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	agents, err := d.Readdirnames(-1)
-	d.Close()
+	agents, err := s.root.ReadDirNames(GuardrailsDir)
 	if err != nil {
 		return nil, err
 	}

@@ -161,6 +161,20 @@ func (r *Root) OpenDir(rel string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path.Join(r.dir, rel)), nil
 }
 
+// ReadDirNames lists the names in directory rel, opened beneath the root
+// without following symlinks; a missing directory has none.
+func (r *Root) ReadDirNames(rel string) ([]string, error) {
+	d, err := r.OpenDir(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
+}
+
 // RemoveAll removes rel and everything below it, never following a
 // symlink (a symlink is removed, not what it points to). A missing rel
 // is not an error.

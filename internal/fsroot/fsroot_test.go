@@ -117,3 +117,26 @@ func TestWriteIsAtomicAndExact(t *testing.T) {
 		t.Errorf("temporary files left: %v", entries)
 	}
 }
+
+// TestReadDirNames: a directory's names; none for a missing one; a
+// symlinked directory is refused, not followed.
+func TestReadDirNames(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "d"), 0o755)
+	os.WriteFile(filepath.Join(dir, "d", "a"), nil, 0o644)
+	os.Symlink(filepath.Join(dir, "d"), filepath.Join(dir, "link"))
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if names, err := r.ReadDirNames("d"); err != nil || len(names) != 1 || names[0] != "a" {
+		t.Errorf("d: %v, %v", names, err)
+	}
+	if names, err := r.ReadDirNames("missing"); err != nil || names != nil {
+		t.Errorf("missing: %v, %v", names, err)
+	}
+	if _, err := r.ReadDirNames("link"); err == nil {
+		t.Error("a symlinked directory was listed")
+	}
+}
