@@ -97,6 +97,15 @@ func (r *Run) givenGuardrails() bool {
 	return ok
 }
 
+// checker is the run's one evidence checker: what its lines cite is
+// searched for once, before the edit, however often the run asks.
+func (r *Run) checker() *guardrails.Checker {
+	if r.guardCheck == nil {
+		r.guardCheck = GuardrailsChecker(r.req.Repo, r.req.Config)
+	}
+	return r.guardCheck
+}
+
 // prepareGuardrails reads the agent's current guardrails for an edit
 // command and checks their evidence, writing nothing: the advisories show
 // them. The lock taken, exposeGuardrails reads them again for the edit.
@@ -104,7 +113,7 @@ func (r *Run) prepareGuardrails() {
 	if !r.givenGuardrails() {
 		return
 	}
-	v, err := guardrailsView(r.ctx, r.req.Repo, r.req.Config, OpenGuardrails(r.req.Repo, r.req.Config), r.rec.Request.Agent, false)
+	v, err := guardrailsView(r.ctx, r.req.Repo, OpenGuardrails(r.req.Repo, r.req.Config), r.checker(), r.rec.Request.Agent, false)
 	if err != nil {
 		r.obs.Warn("cannot read the agent's guardrails: " + err.Error())
 		return
@@ -118,14 +127,13 @@ func (r *Run) prepareGuardrails() {
 // guardrailsView reads an agent's current guardrails and checks what
 // they cite; write: also write the annotated copy when lines are demoted
 // (the file a run's ORKET_GUARDRAILS names). nil: the agent has none.
-func guardrailsView(ctx context.Context, repo *txn.Repo, cfg *config.Config, st *guardrails.Store, agent string, write bool) (*GuardrailsView, error) {
+func guardrailsView(ctx context.Context, repo *txn.Repo, st *guardrails.Store, ck *guardrails.Checker, agent string, write bool) (*GuardrailsView, error) {
 	if agent == "" {
 		agent = DefaultAgent
 	}
 	if _, err := os.Stat(filepath.Join(st.OrketDir, guardrails.Dir)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no agent has guardrails yet: nothing to read, and nothing is created
 	}
-	ck := GuardrailsChecker(repo, cfg)
 	var p *guardrails.Prepared
 	if write {
 		var err error
@@ -176,7 +184,7 @@ func (r *Run) exposeGuardrails() {
 		agent = DefaultAgent
 	}
 	st := OpenGuardrails(r.req.Repo, r.req.Config)
-	v, err := guardrailsView(r.ctx, r.req.Repo, r.req.Config, st, agent, true)
+	v, err := guardrailsView(r.ctx, r.req.Repo, st, r.checker(), agent, true)
 	if err != nil {
 		r.obs.Warn("cannot read the agent's guardrails: " + err.Error())
 	}

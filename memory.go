@@ -157,7 +157,7 @@ func Memory(q MemoryQuery) (*MemoryView, error) {
 	if adv, err := log.Advise(feedback.Query{Agent: q.Agent, Scope: q.Scope, Since: since}); err == nil && adv != nil {
 		v.Feedback = adv
 	}
-	g, err := guardrailsView(context.Background(), q.Repo, q.Config, OpenGuardrails(q.Repo, q.Config), q.Agent, false)
+	g, err := guardrailsView(context.Background(), q.Repo, OpenGuardrails(q.Repo, q.Config), GuardrailsChecker(q.Repo, q.Config), q.Agent, false)
 	if err != nil {
 		p := Describe(err)
 		v.Warnings = append(v.Warnings, fmt.Sprintf("the agent's guardrails are left out: %s: %s; %s", p.Code, p.Msg, p.Hint))

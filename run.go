@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/guardrails"
 	"github.com/orket/orket/internal/contain"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/lessons"
@@ -52,6 +53,7 @@ type Run struct {
 	newLessons   []*lessons.Lesson // what this run recorded
 	locked       bool              // the run took the repository lock
 
+	guardCheck     *guardrails.Checker
 	guardrailsText string // the agent's guardrails as the edit reads them
 	guardrailsPath string // the file ORKET_GUARDRAILS names
 }

@@ -187,6 +187,12 @@ type Checker struct {
 	// Timeout bounds the search for variables (0: 5 s); past it,
 	// variables count as referenced (nothing is demoted on a guess).
 	Timeout time.Duration
+
+	// A Checker remembers the answers of its searches (a search reads the
+	// whole tree): checking the same lines twice searches once. Make a new
+	// Checker to see the repository as it is later.
+	mu   sync.Mutex
+	memo map[string]map[string]bool
 }
 
 // Check checks lines' citations: a path must exist (a symlink counts);
@@ -207,6 +213,13 @@ func (c *Checker) Check(ctx context.Context, lines []Line) []Evidence {
 		}
 	}
 	found := map[string]bool{}
+	key := strings.Join(names, "\x00")
+	c.mu.Lock()
+	known, ok := c.memo[key]
+	c.mu.Unlock()
+	if ok {
+		found, names = known, nil
+	}
 	if len(names) > 0 {
 		timeout := c.Timeout
 		if timeout <= 0 {
@@ -225,6 +238,12 @@ func (c *Checker) Check(ctx context.Context, lines []Line) []Evidence {
 			}
 		} else {
 			found = f
+			c.mu.Lock()
+			if c.memo == nil {
+				c.memo = map[string]map[string]bool{}
+			}
+			c.memo[key] = f
+			c.mu.Unlock()
 		}
 	}
 	for i := range out {

@@ -341,3 +341,22 @@ func TestGrepperWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckerSearchesOnce: a run checks its guardrails before and after
+// its lock; the tree is searched for the variables they cite once.
+func TestCheckerSearchesOnce(t *testing.T) {
+	calls := 0
+	ck := &Checker{Root: t.TempDir(), Referenced: func(ctx context.Context, names []string) (map[string]bool, error) {
+		calls++
+		return map[string]bool{}, nil
+	}}
+	lines := []Line{{ID: "gp-1", Section: Everywhere, Text: "Export DATABASE_URL before the tests"}}
+	for i := 0; i < 2; i++ {
+		if ev := ck.Check(context.Background(), lines); !ev[0].Demoted {
+			t.Fatalf("check %d: the line citing a variable nothing mentions is not demoted", i)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("the tree was searched %d times", calls)
+	}
+}
