@@ -102,6 +102,7 @@ func (r *Run) givenGuardrails() bool {
 func (r *Run) checker() *guardrails.Checker {
 	if r.guardCheck == nil {
 		r.guardCheck = GuardrailsChecker(r.req.Repo, r.req.Config)
+		r.guardCheck.Remember = true
 	}
 	return r.guardCheck
 }

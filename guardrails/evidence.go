@@ -188,9 +188,12 @@ type Checker struct {
 	// variables count as referenced (nothing is demoted on a guess).
 	Timeout time.Duration
 
-	// A Checker remembers the answers of its searches (a search reads the
-	// whole tree): checking the same lines twice searches once. Make a new
-	// Checker to see the repository as it is later.
+	// Remember keeps the answers of the searches (a search reads the
+	// whole tree): checking the same lines twice searches once, and sees
+	// the repository as it was then (a run checks before and after its
+	// lock, before its edit).
+	Remember bool
+
 	mu   sync.Mutex
 	memo map[string]map[string]bool
 }
@@ -217,7 +220,7 @@ func (c *Checker) Check(ctx context.Context, lines []Line) []Evidence {
 	c.mu.Lock()
 	known, ok := c.memo[key]
 	c.mu.Unlock()
-	if ok {
+	if ok && c.Remember {
 		found, names = known, nil
 	}
 	if len(names) > 0 {

@@ -346,7 +346,7 @@ func TestGrepperWindows(t *testing.T) {
 // its lock; the tree is searched for the variables they cite once.
 func TestCheckerSearchesOnce(t *testing.T) {
 	calls := 0
-	ck := &Checker{Root: t.TempDir(), Referenced: func(ctx context.Context, names []string) (map[string]bool, error) {
+	ck := &Checker{Root: t.TempDir(), Remember: true, Referenced: func(ctx context.Context, names []string) (map[string]bool, error) {
 		calls++
 		return map[string]bool{}, nil
 	}}
