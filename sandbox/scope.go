@@ -81,6 +81,17 @@ func Bases(pattern string) (bases []string, exact bool) {
 	if !hasMeta(pattern) {
 		return []string{clean(pattern)}, true
 	}
+	// doublestar matches runes: a byte that is not valid UTF-8 matches
+	// any other such byte, and expanding braces around one could join it
+	// with the next into a valid rune. From the first one on, the pattern
+	// is a wildcard (an escape left dangling before it escapes nothing).
+	if j := firstInvalid(pattern); j >= 0 {
+		lit := pattern[:j]
+		if n := len(lit) - len(strings.TrimRight(lit, `\`)); n%2 == 1 {
+			lit = lit[:len(lit)-1]
+		}
+		pattern = lit + "*"
+	}
 	alts, ok := expandBraces(pattern, maxExpansions)
 	if !ok {
 		alts = []string{pattern}
@@ -103,11 +114,6 @@ func Bases(pattern string) (bases []string, exact bool) {
 // that could not be expanded) counts as a wildcard.
 func base(glob string) (string, bool) {
 	i := firstMeta(glob, "*?[{")
-	// doublestar matches runes: an invalid byte matches any other
-	// invalid byte, so it is a wildcard too.
-	if j := firstInvalid(glob); j >= 0 && (i < 0 || j < i) {
-		i = j
-	}
 	if i < 0 {
 		// Only escapes: the pattern matches one path.
 		return clean(unescape(glob)), false
