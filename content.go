@@ -10,9 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"sort"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/sys/unix"
 
@@ -124,23 +124,39 @@ func (r *Run) snapshotContent(commit plumbing.Hash) plumbing.Hash {
 	if e, err := top.FindEntry("deleted"); err == nil {
 		io.WriteString(h, "deleted "+e.Hash.String()+"\n")
 	}
-	err = work.Files().ForEach(func(f *object.File) error {
-		if strings.HasPrefix(f.Name, scope.OrketDir+"/") {
-			return nil // orket's own state, which runs change
-		}
-		if index == nil {
-			var err error
-			if index, err = object.GetTree(r.req.Repo.Git.Storer, ie.Hash); err != nil {
-				return err
+	// Depth first, in tree order, as git lists a tree; the names and ids
+	// are in the trees, so no blob is read. orket's own state, which runs
+	// change, is left out.
+	var walk func(t *object.Tree, prefix string) error
+	walk = func(t *object.Tree, prefix string) error {
+		for _, e := range t.Entries {
+			name := prefix + e.Name
+			switch {
+			case name == scope.OrketDir, e.Mode == filemode.Submodule:
+			case e.Mode == filemode.Dir:
+				sub, err := object.GetTree(r.req.Repo.Git.Storer, e.Hash)
+				if err != nil {
+					return err
+				}
+				if err := walk(sub, name+"/"); err != nil {
+					return err
+				}
+			default:
+				if index == nil {
+					var err error
+					if index, err = object.GetTree(r.req.Repo.Git.Storer, ie.Hash); err != nil {
+						return err
+					}
+				}
+				if ix, err := index.FindEntry(name); err == nil && ix.Hash == e.Hash && ix.Mode == e.Mode {
+					continue // as the index has it
+				}
+				io.WriteString(h, e.Mode.String()+" "+e.Hash.String()+" "+name+"\n")
 			}
 		}
-		if e, err := index.FindEntry(f.Name); err == nil && e.Hash == f.Hash && e.Mode == f.Mode {
-			return nil // as the index has it
-		}
-		io.WriteString(h, f.Mode.String()+" "+f.Hash.String()+" "+f.Name+"\n")
 		return nil
-	})
-	if err != nil {
+	}
+	if walk(work, "") != nil {
 		return plumbing.ZeroHash
 	}
 	var id plumbing.Hash
