@@ -61,6 +61,7 @@ func (r *Run) recordKept() error {
 	}
 	snap := r.tx.Snapshot()
 	before := map[string]plumbing.Hash{}
+	results := map[string]string{} // files to store, by their name in the kept tree
 	for _, p := range rec.Plan.TouchSet {
 		k := KeptPath{Path: p}
 		var f *txn.File
@@ -86,16 +87,13 @@ func (r *Run) recordKept() error {
 		// The result is kept too (a regular file's content), so that a
 		// person's later correction can be shown as a patch from it.
 		if st, err := root.Lstat(p); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size <= maxKeptResult {
-			id, err := r.req.Repo.StoreFile(p)
-			if err != nil {
-				return err
-			}
-			before["orket-run-result/"+p] = id
+			results["orket-run-result/"+p] = p
 		}
 		rec.Kept = append(rec.Kept, k)
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(rec.KeptDirs))) // deepest first
-	return r.req.Repo.KeepBlobs(rec.RunID, before)
+	_, err = r.req.Repo.KeepBlobs(rec.RunID, before, results)
+	return err
 }
 
 func appendUnique(l []string, s string) []string {

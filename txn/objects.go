@@ -30,8 +30,8 @@ import (
 // Objects that exist are not written again.
 type objectWriter struct {
 	r     *Repo
-	dirs  map[string]bool // object directories written into since the last sync
-	files []string        // object files written since the last sync
+	dirs  map[string]bool // directories written into since the last sync
+	files []string        // files written since the last sync: objects (and a snapshot's link to the index)
 	// packIdx are the store's pack indexes (see inPacks); packsKnown
 	// once listed, packsReadable if orket can answer from them alone.
 	packIdx                   []string
@@ -353,7 +353,18 @@ func (r *Repo) BlobSize(id plumbing.Hash) (int64, error) {
 // StoreFile stores the working-tree file at p as a blob, streamed and
 // fsynced, and returns its id.
 func (r *Repo) StoreFile(p string) (plumbing.Hash, error) {
-	root, err := r.FS()
+	w := newObjectWriter(r)
+	id, err := w.storePath(p)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return id, w.sync()
+}
+
+// storePath writes the working-tree file at p as a blob, streamed (not
+// yet synced), and returns its id.
+func (w *objectWriter) storePath(p string) (plumbing.Hash, error) {
+	root, err := w.r.FS()
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -366,12 +377,7 @@ func (r *Repo) StoreFile(p string) (plumbing.Hash, error) {
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	w := newObjectWriter(r)
-	id, err := w.write(plumbing.BlobObject, fi.Size(), f)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return id, w.sync()
+	return w.write(plumbing.BlobObject, fi.Size(), f)
 }
 
 // KeptRefPrefix is where blobs that a kept patch refers to stay reachable.
@@ -379,30 +385,43 @@ const KeptRefPrefix = "refs/orket/kept/"
 
 // KeepBlobs keeps blobs reachable under refs/orket/kept/<runID> (a commit
 // whose tree names them by path), durably: a patch that refers to them by
-// id applies with git apply as long as the ref is there.
-func (r *Repo) KeepBlobs(runID string, files map[string]plumbing.Hash) error {
-	if len(files) == 0 {
-		return nil
+// id applies with git apply as long as the ref is there. ids names blobs
+// in the store; files names working-tree files (by their path in the
+// tree, to their path in the working tree) to store as blobs on the way,
+// made durable with the tree and the commit, all at once. It returns the
+// ids of those files.
+func (r *Repo) KeepBlobs(runID string, ids map[string]plumbing.Hash, files map[string]string) (map[string]plumbing.Hash, error) {
+	if len(ids) == 0 && len(files) == 0 {
+		return nil, nil
 	}
 	w := newObjectWriter(r)
 	items := map[string]treeItem{}
-	for p, id := range files {
-		items[p] = treeItem{mode: filemode.Regular, id: id}
+	for name, id := range ids {
+		items[name] = treeItem{mode: filemode.Regular, id: id}
+	}
+	stored := map[string]plumbing.Hash{}
+	for name, p := range files {
+		id, err := w.storePath(p)
+		if err != nil {
+			return nil, err
+		}
+		stored[name] = id
+		items[name] = treeItem{mode: filemode.Regular, id: id}
 	}
 	tree, err := w.tree(items, "")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sig := object.Signature{Name: "orket", Email: "orket@localhost"}
 	id, err := w.encode(&object.Commit{Author: sig, Committer: sig, TreeHash: tree,
 		Message: "orket: the blobs the change of run " + runID + " refers to\n"})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := w.sync(); err != nil {
-		return err
+		return nil, err
 	}
-	return writeFile(filepath.Join(r.CommonDir, filepath.FromSlash(KeptRefPrefix+runID)), []byte(id.String()+"\n"), true)
+	return stored, writeFile(filepath.Join(r.CommonDir, filepath.FromSlash(KeptRefPrefix+runID)), []byte(id.String()+"\n"), true)
 }
 
 // DropKept forgets the blobs a run's kept patch refers to.

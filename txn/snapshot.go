@@ -401,7 +401,7 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	}
 	// The index is kept as a hard link (at the cost of a link whatever
 	// its size), or as a blob where the file system cannot link.
-	m.IndexFile = r.keepIndex(runID, gs)
+	m.IndexFile = r.keepIndex(runID, gs, ow)
 	for k, b := range gs.files {
 		switch {
 		case k == inGitDir+"index" && m.IndexFile != "":
@@ -475,11 +475,12 @@ func (r *Repo) indexOf(gs *gitState) (*indexInfo, error) {
 // copying it: a hard link beside the journal (.git/orket/index-<run-id>).
 // git never writes the index in place (it renames a new file over it), so
 // the link keeps these bytes whatever happens to .git/index; the link and
-// its directory are fsynced (which writes out the file's data, if git had
-// not). It returns the link's path relative to the git directory, or ""
-// when the file system cannot link or the index is no longer the file
-// that was read: then the index is stored as a blob.
-func (r *Repo) keepIndex(runID string, gs *gitState) string {
+// its directory are fsynced with the snapshot's objects, by ow's next
+// sync (which writes out the file's data, if git had not). It returns the
+// link's path relative to the git directory, or "" when the file system
+// cannot link or the index is no longer the file that was read: then the
+// index is stored as a blob.
+func (r *Repo) keepIndex(runID string, gs *gitState, ow *objectWriter) string {
 	if gs.index == nil {
 		return ""
 	}
@@ -496,10 +497,12 @@ func (r *Repo) keepIndex(runID string, gs *gitState) string {
 	}
 	defer f.Close()
 	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil || !sameIndexFile(gs.index, &st) || f.Sync() != nil || syncDir(filepath.Dir(p)) != nil {
+	if unix.Fstat(int(f.Fd()), &st) != nil || !sameIndexFile(gs.index, &st) {
 		os.Remove(p)
 		return ""
 	}
+	ow.files = append(ow.files, p)
+	ow.dirs[filepath.Dir(p)] = true
 	// The link changed the file's ctime, nothing else.
 	gs.index = &st
 	return name
