@@ -193,9 +193,10 @@ func (r *Run) markFlaky(store *verdict.Store) ([]string, error) {
 	if len(passed) == 0 {
 		return nil, nil
 	}
-	// Only the lines that name this content are decoded: on most runs
-	// none does, and decoding a thousand evaluations was most of a
-	// passing run's reading.
+	// Only the lines that name this content and a failing verdict are
+	// decoded: on most runs none does (a repository verified again and
+	// again as it is names one content a thousand times, passing), and
+	// decoding a thousand evaluations was most of a passing run's reading.
 	b, err := os.ReadFile(store.Evaluations.Path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -203,7 +204,7 @@ func (r *Run) markFlaky(store *verdict.Store) ([]string, error) {
 	runs := map[string]bool{}
 	key := []byte(r.content)
 	for _, line := range bytes.Split(b, []byte("\n")) {
-		if !bytes.Contains(line, key) {
+		if !bytes.Contains(line, key) || !bytes.Contains(line, []byte(verdict.Reject)) && !bytes.Contains(line, []byte(verdict.Escalate)) {
 			continue
 		}
 		var e verdict.Evaluation

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"sort"
@@ -114,13 +115,38 @@ func (s *Store) Event(e *TaskEvent) error {
 
 // EachEvaluation streams the evaluation log; damaged lines are skipped.
 func (s *Store) EachEvaluation(fn func(*Evaluation) error) ([]jsonl.Damaged, error) {
+	return s.eachEvaluation("", fn)
+}
+
+// eachEvaluation is EachEvaluation of the lines that can name value (all
+// of them when value is ""): a log of a thousand evaluations is decoded
+// only where it can matter (see mayHold).
+func (s *Store) eachEvaluation(value string, fn func(*Evaluation) error) ([]jsonl.Damaged, error) {
 	return s.Evaluations.Each(func(line []byte) error {
+		if !mayHold(line, value) {
+			return nil
+		}
 		var e Evaluation
 		if json.Unmarshal(line, &e) != nil || e.RunID == "" {
 			return nil
 		}
 		return fn(&e)
 	})
+}
+
+// mayHold reports whether a JSON line can hold the string value: only if
+// it contains value's bytes, when JSON writes them as they are (orket's
+// encoder escapes control characters, quotes, backslashes, <, > and &,
+// and U+2028 and U+2029, so a value with any of those, or with any
+// non-ASCII byte, is decoded to be sure).
+func mayHold(line []byte, value string) bool {
+	for i := 0; i < len(value); i++ {
+		switch c := value[i]; {
+		case c < 0x20, c >= 0x80, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return true
+		}
+	}
+	return bytes.Contains(line, []byte(value))
 }
 
 // EachEvent streams the task events.
@@ -152,17 +178,29 @@ type TaskState struct {
 // State reads what the logs say of a task for an agent. One run counts
 // once, however many lines name it.
 func (s *Store) State(task, agent string) (*TaskState, error) {
+	// The log holds a thousand evaluations at its bound, of many tasks,
+	// most of them passing: a line is decoded only as far as the state
+	// needs (its head), and only if it can be of the task and not of a
+	// verify-only run; the evaluations the state keeps are decoded whole.
 	type item struct {
-		t  time.Time
-		ev *Evaluation
-		te *TaskEvent
+		t    time.Time
+		head *evalHead
+		line []byte
+		te   *TaskEvent
 	}
 	var items []item
 	seen := map[string]bool{}
-	if _, err := s.EachEvaluation(func(e *Evaluation) error {
-		if e.Task == task && !seen[e.RunID] {
-			seen[e.RunID] = true
-			items = append(items, item{t: e.Time, ev: e})
+	if _, err := s.Evaluations.Each(func(line []byte) error {
+		if !mayHold(line, task) || bytes.Contains(line, verifyOnlyField) {
+			return nil
+		}
+		var h evalHead
+		if json.Unmarshal(line, &h) != nil || h.RunID == "" {
+			return nil
+		}
+		if h.Task == task && !seen[h.RunID] {
+			seen[h.RunID] = true
+			items = append(items, item{t: h.Time, head: &h, line: bytes.Clone(line)})
 		}
 		return nil
 	}); err != nil {
@@ -178,6 +216,8 @@ func (s *Store) State(task, agent string) (*TaskState, error) {
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].t.Before(items[j].t) })
 	st := &TaskState{Task: task, Agent: agent}
+	var last []byte
+	var attempts [][]byte
 	for _, it := range items {
 		if e := it.te; e != nil {
 			switch e.Type {
@@ -186,16 +226,16 @@ func (s *Store) State(task, agent string) (*TaskState, error) {
 			case EventResolve, EventOverride:
 				st.Escalation = nil
 				if e.Agent == "" || e.Agent == agent {
-					st.Attempts = nil
+					attempts = nil
 				}
 			case EventReset:
 				if e.Agent == "" || e.Agent == agent {
-					st.Attempts = nil
+					attempts = nil
 				}
 			}
 			continue
 		}
-		e := it.ev
+		e := it.head
 		if e.EditSource == "none" {
 			continue // a verify-only run is no attempt, and resets none
 		}
@@ -207,23 +247,57 @@ func (s *Store) State(task, agent string) (*TaskState, error) {
 		if e.Agent != agent {
 			continue
 		}
-		st.Last = e
+		last = it.line
 		switch {
 		case e.Verdict == Reject || e.Verdict == Escalate:
 			if e.Counted {
-				st.Attempts = append(st.Attempts, e)
+				attempts = append(attempts, it.line)
 			}
 		case e.Verdict == Approve || e.Verdict == Conditional:
-			st.Attempts = nil
+			attempts = nil
+		}
+	}
+	// A line whose other fields do not decode is skipped, as readers
+	// skip a damaged line.
+	whole := func(line []byte) *Evaluation {
+		var e Evaluation
+		if json.Unmarshal(line, &e) != nil {
+			return nil
+		}
+		return &e
+	}
+	if last != nil {
+		st.Last = whole(last)
+	}
+	for _, line := range attempts {
+		if e := whole(line); e != nil {
+			st.Attempts = append(st.Attempts, e)
 		}
 	}
 	return st, nil
 }
 
+// evalHead is what State reads of an evaluation.
+type evalHead struct {
+	Time       time.Time `json:"time"`
+	RunID      string    `json:"run_id"`
+	Task       string    `json:"task"`
+	Agent      string    `json:"agent"`
+	EditSource string    `json:"edit_source"`
+	Verdict    string    `json:"verdict"`
+	Counted    bool      `json:"counted"`
+	Report     string    `json:"escalation_report"`
+}
+
+// verifyOnlyField is how orket writes a verify-only run's edit source. A
+// line that holds these bytes holds that field: inside a JSON string a
+// quote is always escaped, so they cannot be part of one.
+var verifyOnlyField = []byte(`"edit_source":"none"`)
+
 // Find returns the evaluation of a run, or nil.
 func (s *Store) Find(runID string) (*Evaluation, error) {
 	var found *Evaluation
-	_, err := s.EachEvaluation(func(e *Evaluation) error {
+	_, err := s.eachEvaluation(runID, func(e *Evaluation) error {
 		if e.RunID == runID {
 			found = e
 		}

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -171,5 +172,36 @@ func TestEscalateLine(t *testing.T) {
 	s.EachEvaluation(func(e *Evaluation) error { kept = append(kept, e.RunID); return nil })
 	if n != 4 || strings.Join(kept, " ") != "r3 r4" {
 		t.Errorf("pruned %d, kept %v; want 4 pruned, r3 r4 kept", n, kept)
+	}
+}
+
+// TestStateReadsWhatMatters: State skips lines by their bytes before
+// decoding them (see mayHold, verifyOnlyField); no line of the task is
+// lost that way, whatever its task name holds and whatever its text says.
+func TestStateReadsWhatMatters(t *testing.T) {
+	s := Open(t.TempDir())
+	t0 := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	for i, task := range []string{`scope:<a&b> "q\z"`, "scope:pkg/ünï", "scope:pkg profile:quick"} {
+		for j, e := range []*Evaluation{
+			{RunID: "r1", Verdict: Reject, Counted: true, EditSource: "command", Summary: `step said "edit_source":"none"`},
+			{RunID: "v1", Verdict: Approve, EditSource: "none"}, // verify-only: resets nothing
+			{RunID: "r2", Verdict: Reject, Counted: true, EditSource: "patch", FirstError: "edit_source none"},
+		} {
+			e.Time, e.Task, e.Agent, e.RunID = t0.Add(time.Duration(10*i+j)*time.Minute), task, "a", fmt.Sprint(i)+e.RunID
+			if err := s.Record(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, err := s.State(task, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("%dr1 %dr2", i, i)
+		if got := runs(st.Attempts); got != want {
+			t.Errorf("task %q: attempts %q, want %q", task, got, want)
+		}
+		if st.Last == nil || st.Last.RunID != fmt.Sprint(i)+"r2" || st.Last.FirstError != "edit_source none" {
+			t.Errorf("task %q: last %+v, want run %dr2, decoded whole", task, st.Last, i)
+		}
 	}
 }
