@@ -45,6 +45,16 @@ hyperfine -N --warmup 3 --runs 30 --export-markdown "$RESULTS/1-small.md" \
   -n 'orket run (verify-only, one no-op step)' "$ORKET run -q" \
   -n 'orket run --scope pkg (edit + verify + keep)' "$ORKET run -q --yes --scope pkg -- sh -c 'date +%N > pkg/a'"
 cat "$RESULTS/1-small.md"
+# The same repository once busy: as many run records as retention keeps
+# (lessons.retention.max_entries, 1,000 by default) and their logs.
+echo "== with 1,000 run records"
+n=$(find .orket/runs -name '*.json' | wc -l)
+while [ "$n" -lt 1000 ]; do "$ORKET" run -q >/dev/null; n=$((n + 1)); done
+echo "orket run on the small repository with 1,000 run records" > "$RESULTS/1-small-busy.md.title"
+hyperfine -N --warmup 3 --runs 30 --export-markdown "$RESULTS/1-small-busy.md" \
+  -n 'orket run (verify-only, one no-op step)' "$ORKET run -q" \
+  -n 'orket run --scope pkg (edit + verify + keep)' "$ORKET run -q --yes --scope pkg -- sh -c 'date +%N > pkg/a'"
+cat "$RESULTS/1-small-busy.md"
 
 # Watchman, private to this run: its clients (git's hook included) find
 # their server through TMPDIR.
