@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/fingerprint"
@@ -22,6 +21,7 @@ import (
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/sandbox"
 	"github.com/orket/orket/txn"
+	"github.com/orket/orket/txn/txntest"
 )
 
 // An attack is an edit that tries to write where its scope (pkg) does not
@@ -295,20 +295,7 @@ mkdir -p .orket/memory; echo '' > .orket/memory/failure_lessons.jsonl; echo '*' 
 	}
 	if watchman {
 		watchmantest.Use(t, dir)
-		// The first snapshot scans whole and saves the scan cache with
-		// Watchman's token; the second must take the cache and ask.
-		for i, want := range []string{"scan", "fsmonitor"} {
-			tx, err := repo.Begin(txn.Start{RunID: fmt.Sprintf("prime-%d", i), Command: "test", Time: time.Now()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := tx.Snapshot().Scan; got.How != want {
-				t.Fatalf("snapshot %d: %s (%s), want %s", i, got.How, got.Why, want)
-			}
-			if err := tx.End(); err != nil {
-				t.Fatal(err)
-			}
-		}
+		txntest.PrimeFSMonitor(t, repo)
 	}
 	return repo, cfg, out
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/orket/orket/internal/fsmonitor"
 	"github.com/orket/orket/internal/fsmonitor/watchmantest"
 	"github.com/orket/orket/txn"
+	"github.com/orket/orket/txn/txntest"
 )
 
 // TestCrashPoints kills orket (SIGKILL, from inside, at a point the test
@@ -178,18 +179,7 @@ func primeWatchman(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"scan", "fsmonitor"} {
-		tx, err := r.Begin(txn.Start{RunID: fmt.Sprintf("prime-%d", i), Command: "test", Time: time.Now()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := tx.Snapshot().Scan; got.How != want {
-			t.Fatalf("snapshot %d: %s (%s), want %s", i, got.How, got.Why, want)
-		}
-		if err := tx.End(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	txntest.PrimeFSMonitor(t, r)
 	shell(t, dir, `git prune --expire=now`)
 }
 
