@@ -30,6 +30,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/gitdir"
 	"github.com/orket/orket/internal/gitignore"
 )
 
@@ -408,28 +409,9 @@ func newTreeSearch(root string) (*treeSearch, error) {
 // work tree whose .git is dotgit (a directory, or a file naming the git
 // directory of a linked worktree or a submodule).
 func (s *treeSearch) readGit(dotgit string, fi fs.FileInfo) error {
-	gitDir := dotgit
-	if !fi.IsDir() {
-		b, err := os.ReadFile(dotgit)
-		if err != nil {
-			return err
-		}
-		target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-		if !ok {
-			return errors.New(dotgit + ": a .git file without a gitdir: line")
-		}
-		if target = strings.TrimSpace(target); !filepath.IsAbs(target) {
-			target = filepath.Join(s.top, target)
-		}
-		gitDir = filepath.Clean(target)
-	}
-	common := gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		c := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitDir, c)
-		}
-		common = filepath.Clean(c)
+	gitDir, common, err := gitdir.Dirs(s.top, dotgit, fi.IsDir())
+	if err != nil {
+		return fmt.Errorf("%s: %w", dotgit, err)
 	}
 	s.regular, s.dirs = map[string]bool{}, map[string]bool{}
 	f, err := os.Open(filepath.Join(gitDir, "index"))

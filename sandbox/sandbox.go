@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/orket/orket/internal/gitdir"
 )
 
 // A Mode says whether edit commands run in the sandbox (orket.yaml
@@ -369,21 +371,11 @@ func gitDirs(root, gitDir string) []string {
 	if gitDir == "" {
 		dotgit := filepath.Join(root, ".git")
 		fi, err := os.Stat(dotgit)
-		switch {
-		case err != nil:
+		if err != nil {
 			return nil
-		case fi.IsDir():
-			gitDir = dotgit
-		default:
-			b, err := os.ReadFile(dotgit)
-			rest, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-			if err != nil || !ok {
-				return nil
-			}
-			gitDir = rest
-			if !filepath.IsAbs(gitDir) {
-				gitDir = filepath.Join(root, gitDir)
-			}
+		}
+		if gitDir, _, err = gitdir.Dirs(root, dotgit, fi.IsDir()); err != nil {
+			return nil
 		}
 	}
 	real, err := filepath.EvalSymlinks(gitDir)
@@ -391,14 +383,8 @@ func gitDirs(root, gitDir string) []string {
 		return nil
 	}
 	dirs := []string{real}
-	if b, err := os.ReadFile(filepath.Join(real, "commondir")); err == nil {
-		common := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(real, common)
-		}
-		if c, err := filepath.EvalSymlinks(common); err == nil && c != real {
-			dirs = append(dirs, c)
-		}
+	if c, err := filepath.EvalSymlinks(gitdir.Common(real)); err == nil && c != real {
+		dirs = append(dirs, c)
 	}
 	return dirs
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/gitdir"
 )
 
 // ErrNotRepo reports that a directory is not inside a git work tree.
@@ -102,30 +103,12 @@ func Discover(dir string) (*Repo, error) {
 }
 
 func openAt(root, dotgit string, fi os.FileInfo) (*Repo, error) {
-	gitDir := dotgit
-	if !fi.IsDir() {
-		b, err := os.ReadFile(dotgit)
-		if err != nil {
-			return nil, err
-		}
-		line := strings.TrimSpace(string(b))
-		target, ok := strings.CutPrefix(line, "gitdir:")
-		if !ok {
-			return nil, &UnsupportedError{Path: dotgit, Reason: "a .git file without a gitdir: line"}
-		}
-		target = strings.TrimSpace(target)
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(root, target)
-		}
-		gitDir = filepath.Clean(target)
+	gitDir, common, err := gitdir.Dirs(root, dotgit, fi.IsDir())
+	if errors.Is(err, gitdir.ErrNoGitdirLine) {
+		return nil, &UnsupportedError{Path: dotgit, Reason: err.Error()}
 	}
-	common := gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		c := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitDir, c)
-		}
-		common = filepath.Clean(c)
+	if err != nil {
+		return nil, err
 	}
 	r, err := git.PlainOpenWithOptions(root, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
 	if err != nil {
