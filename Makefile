@@ -58,6 +58,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParseVersion$$' -fuzztime=$(FUZZTIME) ./guardrails
 	$(GO) test -run='^$$' -fuzz='^FuzzApplyDelta$$' -fuzztime=$(FUZZTIME) ./txn
 	$(GO) test -run='^$$' -fuzz='^FuzzPackEntry$$' -fuzztime=$(FUZZTIME) ./txn
+	$(GO) test -run='^$$' -fuzz='^FuzzObject$$' -fuzztime=$(FUZZTIME) ./internal/rawjson
 
 demo: build
 	ORKET=$(CURDIR)/$(BIN) ./testdata/demo.sh

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orket/orket/feedback"
+	"github.com/orket/orket/internal/rawjson"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/verdict"
 )
@@ -42,7 +43,7 @@ func Gather(lessonsPath, orketDir, agent string) ([]Signal, error) {
 		// whole evaluation only for the agent's verdicts short of
 		// APPROVE, which are signals.
 		var f [evalFields][]byte
-		if !scanObject(line, func(k, v []byte) {
+		if !rawjson.Object(line, func(k, v []byte) {
 			switch string(k) {
 			case "id":
 				f[fID] = v

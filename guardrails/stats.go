@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/orket/orket/internal/flock"
+	"github.com/orket/orket/internal/rawjson"
 	"github.com/orket/orket/verdict"
 	"golang.org/x/sys/unix"
 )
@@ -330,7 +331,7 @@ func ReadRuns(evaluations, exposures, agent string) ([]Run, error) {
 		var runID, edit []byte
 		var cmd, tags, first []byte
 		var stamp []byte
-		ok := scanObject(line, func(k, v []byte) {
+		ok := rawjson.Object(line, func(k, v []byte) {
 			switch string(k) {
 			case "run_id":
 				runID = v
@@ -399,7 +400,7 @@ func ReadRuns(evaluations, exposures, agent string) ([]Run, error) {
 			}
 		}
 		var runID, fs []byte
-		scanObject(line, func(k, v []byte) {
+		rawjson.Object(line, func(k, v []byte) {
 			switch string(k) {
 			case "run_id":
 				runID = v
@@ -469,7 +470,7 @@ func (s *Store) Agents() ([]string, error) {
 		name := ""
 		if err := scanLog(filepath.Join(s.OrketDir, Dir, n, "history.jsonl"), func(line []byte) {
 			if name == "" {
-				scanObject(line, func(k, v []byte) {
+				rawjson.Object(line, func(k, v []byte) {
 					if string(k) == "agent" {
 						name = jsonString(v)
 					}
@@ -534,122 +535,6 @@ func scanLog(path string, fn func(line []byte)) error {
 	}
 }
 
-// scanObject calls fn with each top-level key and raw value of a JSON
-// object (keys with escapes are passed as written); it reports whether
-// the line is a well-formed object as far as it read.
-func scanObject(b []byte, fn func(key, val []byte)) bool {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return true
-	}
-	for i < len(b) {
-		if b[i] != '"' {
-			return false
-		}
-		end := skipString(b, i)
-		if end < 0 {
-			return false
-		}
-		key := b[i+1 : end-1]
-		i = skipWS(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = skipWS(b, i+1)
-		vend := skipValue(b, i)
-		if vend < 0 {
-			return false
-		}
-		fn(key, b[i:vend])
-		i = skipWS(b, vend)
-		if i >= len(b) {
-			return false
-		}
-		switch b[i] {
-		case ',':
-			i = skipWS(b, i+1)
-		case '}':
-			return true
-		default:
-			return false
-		}
-	}
-	return false
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i] ('"'),
-// or -1.
-func skipString(b []byte, i int) int {
-	i++
-	for {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			return -1
-		}
-		i += j
-		// Escaped when an odd number of backslashes precede it.
-		k := i - 1
-		for k >= 0 && b[k] == '\\' {
-			k--
-		}
-		if (i-1-k)%2 == 0 {
-			return i + 1
-		}
-		i++
-	}
-}
-
-// skipValue returns the index after the value starting at b[i], or -1.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				if i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
-}
-
 // parseTime reads a JSON string holding an RFC 3339 time, as Go writes
 // it ("2026-05-01T09:00:00.123Z", "...+02:00"), without allocating; the
 // zero time when it is not one.
@@ -706,15 +591,8 @@ func slowTime(v []byte) time.Time {
 	return t
 }
 
-// jsonString decodes a raw JSON string value ("" for anything else).
+// jsonString is the string a raw JSON value holds ("" for anything else).
 func jsonString(v []byte) string {
-	if len(v) < 2 || v[0] != '"' {
-		return ""
-	}
-	if bytes.IndexByte(v, '\\') < 0 {
-		return string(v[1 : len(v)-1])
-	}
-	var s string
-	json.Unmarshal(v, &s)
+	s, _ := rawjson.String(v)
 	return s
 }

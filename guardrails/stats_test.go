@@ -121,27 +121,6 @@ func TestStatsKnownHistory(t *testing.T) {
 	}
 }
 
-// The scanner reads what encoding/json reads.
-func TestScanObject(t *testing.T) {
-	line := []byte(`{"a":"x\"y","n":12,"b":true,"o":{"k":[1,"]",{"z":"}"}]},"t":["p","q"],"s":"é\u00e9","e":null}` + "\n")
-	got := map[string]string{}
-	if !scanObject(line, func(k, v []byte) { got[string(k)] = string(v) }) {
-		t.Fatal("not scanned")
-	}
-	want := map[string]string{"a": `"x\"y"`, "n": "12", "b": "true", "o": `{"k":[1,"]",{"z":"}"}]}`, "t": `["p","q"]`, "s": `"é\u00e9"`, "e": "null"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	if jsonString([]byte(got["s"])) != "éé" || jsonString([]byte(got["a"])) != `x"y` {
-		t.Errorf("strings: %q %q", jsonString([]byte(got["s"])), jsonString([]byte(got["a"])))
-	}
-	for _, bad := range []string{``, `[]`, `{"a":`, `{"a":"x`, `{"a" 1}`, `{"a":1,}`, `{"a":{"b":1}`} {
-		if scanObject([]byte(bad), func(k, v []byte) {}) {
-			t.Errorf("%q scanned as an object", bad)
-		}
-	}
-}
-
 func TestParseTime(t *testing.T) {
 	for _, s := range []string{"2026-05-01T09:00:00Z", "2026-05-01T09:00:00.5Z", "2026-12-31T23:59:59.123456789Z",
 		"2026-05-01T09:00:00.1234567891Z", "2026-05-01T09:00:00+02:00", "2026-05-01T09:00:00.25-07:30"} {

@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/orket/orket/internal/rawjson"
 	"sort"
 	"strconv"
 	"time"
@@ -43,9 +44,9 @@ func (v *version) equal(w *version) bool {
 func (v *version) created() time.Time {
 	var t time.Time
 	if v.js != nil && json.Valid(v.js) {
-		eachField(bytes.TrimSpace(v.js), func(key, val []byte) {
+		rawjson.Object(bytes.TrimSpace(v.js), func(key, val []byte) {
 			if string(key) == "created_at" {
-				if s, ok := jsonString(val); ok {
+				if s, ok := rawjson.String(val); ok {
 					t, _ = time.Parse(time.RFC3339Nano, s)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/orket/orket/internal/jsonl"
+	"github.com/orket/orket/internal/rawjson"
 )
 
 // ImportOptions say where records are imported to.
@@ -108,9 +109,9 @@ func Import(ctx context.Context, o ImportOptions, files ...string) (*ImportResul
 				continue
 			}
 			var schema string
-			eachField(line, func(k, v []byte) {
+			rawjson.Object(line, func(k, v []byte) {
 				if string(k) == "schema_version" {
-					schema, _ = jsonString(v)
+					schema, _ = rawjson.String(v)
 				}
 			})
 			l := bySchema[schema]

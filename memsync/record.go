@@ -3,9 +3,9 @@ package memsync
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/orket/orket/internal/rawjson"
 	"strconv"
 	"time"
-	"unicode/utf8"
 )
 
 // A record is one line of a log, as the merge sees it: its bytes (compact
@@ -47,7 +47,7 @@ func parseRecord(l *Log, line []byte, buf *bytes.Buffer) (record, bool) {
 	var timeVals [4][]byte // by the index of l.TimeFields; the first found wins
 	var agentVal, idVal []byte
 	var kinds [3][]byte
-	eachField(raw, func(key, val []byte) {
+	rawjson.Object(raw, func(key, val []byte) {
 		switch {
 		case string(key) == "record":
 			kinds[0] = val
@@ -58,7 +58,7 @@ func parseRecord(l *Log, line []byte, buf *bytes.Buffer) (record, bool) {
 		case string(key) == "id":
 			idVal = val
 		case string(key) == "schema_version":
-			r.schema, _ = jsonString(val)
+			r.schema, _ = rawjson.String(val)
 		case len(l.AgentField) > 0 && string(key) == l.AgentField[0]:
 			agentVal = val
 		}
@@ -68,13 +68,13 @@ func parseRecord(l *Log, line []byte, buf *bytes.Buffer) (record, bool) {
 			}
 		}
 	})
-	r.id, _ = jsonString(idVal)
+	r.id, _ = rawjson.String(idVal)
 	if r.id == "" {
 		return record{}, false
 	}
 	if l.Kind == Events {
 		for _, k := range kinds {
-			v, _ := jsonString(k)
+			v, _ := rawjson.String(k)
 			r.kind += "\x00" + v
 		}
 	}
@@ -82,7 +82,7 @@ func parseRecord(l *Log, line []byte, buf *bytes.Buffer) (record, bool) {
 		if v == nil {
 			continue
 		}
-		s, isStr := jsonString(v)
+		s, isStr := rawjson.String(v)
 		if !isStr || s == "" {
 			continue
 		}
@@ -113,7 +113,7 @@ func fieldAt(val []byte, path []string) string {
 		if len(val) == 0 || val[0] != '{' {
 			return ""
 		}
-		eachField(val, func(key, v []byte) {
+		rawjson.Object(val, func(key, v []byte) {
 			if string(key) == k {
 				next = v
 			}
@@ -123,7 +123,7 @@ func fieldAt(val []byte, path []string) string {
 		}
 		val = next
 	}
-	s, _ := jsonString(val)
+	s, _ := rawjson.String(val)
 	return s
 }
 
@@ -178,108 +178,4 @@ func beats(a, b *record) bool {
 		return len(a.raw) > len(b.raw)
 	}
 	return bytes.Compare(a.raw, b.raw) > 0
-}
-
-// eachField calls fn with the key (unescaped) and raw value of every
-// member of the JSON object obj, which must be valid JSON. Values alias
-// obj.
-func eachField(obj []byte, fn func(key, val []byte)) {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return
-	}
-	i++
-	for {
-		i = skipSpace(obj, i)
-		if i >= len(obj) || obj[i] == '}' {
-			return
-		}
-		if obj[i] == ',' {
-			i++
-			continue
-		}
-		if obj[i] != '"' {
-			return
-		}
-		end := skipValue(obj, i)
-		key := obj[i+1 : end-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			if s, ok := jsonString(obj[i:end]); ok {
-				key = []byte(s)
-			}
-		}
-		i = skipSpace(obj, end)
-		if i >= len(obj) || obj[i] != ':' {
-			return
-		}
-		i = skipSpace(obj, i+1)
-		vend := skipValue(obj, i)
-		fn(key, obj[i:vend])
-		i = vend
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the index just after the JSON value starting at i.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		for i++; i < len(b); i++ {
-			switch b[i] {
-			case '\\':
-				i++
-			case '"':
-				return i + 1
-			}
-		}
-		return len(b)
-	case '{', '[':
-		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case '"':
-				i = skipValue(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return len(b)
-	default:
-		for ; i < len(b); i++ {
-			switch b[i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
-			}
-		}
-		return len(b)
-	}
-}
-
-// jsonString returns the string a raw JSON value holds.
-func jsonString(val []byte) (string, bool) {
-	if len(val) < 2 || val[0] != '"' {
-		return "", false
-	}
-	if bytes.IndexByte(val, '\\') < 0 && utf8.Valid(val) {
-		return string(val[1 : len(val)-1]), true
-	}
-	var s string
-	if json.Unmarshal(val, &s) != nil {
-		return "", false
-	}
-	return s, true
 }

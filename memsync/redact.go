@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/orket/orket/internal/rawjson"
 	"github.com/orket/orket/redact"
 )
 
@@ -25,7 +26,7 @@ func redactRecord(raw []byte, fn func(string) string) []byte {
 	last := 0
 	var walk func(i int, top bool) int
 	replace := func(start, end int) {
-		s, ok := jsonString(raw[start:end])
+		s, ok := rawjson.String(raw[start:end])
 		if !ok {
 			return
 		}
@@ -41,19 +42,19 @@ func redactRecord(raw []byte, fn func(string) string) []byte {
 		last = end
 	}
 	walk = func(i int, top bool) int {
-		i = skipSpace(raw, i)
+		i = rawjson.SkipSpace(raw, i)
 		if i >= len(raw) {
 			return i
 		}
 		switch raw[i] {
 		case '"':
-			end := skipValue(raw, i)
+			end := rawjson.SkipValue(raw, i)
 			replace(i, end)
 			return end
 		case '{':
 			i++
 			for {
-				i = skipSpace(raw, i)
+				i = rawjson.SkipSpace(raw, i)
 				if i >= len(raw) || raw[i] == '}' {
 					return i + 1
 				}
@@ -61,14 +62,14 @@ func redactRecord(raw []byte, fn func(string) string) []byte {
 					i++
 					continue
 				}
-				kend := skipValue(raw, i)
+				kend := rawjson.SkipValue(raw, i)
 				key := raw[i:kend]
-				i = skipSpace(raw, kend)
+				i = rawjson.SkipSpace(raw, kend)
 				if i < len(raw) && raw[i] == ':' {
 					i++
 				}
 				if top && (string(key) == `"id"` || string(key) == `"schema_version"`) {
-					i = skipValue(raw, skipSpace(raw, i))
+					i = rawjson.SkipValue(raw, rawjson.SkipSpace(raw, i))
 					continue
 				}
 				i = walk(i, false)
@@ -76,7 +77,7 @@ func redactRecord(raw []byte, fn func(string) string) []byte {
 		case '[':
 			i++
 			for {
-				i = skipSpace(raw, i)
+				i = rawjson.SkipSpace(raw, i)
 				if i >= len(raw) || raw[i] == ']' {
 					return i + 1
 				}
@@ -87,7 +88,7 @@ func redactRecord(raw []byte, fn func(string) string) []byte {
 				i = walk(i, false)
 			}
 		default:
-			return skipValue(raw, i)
+			return rawjson.SkipValue(raw, i)
 		}
 	}
 	walk(0, true)
