@@ -253,3 +253,36 @@ func TestConcurrentApprovals(t *testing.T) {
 		seen[p.Version] = true
 	}
 }
+
+// TestPruneLogsSyncedVersions: a version orket sync brought (its files,
+// no line in this clone's history.jsonl) stays in the history when it is
+// dropped, and its number is not given again.
+func TestPruneLogsSyncedVersions(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	r.fail(kafka, 5, t0)
+	r.fail(dbEnv, 4, t0.Add(100*time.Hour))
+	s := r.store()
+	res := must[*ProposeResult](t)(s.Propose(ctx, "claude", r.signals("claude"), nil, nil, t0.Add(200*time.Hour)))
+	if len(res.Added) != 2 {
+		t.Fatalf("want 2 proposals, got %d", len(res.Added))
+	}
+	must[*Version](t)(approve(s, res.Added[0].ID, "Ana", t0.Add(201*time.Hour)))
+	// As a clone that received v1 by orket sync has it: no history line.
+	if err := os.Remove(filepath.Join(r.orket, "guardrails", "claude", "history.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	must[*Version](t)(approve(s, res.Added[1].ID, "Ana", t0.Add(202*time.Hour)))
+	for n := 3; n <= 11; n++ {
+		if _, err := s.Rollback(ctx, "claude", 2-n%2, "Ana", "", t0.Add(time.Duration(202+n)*time.Hour)); err != nil {
+			t.Fatalf("v%d: %v", n, err)
+		}
+	}
+	if kept := must[[]int](t)(s.Versions("claude")); kept[0] != 2 {
+		t.Fatalf("kept %v, want v1 dropped", kept)
+	}
+	hist := must[[]Event](t)(s.History("claude"))
+	if len(hist) != 11 || hist[0].Version != 1 || hist[0].Kept || hist[0].By != "Ana" {
+		t.Errorf("history: %+v", hist)
+	}
+}

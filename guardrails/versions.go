@@ -462,15 +462,38 @@ func (s *Store) write(root *fsroot.Root, v *Version) error {
 }
 
 // prune removes the oldest versions beyond MaxVersions (the json first,
-// so a half-removed version is no version).
+// so a half-removed version is no version). A version its history.jsonl
+// does not name (one orket sync brought) is logged first, so that it
+// stays in the history and its number is never given again.
 func (s *Store) prune(root *fsroot.Root, agent string) error {
 	ns, err := s.versions(root, agent)
 	if err != nil {
 		return err
 	}
 	rel := s.agentRel(agent)
+	var logged map[int]bool
 	for len(ns) > s.Config.MaxVersions {
 		n := ns[0]
+		if logged == nil {
+			logged = map[int]bool{}
+			if _, err := s.historyLog(agent).Each(func(line []byte) error {
+				var e Event
+				if json.Unmarshal(line, &e) == nil {
+					logged[e.Version] = true
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		if !logged[n] {
+			if v, err := s.version(root, agent, n); err == nil {
+				e := eventOf(v)
+				if err := s.historyLog(agent).Append(&e); err != nil {
+					return fmt.Errorf("append to %s/history.jsonl: %w", rel, err)
+				}
+			}
+		}
 		if err := root.Remove(rel + "/" + jsonName(n)); err != nil {
 			return err
 		}
