@@ -99,6 +99,12 @@ func Describe(err error) Problem {
 	case errors.As(err, &pe):
 		p = Problem{Code: EPatchInvalid, Msg: "the patch does not apply: " + pe.Error(),
 			Hint: "nothing was written; regenerate the patch against the current tree (git diff --binary)"}
+	case errors.Is(err, guardrails.ErrAlreadyThere), errors.Is(err, guardrails.ErrLineGone):
+		p = Problem{Code: EUsage, Msg: "the proposal no longer applies: " + err.Error(),
+			Hint: `nothing was written; orket guardrails show has the current text; orket lessons reject ID --reason "..." closes the proposal`}
+	case errors.Is(err, context.Canceled):
+		// Interrupted while it waited (for a lock, say), with no more said.
+		p = (&InterruptedError{During: "while it waited"}).problem()
 	default:
 		p = Problem{Code: EInternal, Msg: err.Error(), Hint: "this is a bug in orket; please report it with the command you ran"}
 	}

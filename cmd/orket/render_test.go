@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"syscall"
 	"testing"
 
 	"github.com/orket/orket"
+	"github.com/orket/orket/guardrails"
 )
 
 func TestRender(t *testing.T) {
@@ -23,6 +25,9 @@ func TestRender(t *testing.T) {
 		{"sigterm", &orket.InterruptedError{Sig: syscall.SIGTERM, During: "during the edit"}, 143, "orket: E_INTERRUPTED: interrupted by SIGTERM during the edit; run again when ready\n"},
 		{"wrapped", fmt.Errorf("context: %w", orket.Errorf(orket.ELocked, "wait", "locked by pid 1")), 5, "orket: E_LOCKED: locked by pid 1; wait\n"},
 		{"foreign", cause, 70, "orket: E_INTERNAL: boom; this is a bug in orket; please report it with the command you ran\n"},
+		{"canceled", fmt.Errorf("lock claude's guardrails: %w", context.Canceled), 130, "orket: E_INTERRUPTED: interrupted by SIGINT while it waited; run again when ready\n"},
+		{"stale proposal", fmt.Errorf("approve: %w", guardrails.ErrAlreadyThere), 2,
+			"orket: E_USAGE: the proposal no longer applies: approve: the constraint is already in the guardrails; nothing was written; orket guardrails show has the current text; orket lessons reject ID --reason \"...\" closes the proposal\n"},
 		{"multiline", orket.Errorf(orket.EPatchInvalid, "regenerate it", "line one\nline two"), 2, "orket: E_PATCH_INVALID: line one line two; regenerate it\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
