@@ -242,19 +242,6 @@ func clustersOf(s Signal) []Cluster {
 	return out
 }
 
-// Expose records what a run is told before it starts: the agent's
-// current guardrails (the lines that apply to scope) and the folds of
-// its lesson advisories. It returns the exposure (its Version is the
-// number for the evaluation's guardrails_version).
-func (s *Store) Expose(runID, agent string, now time.Time, scope []string, advised []Fold) (*Exposure, error) {
-	cur, err := s.Current(agent)
-	if err != nil {
-		return nil, err
-	}
-	x := NewExposure(runID, agent, now, cur, scope, advised)
-	return x, OpenExposures(s.OrketDir).Record(x)
-}
-
 // Vote records the votes of a run whose outcome is known (after its
 // verdict; again after a rejection or correction of it, with those
 // signals): the run's exposure is looked up, and the lines it was given

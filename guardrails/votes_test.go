@@ -63,8 +63,12 @@ func TestVotes(t *testing.T) {
 			}
 			continue
 		}
-		// Through the store, as a run does.
-		x := must[*Exposure](t)(s.Expose(c.run, "claude", at, c.scope, nil))
+		// As a run does: exposed to the current version, its votes
+		// through the store.
+		x := NewExposure(c.run, "claude", at, must[*Version](t)(s.Current("claude")), c.scope, nil)
+		if err := xs.Record(x); err != nil {
+			t.Fatal(err)
+		}
 		if x.Version != v.Version {
 			t.Fatalf("exposed to v%d", x.Version)
 		}
