@@ -447,7 +447,7 @@ func excludesFile(top string) string {
 			configured = cfg.Raw.Section("core").Option("excludesfile")
 		}
 	}
-	return gitignore.ExcludesFile(configured)
+	return gitignore.ExcludesFile(configured, top)
 }
 
 // maxIgnoreFile bounds what is read of one ignore file.

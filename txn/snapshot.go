@@ -221,7 +221,7 @@ func (r *Repo) excludesFile() string {
 	if cfg, err := r.Git.ConfigScoped(gitconfig.SystemScope); err == nil && cfg.Raw != nil {
 		configured = cfg.Raw.Section("core").Option("excludesfile")
 	}
-	return gitignore.ExcludesFile(configured)
+	return gitignore.ExcludesFile(configured, r.Root)
 }
 
 // snapshot records the working tree durably: blobs for every file the index

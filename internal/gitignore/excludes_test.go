@@ -10,14 +10,14 @@ func TestExcludesFile(t *testing.T) {
 		"":                "/xdg/git/ignore",
 		"~/.gitignore_g":  "/home/ana/.gitignore_g",
 		"/etc/gitignore":  "/etc/gitignore",
-		"relative/ignore": "relative/ignore",
+		"relative/ignore": "/work/tree/relative/ignore", // git runs at the top of the work tree
 	} {
-		if got := ExcludesFile(configured); got != want {
+		if got := ExcludesFile(configured, "/work/tree"); got != want {
 			t.Errorf("ExcludesFile(%q) = %q, want %q", configured, got, want)
 		}
 	}
 	t.Setenv("XDG_CONFIG_HOME", "")
-	if got := ExcludesFile(""); got != "/home/ana/.config/git/ignore" {
+	if got := ExcludesFile("", "/work/tree"); got != "/home/ana/.config/git/ignore" {
 		t.Errorf("without XDG_CONFIG_HOME: %q", got)
 	}
 }

@@ -315,11 +315,12 @@ func Ignored(ps []Pattern, path string, isDir bool) bool {
 	return false
 }
 
-// ExcludesFile is the global ignore file git reads: core.excludesFile as
-// configured ("~/" is the home directory), or, when it is not set, its
-// default $XDG_CONFIG_HOME/git/ignore, else ~/.config/git/ignore. ""
-// when there is none to read.
-func ExcludesFile(configured string) string {
+// ExcludesFile is the global ignore file git reads in the work tree at
+// top: core.excludesFile as configured ("~/" is the home directory; a
+// relative path is relative to top, where git runs), or, when it is not
+// set, its default $XDG_CONFIG_HOME/git/ignore, else
+// ~/.config/git/ignore. "" when there is none to read.
+func ExcludesFile(configured, top string) string {
 	home := func() string {
 		h, err := os.UserHomeDir()
 		if err != nil {
@@ -340,6 +341,8 @@ func ExcludesFile(configured string) string {
 		if h := home(); h != "" {
 			return filepath.Join(h, configured[2:])
 		}
+	case !filepath.IsAbs(configured):
+		return filepath.Join(top, configured)
 	}
 	return configured
 }
