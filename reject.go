@@ -92,8 +92,7 @@ func (r *Run) recordKept() error {
 		rec.Kept = append(rec.Kept, k)
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(rec.KeptDirs))) // deepest first
-	_, err = r.req.Repo.KeepBlobs(rec.RunID, before, results)
-	return err
+	return r.req.Repo.KeepBlobs(rec.RunID, before, results)
 }
 
 func appendUnique(l []string, s string) []string {

@@ -507,8 +507,7 @@ func formatChange(w io.Writer, repo *txn.Repo, root *fsroot.Root, runID string, 
 	if err := patch.Format(w, root, paths, sidesOf(repo, files), large); err != nil {
 		return err
 	}
-	_, err = repo.KeepBlobs(runID, kept, nil)
-	return err
+	return repo.KeepBlobs(runID, kept, nil)
 }
 
 // sidesOf reads files' earlier states from the object store (the content

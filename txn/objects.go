@@ -388,40 +388,37 @@ const KeptRefPrefix = "refs/orket/kept/"
 // id applies with git apply as long as the ref is there. ids names blobs
 // in the store; files names working-tree files (by their path in the
 // tree, to their path in the working tree) to store as blobs on the way,
-// made durable with the tree and the commit, all at once. It returns the
-// ids of those files.
-func (r *Repo) KeepBlobs(runID string, ids map[string]plumbing.Hash, files map[string]string) (map[string]plumbing.Hash, error) {
+// made durable with the tree and the commit, all at once.
+func (r *Repo) KeepBlobs(runID string, ids map[string]plumbing.Hash, files map[string]string) error {
 	if len(ids) == 0 && len(files) == 0 {
-		return nil, nil
+		return nil
 	}
 	w := newObjectWriter(r)
 	items := map[string]treeItem{}
 	for name, id := range ids {
 		items[name] = treeItem{mode: filemode.Regular, id: id}
 	}
-	stored := map[string]plumbing.Hash{}
 	for name, p := range files {
 		id, err := w.storePath(p)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		stored[name] = id
 		items[name] = treeItem{mode: filemode.Regular, id: id}
 	}
 	tree, err := w.tree(items, "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sig := object.Signature{Name: "orket", Email: "orket@localhost"}
 	id, err := w.encode(&object.Commit{Author: sig, Committer: sig, TreeHash: tree,
 		Message: "orket: the blobs the change of run " + runID + " refers to\n"})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := w.sync(); err != nil {
-		return nil, err
+		return err
 	}
-	return stored, writeFile(filepath.Join(r.CommonDir, filepath.FromSlash(KeptRefPrefix+runID)), []byte(id.String()+"\n"), true)
+	return writeFile(filepath.Join(r.CommonDir, filepath.FromSlash(KeptRefPrefix+runID)), []byte(id.String()+"\n"), true)
 }
 
 // DropKept forgets the blobs a run's kept patch refers to.
