@@ -39,22 +39,22 @@ mkdir "$WORK/small" && cd "$WORK/small"
 git init -q && mkdir pkg && echo a > pkg/a
 printf 'verify:\n  profiles:\n    quick: [{name: noop, run: ["true"]}]\n' > orket.yaml
 git add -A && git commit -q -m init
-echo "orket run on a small repository (one no-op step)" > "$RESULTS/1-small.md.title"
-hyperfine -N --warmup 3 --runs 30 --export-markdown "$RESULTS/1-small.md" \
+echo "orket run on a small repository (one no-op step)" > "$RESULTS/1a-small.md.title"
+hyperfine -N --warmup 3 --runs 30 --export-markdown "$RESULTS/1a-small.md" \
   -n 'true (the step alone)' 'true' \
   -n 'orket run (verify-only, one no-op step)' "$ORKET run -q" \
   -n 'orket run --scope pkg (edit + verify + keep)' "$ORKET run -q --yes --scope pkg -- sh -c 'date +%N > pkg/a'"
-cat "$RESULTS/1-small.md"
+cat "$RESULTS/1a-small.md"
 # The same repository once busy: as many run records as retention keeps
 # (lessons.retention.max_entries, 1,000 by default) and their logs.
 echo "== with 1,000 run records"
 n=$(find .orket/runs -name '*.json' | wc -l)
 while [ "$n" -lt 1000 ]; do "$ORKET" run -q >/dev/null; n=$((n + 1)); done
-echo "orket run on the small repository with 1,000 run records" > "$RESULTS/1-small-busy.md.title"
-hyperfine -N --warmup 3 --runs 30 --export-markdown "$RESULTS/1-small-busy.md" \
+echo "orket run on the small repository with 1,000 run records" > "$RESULTS/1b-small-busy.md.title"
+hyperfine -N --warmup 3 --runs 30 --export-markdown "$RESULTS/1b-small-busy.md" \
   -n 'orket run (verify-only, one no-op step)' "$ORKET run -q" \
   -n 'orket run --scope pkg (edit + verify + keep)' "$ORKET run -q --yes --scope pkg -- sh -c 'date +%N > pkg/a'"
-cat "$RESULTS/1-small-busy.md"
+cat "$RESULTS/1b-small-busy.md"
 
 # Watchman, private to this run: its clients (git's hook included) find
 # their server through TMPDIR.

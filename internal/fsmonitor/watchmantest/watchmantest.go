@@ -82,11 +82,15 @@ func lastLine(s string) string {
 }
 
 // Command runs the watchman client against the private server (Need
-// first).
+// first); without one, it runs true, so that it never reaches the
+// machine's own Watchman.
 func Command(args ...string) *exec.Cmd {
 	wm.mu.Lock()
 	tmp := wm.tmp
 	wm.mu.Unlock()
+	if tmp == "" {
+		return exec.Command("true")
+	}
 	cmd := exec.Command("watchman", args...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	return cmd
