@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
 // Reading one packed object through go-git loads the pack's whole index
@@ -444,78 +445,31 @@ func deltaVarint(b []byte, i int) (uint64, int, error) {
 	}
 }
 
-// applyDelta makes an object from its base and a delta in git's format:
-// the base's size and the result's, then instructions, each either a copy
-// of a range of the base (offset and size in up to 4 and 3 bytes, which
-// the instruction's low bits say are there; a size of 0 is 0x10000) or an
-// insertion of the 1-127 bytes that follow it. A result over limit bytes,
-// and any instruction that reads or writes out of bounds, is an error.
+// applyDelta makes an object from its base and a delta in git's format
+// (go-git's PatchDelta, which checks every instruction's bounds), once
+// the size the delta promises is known to be at most limit bytes.
 func applyDelta(base, delta []byte, limit int) ([]byte, error) {
-	src, i, err := deltaVarint(delta, 0)
+	_, i, err := deltaVarint(delta, 0)
 	if err != nil {
 		return nil, err
 	}
-	if src != uint64(len(base)) {
-		return nil, packErr("delta: for a base of %d bytes, not %d", src, len(base))
-	}
-	size, i, err := deltaVarint(delta, i)
+	size, _, err := deltaVarint(delta, i)
 	if err != nil {
 		return nil, err
 	}
 	if size > uint64(limit) {
 		return nil, packErr("delta: makes %d bytes", size)
 	}
-	dst := int(size)
-	out := make([]byte, 0, dst)
-	for i < len(delta) {
-		c := delta[i]
-		i++
-		switch {
-		case c&0x80 != 0:
-			var off, n uint64
-			for k := 0; k < 4; k++ {
-				if c&(1<<k) != 0 {
-					if i >= len(delta) {
-						return nil, packErr("delta: truncated copy")
-					}
-					off |= uint64(delta[i]) << (8 * k)
-					i++
-				}
-			}
-			for k := 0; k < 3; k++ {
-				if c&(0x10<<k) != 0 {
-					if i >= len(delta) {
-						return nil, packErr("delta: truncated copy")
-					}
-					n |= uint64(delta[i]) << (8 * k)
-					i++
-				}
-			}
-			if n == 0 {
-				n = 0x10000
-			}
-			if off+n > uint64(len(base)) || n > uint64(dst-len(out)) {
-				return nil, packErr("delta: copy of %d bytes at %d out of bounds", n, off)
-			}
-			out = append(out, base[off:off+n]...)
-		case c != 0:
-			n := int(c)
-			if n > len(delta)-i || n > dst-len(out) {
-				return nil, packErr("delta: insertion of %d bytes out of bounds", n)
-			}
-			out = append(out, delta[i:i+n]...)
-			i += n
-		default:
-			return nil, packErr("delta: reserved instruction 0")
-		}
-	}
-	if len(out) != dst {
-		return nil, packErr("delta: made %d bytes, not %d", len(out), dst)
+	out, err := packfile.PatchDelta(base, delta)
+	if err != nil {
+		return nil, packErr("delta: %v", err)
 	}
 	return out, nil
 }
 
-// hashObject is the id of an object of type typ and content b.
+// hashObject is the id of an object of type typ and content b (with the
+// standard library's SHA-1, as blobHash: go-git's hasher detects
+// collisions, at a higher cost).
 func hashObject(typ byte, b []byte) plumbing.Hash {
 	h := sha1.New()
 	h.Write([]byte(plumbing.ObjectType(typ).String() + " " + strconv.Itoa(len(b)) + "\x00"))
