@@ -102,6 +102,17 @@ func wantHook(t *testing.T, what string, info ScanInfo) {
 	}
 }
 
+// wantScan is wantHook for a phase that scans the whole tree, with the
+// hook, when it is named by whole.
+func wantScan(t *testing.T, what, whole string, info ScanInfo) {
+	t.Helper()
+	if what != whole {
+		wantHook(t, what, info)
+	} else if testFSMonitor && fsmonitor.Eager() && info.How != "scan" {
+		t.Errorf("%s: %s (%s), want a whole scan", what, info.How, info.Why)
+	}
+}
+
 func fp(t *testing.T, dir string) string {
 	t.Helper()
 	s, err := fingerprint.Of(dir, scope.OrketDir)
@@ -425,28 +436,32 @@ func TestHostileEdits(t *testing.T) {
 	for _, tc := range []struct {
 		name, setup, edit string
 		touched           []string // must all be in the touch set
+		// wholeScan names the phase that, with Watchman, scans the whole
+		// tree instead of asking it, as git does: "snapshot" after a
+		// .gitignore changed, "measure" when the edit made a hard link.
+		wholeScan string
 	}{
 		{"negated-in-ignored-dir", `printf 'data/**\n!data/keep.txt\n' >> .gitignore; mkdir data; printf k > data/keep.txt; printf x > data/x.bin`,
-			`rm data/keep.txt`, []string{"data/keep.txt"}},
+			`rm data/keep.txt`, []string{"data/keep.txt"}, "snapshot"},
 		{"negated-char-class", `printf '*.[!o]\n' > sub.gitignore; mkdir cls; mv sub.gitignore cls/.gitignore; printf o > cls/b.o; printf c > cls/b.c`,
-			`rm cls/b.o; printf c2 > cls/b.c`, []string{"cls/b.o"}},
+			`rm cls/b.o; printf c2 > cls/b.c`, []string{"cls/b.o"}, "snapshot"},
 		{"self-ignoring-gitignore", ``,
-			`printf '.gitignore\nnotes.txt\n' > .gitignore; rm notes.txt`, []string{".gitignore", "notes.txt"}},
+			`printf '.gitignore\nnotes.txt\n' > .gitignore; rm notes.txt`, []string{".gitignore", "notes.txt"}, ""},
 		{"nested-repo-created", ``,
-			`mkdir -p out && git -C out init -q && printf x > out/f.txt`, []string{"out/.git/HEAD", "out/f.txt"}},
+			`mkdir -p out && git -C out init -q && printf x > out/f.txt`, []string{"out/.git/HEAD", "out/f.txt"}, ""},
 		{"clone-inside", ``,
-			`git clone -q . clone`, []string{"clone/.git/HEAD", "clone/run.sh"}},
+			`git clone -q . clone`, []string{"clone/.git/HEAD", "clone/run.sh"}, ""},
 		{"worktree-inside", ``,
-			`git worktree add -q wt feature`, []string{"wt/.git", "wt/run.sh"}},
-		{"setuid-bit", ``, `chmod u+s run.sh`, []string{"run.sh"}},
-		{"setgid-sticky", ``, `chmod g+s notes.txt; chmod +t pkg/api/x.go`, []string{"notes.txt", "pkg/api/x.go"}},
+			`git worktree add -q wt feature`, []string{"wt/.git", "wt/run.sh"}, ""},
+		{"setuid-bit", ``, `chmod u+s run.sh`, []string{"run.sh"}, ""},
+		{"setgid-sticky", ``, `chmod g+s notes.txt; chmod +t pkg/api/x.go`, []string{"notes.txt", "pkg/api/x.go"}, ""},
 		{"hard-link-from-outside", `ln notes.txt ` + outside + `/notes-link`,
-			`printf 'written through the other name\n' >> ` + outside + `/notes-link`, []string{"notes.txt"}},
-		{"empty-dir-created", ``, `mkdir -p lone/empty`, []string{"lone/empty/"}},
-		{"hard-link-made-by-edit", ``, `ln notes.txt pkg/api/alias.txt; printf 'through the alias\n' >> pkg/api/alias.txt`, []string{"notes.txt", "pkg/api/alias.txt"}},
-		{"file-to-dir-with-ignored", ``, `rm notes.txt; mkdir notes.txt; printf l > notes.txt/x.log`, []string{"notes.txt"}},
+			`printf 'written through the other name\n' >> ` + outside + `/notes-link`, []string{"notes.txt"}, ""},
+		{"empty-dir-created", ``, `mkdir -p lone/empty`, []string{"lone/empty/"}, ""},
+		{"hard-link-made-by-edit", ``, `ln notes.txt pkg/api/alias.txt; printf 'through the alias\n' >> pkg/api/alias.txt`, []string{"notes.txt", "pkg/api/alias.txt"}, "measure"},
+		{"file-to-dir-with-ignored", ``, `rm notes.txt; mkdir notes.txt; printf l > notes.txt/x.log`, []string{"notes.txt"}, ""},
 		{"tracked-in-ignored-dir", `printf t > build/tracked.txt; git add -f build/tracked.txt; git commit -q -m t`,
-			`printf 'changed\n' > build/tracked.txt`, []string{"build/tracked.txt"}},
+			`printf 'changed\n' > build/tracked.txt`, []string{"build/tracked.txt"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			withJournal(t, func(t *testing.T) {
@@ -462,11 +477,13 @@ func TestHostileEdits(t *testing.T) {
 				before := fp(t, dir)
 				r := open(t, dir)
 				tx := begin(t, r, "hostile")
+				wantScan(t, "snapshot", tc.wholeScan, tx.Snapshot().Scan)
 				sh(t, dir, tc.edit)
 				ch, err := tx.Measure()
 				if err != nil {
 					t.Fatal(err)
 				}
+				wantScan(t, "measure", tc.wholeScan, ch.Scan)
 				got := map[string]bool{}
 				for _, p := range ch.Paths {
 					got[p] = true
