@@ -111,20 +111,14 @@ orket lessons approve|reject ID decide them.`,
 			if err != nil {
 				return err
 			}
-			pending, _, err := st.Proposals.List(guardrails.ProposalFilter{Agent: agent, Pending: true})
+			undecided, _, err := st.Proposals.List(guardrails.ProposalFilter{Agent: agent, Pending: true})
 			if err != nil {
 				return storeError(err)
-			}
-			var undecided []*guardrails.Proposal
-			for _, p := range pending {
-				if p.Status.Pending() {
-					undecided = append(undecided, p)
-				}
 			}
 			in, ok := o.stdin.(*os.File)
 			out, outOK := o.stdout.(*os.File)
 			if !ok || !outOK || !isTerminal(in) || !isTerminal(out) || o.json || o.getenv("CI") != "" {
-				*result = map[string]any{"code": orket.OK, "pending": nonNilProposals(undecided)}
+				*result = map[string]any{"code": orket.OK, "pending": nonNil(undecided)}
 				if !o.json {
 					fmt.Fprint(o.stdout, guardrails.RenderList(undecided))
 				}
@@ -138,11 +132,12 @@ orket lessons approve|reject ID decide them.`,
 	}
 }
 
-func nonNilProposals(ps []*guardrails.Proposal) []*guardrails.Proposal {
-	if ps == nil {
-		return []*guardrails.Proposal{}
+// nonNil is l, or an empty list for nil: JSON says [] rather than null.
+func nonNil[T any](l []T) []T {
+	if l == nil {
+		return []T{}
 	}
-	return ps
+	return l
 }
 
 // A gate is the review on a terminal.
@@ -561,7 +556,7 @@ func guardrailsLogCommand(o *options, result *any) *cli.Command {
 			if err != nil {
 				return storeError(err)
 			}
-			*result = map[string]any{"code": orket.OK, "agent": agent, "versions": nonNilEvents(h)}
+			*result = map[string]any{"code": orket.OK, "agent": agent, "versions": nonNil(h)}
 			if o.json {
 				return nil
 			}
@@ -585,13 +580,6 @@ func guardrailsLogCommand(o *options, result *any) *cli.Command {
 			return tw.Flush()
 		},
 	}
-}
-
-func nonNilEvents(h []guardrails.Event) []guardrails.Event {
-	if h == nil {
-		return []guardrails.Event{}
-	}
-	return h
 }
 
 func yesNo(b bool) string {
