@@ -208,7 +208,9 @@ func (r *Run) exposeGuardrails() {
 	}
 	if err := guardrails.OpenExposures(st.OrketDir).Record(x); err != nil {
 		r.obs.Warn("cannot record what the run was told (.orket/memory/advised.jsonl): " + err.Error())
+		return
 	}
+	r.exposure, r.exposedTo = x, version
 }
 
 // A ProposalView is a guardrails proposal a run or a review made.
@@ -255,8 +257,13 @@ func (r *Run) learnFromRun(ev *verdict.Evaluation) {
 		verdictText = ev.Verdict
 	}
 	st := OpenGuardrails(r.req.Repo, r.req.Config)
-	if _, err := st.Vote(guardrails.Outcome{RunID: r.rec.RunID, Agent: agent, Time: r.req.Env.Now().UTC(), Verdict: verdictText, Signals: sigs}); err != nil {
-		r.obs.Warn("cannot record the guardrails' votes: " + err.Error())
+	// The run knows what it was told: its exposure is not looked up again
+	// (Store.Vote does, for a later rejection or correction).
+	if x, v := r.exposure, r.exposedTo; x != nil && v != nil && x.Version != 0 {
+		vs := guardrails.VotesFor(x, v, guardrails.Outcome{RunID: r.rec.RunID, Agent: agent, Time: r.req.Env.Now().UTC(), Verdict: verdictText, Signals: sigs})
+		if err := guardrails.OpenVotes(st.OrketDir).Record(vs...); err != nil {
+			r.obs.Warn("cannot record the guardrails' votes: " + err.Error())
+		}
 	}
 	if err := pruneGuardrailLogs(OrketDir(r.req.Repo), r.req.Config.Lessons.Retention, r.req.Env.Now()); err != nil {
 		r.obs.Warn("could not prune the guardrails' logs: " + err.Error())

@@ -56,6 +56,11 @@ type Run struct {
 	guardCheck     *guardrails.Checker
 	guardrailsText string // the agent's guardrails as the edit reads them
 	guardrailsPath string // the file ORKET_GUARDRAILS names
+	// exposure is what the edit was told, recorded; exposedTo the
+	// guardrails version it names (nil: none). The run's votes follow
+	// from them.
+	exposure  *guardrails.Exposure
+	exposedTo *guardrails.Version
 }
 
 // Execute runs a request in the order of SPEC section 3.2 and returns its
