@@ -271,7 +271,13 @@ func (r *Run) learnFromRun(ev *verdict.Evaluation) {
 	if len(sigs) == 0 {
 		return
 	}
-	added, errs := proposeFor(r.ctx, r.req.Repo, r.req.Config, r.red, st, agent, r.req.Env.Now())
+	// The run's checker answers for the tree before the edit: still the
+	// tree once the change is reverted.
+	ck := r.checker()
+	if r.rec.Revert == nil {
+		ck = GuardrailsChecker(r.req.Repo, r.req.Config)
+	}
+	added, errs := proposeFor(r.ctx, r.req.Repo, r.req.Config, r.red, st, ck, agent, r.req.Env.Now())
 	for _, err := range errs {
 		r.obs.Warn(err.Error())
 	}
@@ -302,9 +308,10 @@ func pruneGuardrailLogs(dir string, keep config.Retention, now time.Time) error 
 }
 
 // proposeFor runs the proposal rules on an agent's feedback entries and
-// stores the new proposals. The errors are warnings: an extractor that
-// failed (its proposal keeps orket's text), a log that cannot be read.
-func proposeFor(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, st *guardrails.Store, agent string, now time.Time) ([]*guardrails.Proposal, []error) {
+// stores the new proposals; ck checks the evidence of the agent's lines
+// (for removals). The errors are warnings: an extractor that failed (its
+// proposal keeps orket's text), a log that cannot be read.
+func proposeFor(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, st *guardrails.Store, ck *guardrails.Checker, agent string, now time.Time) ([]*guardrails.Proposal, []error) {
 	dir := OrketDir(repo)
 	sigs, err := guardrails.Gather(LessonPath(repo, cfg), dir, agent)
 	if err != nil {
@@ -328,7 +335,7 @@ func proposeFor(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *re
 	if res != nil {
 		ps = res.Added
 	}
-	removals, err := proposeRemovals(ctx, repo, cfg, st, agent, now)
+	removals, err := proposeRemovals(ctx, st, ck, agent, now)
 	if err != nil {
 		errs = append(errs, errors.New("cannot propose the removal of demoted lines: "+err.Error()))
 	}
@@ -337,12 +344,12 @@ func proposeFor(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *re
 
 // proposeRemovals proposes, once, to remove the agent's guardrail lines
 // whose evidence is gone (SPEC 8.5): a person decides.
-func proposeRemovals(ctx context.Context, repo *txn.Repo, cfg *config.Config, st *guardrails.Store, agent string, now time.Time) ([]*guardrails.Proposal, error) {
+func proposeRemovals(ctx context.Context, st *guardrails.Store, ck *guardrails.Checker, agent string, now time.Time) ([]*guardrails.Proposal, error) {
 	cur, err := st.Current(agent)
 	if err != nil || cur == nil {
 		return nil, err
 	}
-	ev := GuardrailsChecker(repo, cfg).Check(ctx, cur.AllLines())
+	ev := ck.Check(ctx, cur.AllLines())
 	demoted := false
 	for _, e := range ev {
 		demoted = demoted || e.Demoted
@@ -372,7 +379,7 @@ func learnFromFeedback(ctx context.Context, repo *txn.Repo, cfg *config.Config, 
 	if _, err := st.Vote(guardrails.Outcome{RunID: e.RunID, Agent: agent, Time: now.UTC(), Signals: []guardrails.Signal{sig}}); err != nil {
 		errs = append(errs, errors.New("cannot record the guardrails' votes: "+err.Error()))
 	}
-	ps, more := proposeFor(ctx, repo, cfg, red, st, agent, now)
+	ps, more := proposeFor(ctx, repo, cfg, red, st, GuardrailsChecker(repo, cfg), agent, now)
 	return ps, append(errs, more...)
 }
 
@@ -415,8 +422,11 @@ func Propose(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redac
 	}
 	res := &ProposeResult{Code: OK, Agents: nonNil(agents), Proposals: []ProposalView{}}
 	st := OpenGuardrails(repo, cfg)
+	// One search of the tree for every agent's lines.
+	ck := GuardrailsChecker(repo, cfg)
+	ck.Remember = true
 	for _, a := range agents {
-		ps, errs := proposeFor(ctx, repo, cfg, red, st, a, now)
+		ps, errs := proposeFor(ctx, repo, cfg, red, st, ck, a, now)
 		res.Proposals = append(res.Proposals, proposalViews(ps)...)
 		for _, e := range errs {
 			res.Warnings = append(res.Warnings, e.Error())
