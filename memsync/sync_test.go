@@ -608,3 +608,27 @@ func TestGuardrailsLockedDuringMerge(t *testing.T) {
 		t.Error("the version did not arrive once the lock was released")
 	}
 }
+
+// TestClashRedacted: the proposal a version clash becomes holds both
+// texts, and travels redacted like everything else.
+func TestClashRedacted(t *testing.T) {
+	remote := newBare(t)
+	a, b := newClone(t, remote), newClone(t, remote)
+	const secret = "hunter2-" + "clash-value"
+	b.opts.Redact = redact.New(redact.Options{Values: []string{secret}}).Redact
+	a.write("guardrails/claude/v1.md", "# Guardrails of claude\n\n- run go generate before go test\n")
+	a.write("guardrails/claude/v1.json", `{"version":1,"created_at":"2026-07-14T09:00:00Z","approved_by":"ana"}`+"\n")
+	b.write("guardrails/claude/v1.md", "# Guardrails of claude\n\n- log in with "+secret+"\n")
+	b.write("guardrails/claude/v1.json", `{"version":1,"created_at":"2026-07-14T10:00:00Z","approved_by":"bo"}`+"\n")
+	a.sync()
+	if res := b.sync(); len(res.Clashes) != 1 {
+		t.Fatalf("clashes %+v", res.Clashes)
+	}
+	if got := gitGrep(t, remote, secret); got != "" {
+		t.Fatalf("the secret reached the remote in %s", got)
+	}
+	a.sync()
+	if p := a.read(ProposalsLog); strings.Contains(p, secret) || !strings.Contains(p, redact.Redacted) {
+		t.Errorf("the clash travelled unredacted:\n%s", p)
+	}
+}

@@ -410,7 +410,8 @@ func (s *syncer) mergeLog(in *inputs, l *Log, extra [][]byte, out flat) (*logPla
 		fresh = append(fresh, r)
 	}
 	for _, raw := range extra {
-		if r, ok := parseRecord(l, raw, &buf); ok {
+		// A clash record holds both versions' text: shared, redacted.
+		if r, ok := parseRecord(l, redactRecord(raw, s.red), &buf); ok {
 			fresh = append(fresh, r)
 		}
 	}
