@@ -632,3 +632,78 @@ func TestClashRedacted(t *testing.T) {
 		t.Errorf("the clash travelled unredacted:\n%s", p)
 	}
 }
+
+// TestMemoryAfterPull: a clone that pulled (its memory ref is a merge the
+// remote never got) and then syncs after another clone pushed keeps its
+// own new memory lines, and so does the other: the three-way merge's base
+// is what both sides share, not the unpublished merge.
+func TestMemoryAfterPull(t *testing.T) {
+	remote := newBare(t)
+	a, b := newClone(t, remote), newClone(t, remote)
+	a.write(MemoryFile, "# Agent Memory\n\n- shared line\n")
+	a.sync()
+	b.sync()
+	b.write(MemoryFile, b.read(MemoryFile)+"- learned on b\n")
+	b.sync(pull)
+	a.write(MemoryFile, a.read(MemoryFile)+"- learned on a\n")
+	a.sync()
+	b.sync()
+	a.sync()
+	for _, c := range []*clone{a, b} {
+		m := c.read(MemoryFile)
+		for _, want := range []string{"shared line", "learned on a", "learned on b"} {
+			if !strings.Contains(m, want) {
+				t.Errorf("%s lost %q:\n%s", c.dir, want, m)
+			}
+		}
+	}
+}
+
+// TestLostRace: a sync whose push loses a race to another clone merges
+// again and pushes; it counts what it sent once, and neither clone loses
+// a record or a memory line.
+func TestLostRace(t *testing.T) {
+	remote := newBare(t)
+	a, b := newClone(t, remote), newClone(t, remote)
+	addRecords(a, "alice", 40, t0.Add(-72*time.Hour))
+	a.write(MemoryFile, "# Agent Memory\n\n- shared line\n")
+	a.sync()
+	b.sync()
+	addRecords(b, "bob", 20, t0.Add(time.Hour))
+	b.sync()
+	addRecords(a, "alice", 10, t0.Add(2*time.Hour))
+	a.write(MemoryFile, a.read(MemoryFile)+"- learned on a\n")
+	raced := false
+	testHookAfterJournal = func() error {
+		if !raced {
+			raced = true
+			addRecords(b, "bob", 5, t0.Add(3*time.Hour))
+			b.write(MemoryFile, b.read(MemoryFile)+"- learned on b\n")
+			b.sync()
+		}
+		return nil
+	}
+	res := a.sync()
+	testHookAfterJournal = nil
+	if !raced || res.Attempts < 2 {
+		t.Fatalf("no race: hook ran %v, %d attempts", raced, res.Attempts)
+	}
+	if res.Sent != 10 {
+		t.Errorf("sent %d, want the 10 new records once", res.Sent)
+	}
+	b.sync()
+	want := allIDs(a)
+	sort.Strings(want)
+	got := allIDs(b)
+	sort.Strings(got)
+	if diff := cmp.Diff(want, got); diff != "" || len(want) != 75 {
+		t.Errorf("%d records; a and b differ (-a +b):\n%s", len(want), diff)
+	}
+	for _, c := range []*clone{a, b} {
+		for _, line := range []string{"learned on a", "learned on b"} {
+			if !strings.Contains(c.read(MemoryFile), line) {
+				t.Errorf("%s lost %q", c.dir, line)
+			}
+		}
+	}
+}

@@ -92,7 +92,7 @@ func (s *syncer) mergeMemory(in *inputs, out flat) (*memPlan, error) {
 		}
 		return readBlob(s.store, h)
 	}
-	base, err := blob(in.fBase)
+	base, err := blob(in.fShared)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func (s *syncer) mergeGuardrails(in *inputs, out flat) (*guardPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", GuardrailsDir, err)
 	}
-	base, err := s.treeVersions(in.fBase)
+	base, err := s.treeVersions(in.fShared)
 	if err != nil {
 		return nil, err
 	}

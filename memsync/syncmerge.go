@@ -40,7 +40,14 @@ func (s *syncer) merge(ctx context.Context, remote plumbing.Hash) (plumbing.Hash
 type inputs struct {
 	base, remote, journal    plumbing.Hash
 	fBase, fRemote, fJournal flat
-	treeBase, treeRemote     plumbing.Hash
+	// fShared is the memory both sides last had in common (the merge
+	// base of base and remote): what the three-way merges of the memory
+	// file and the guardrail versions start from. It is fBase unless the
+	// local ref is a merge the remote never got (after --pull, or a push
+	// that lost a race): then lines the remote lacks were not deleted
+	// there, only never sent.
+	fShared              flat
+	treeBase, treeRemote plumbing.Hash
 	// The shards of each tree, by log directory and day.
 	gBase, gRemote, gJournal map[string]map[string]plumbing.Hash
 	st                       *state // nil: not trusted
@@ -49,6 +56,13 @@ type inputs struct {
 }
 
 func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.Hash, error) {
+	// What is sent is counted against this attempt's remote; what was
+	// received and pruned is in the local files once an attempt wrote
+	// them back, and is not counted again.
+	s.res.Sent = 0
+	for _, c := range s.res.Logs {
+		c.Sent = 0
+	}
 	in := &inputs{base: s.localRef(), remote: remote, parsed: map[plumbing.Hash][]record{}, infos: map[string]shardInfo{}}
 	var err error
 	var st state
@@ -74,6 +88,12 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 		in.fRemote, in.treeRemote = in.fBase, in.treeBase
 	} else if in.fRemote, in.treeRemote, err = flatten(s.store, remote); err != nil {
 		return plumbing.ZeroHash, err
+	}
+	in.fShared = in.fBase
+	if shared := s.sharedBase(in.base, remote); shared != in.base {
+		if in.fShared, _, err = flatten(s.store, shared); err != nil {
+			return plumbing.ZeroHash, err
+		}
 	}
 	if in.fJournal, _, err = flatten(s.store, in.journal); err != nil {
 		in.fJournal = flat{}
@@ -720,4 +740,32 @@ func (s *syncer) guardrailAgents(in *inputs) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// sharedBase is the newest memory commit base and remote both hold: base
+// when the remote descends from it, else the first of base's ancestors
+// (nearest first, up to 64) that the remote holds; zero when none is.
+func (s *syncer) sharedBase(base, remote plumbing.Hash) plumbing.Hash {
+	if base.IsZero() || remote.IsZero() {
+		return plumbing.ZeroHash
+	}
+	seen := map[plumbing.Hash]bool{}
+	queue := []plumbing.Hash{base}
+	for n := 0; len(queue) > 0 && n < 64; n++ {
+		h := queue[0]
+		queue = queue[1:]
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		if isAncestor(s.store, h, remote) {
+			return h
+		}
+		ps, err := parentsOf(s.store, h)
+		if err != nil {
+			return plumbing.ZeroHash
+		}
+		queue = append(queue, ps...)
+	}
+	return plumbing.ZeroHash
 }
