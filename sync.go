@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/rawjson"
 	"github.com/orket/orket/memsync"
 	"github.com/orket/orket/redact"
 	"github.com/orket/orket/scope"
@@ -84,7 +85,30 @@ func syncOptions(repo *txn.Repo, cfg *config.Config, env Env) memsync.Options {
 	return memsync.Options{Repo: repo.Git, OrketDir: dir, WorkTree: filepath.Dir(dir), Remote: cfg.Memory.Remote,
 		Logs: logs, Redact: red.Redact, Now: now,
 		Retention: memsync.Retention{MaxEntriesPerAgent: cfg.Lessons.Retention.MaxEntriesPerAgent, MaxAge: cfg.Lessons.Retention.MaxAge,
-			MaxVersions: cfg.Guardrails.MaxVersions}}
+			MaxVersions: cfg.Guardrails.MaxVersions, Keep: keepOpenRuns(repo)}}
+}
+
+// keepOpenRuns protects from a sync's retention the evaluations an open
+// task rests on (its attempts, its escalation), as the run's own pruning
+// does: dropping them would start the count over. Read before the sync
+// takes the log's lock; a log that cannot be read protects nothing more.
+func keepOpenRuns(repo *txn.Repo) func(log string, record []byte) bool {
+	open, err := Verdicts(repo).OpenRuns()
+	if err != nil || len(open) == 0 {
+		return nil
+	}
+	return func(log string, record []byte) bool {
+		if log != "memory/evaluations.jsonl" {
+			return false
+		}
+		var id string
+		rawjson.Object(record, func(k, v []byte) {
+			if string(k) == "run_id" {
+				id, _ = rawjson.String(v)
+			}
+		})
+		return open[id]
+	}
 }
 
 // A SyncView is what memory.sync: auto did around a run.

@@ -343,6 +343,26 @@ func (s *Store) Tasks() ([]*TaskState, error) {
 	return out, nil
 }
 
+// OpenRuns are the runs whose evaluations a task's state rests on: its
+// open attempts and its escalation. Retention keeps them whatever their
+// age, here and in what orket sync shares.
+func (s *Store) OpenRuns() (map[string]bool, error) {
+	open := map[string]bool{}
+	tasks, err := s.Tasks()
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tasks {
+		for _, a := range t.Attempts {
+			open[a.RunID] = true
+		}
+		if t.Escalation != nil && t.Escalation.RunID != "" {
+			open[t.Escalation.RunID] = true
+		}
+	}
+	return open, nil
+}
+
 // Prune applies retention to the evaluation log: none older than maxAge
 // (0: no age limit), at most maxPerAgent per agent (the newest). The
 // evaluations a task's state rests on (its open attempts, its escalation)
@@ -356,18 +376,9 @@ func (s *Store) Prune(maxPerAgent int, maxAge time.Duration, now time.Time) (int
 	}); err != nil {
 		return 0, err
 	}
-	open := map[string]bool{}
-	tasks, err := s.Tasks()
+	open, err := s.OpenRuns()
 	if err != nil {
 		return 0, err
-	}
-	for _, t := range tasks {
-		for _, a := range t.Attempts {
-			open[a.RunID] = true
-		}
-		if t.Escalation != nil && t.Escalation.RunID != "" {
-			open[t.Escalation.RunID] = true
-		}
 	}
 	return s.Evaluations.Rewrite(func(line []byte) bool {
 		var e Evaluation
