@@ -235,6 +235,7 @@ type syncer struct {
 	o     *Options
 	logs  []Log
 	store storage.Storer
+	objs  *objectLog // what a merge writes through (mergeOnce)
 	root  *fsroot.Root
 	red   func(string) string
 	res   *Result

@@ -112,7 +112,7 @@ func (s *syncer) mergeMemory(in *inputs, out flat) (*memPlan, error) {
 		merged = Merge3(base, local, remote)
 	}
 	shared := redactText(merged, s.red)
-	h, err := writeObject(s.store, plumbing.BlobObject, shared)
+	h, err := writeObject(s.objs, plumbing.BlobObject, shared)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +291,7 @@ func (s *syncer) mergeGuardrails(in *inputs, out flat) (*guardPlan, error) {
 					shared = append(r, '\n')
 				}
 			}
-			h, err := writeObject(s.store, plumbing.BlobObject, shared)
+			h, err := writeObject(s.objs, plumbing.BlobObject, shared)
 			if err != nil {
 				return nil, err
 			}

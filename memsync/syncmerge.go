@@ -63,6 +63,7 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 	for _, c := range s.res.Logs {
 		c.Sent = 0
 	}
+	s.objs = &objectLog{EncodedObjectStorer: s.store}
 	in := &inputs{base: s.localRef(), remote: remote, parsed: map[plumbing.Hash][]record{}, infos: map[string]shardInfo{}}
 	var err error
 	var st state
@@ -176,18 +177,22 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 		return plumbing.ZeroHash, err
 	}
 	s.carryUnknown(in, out)
-	if out[formatFile], err = writeObject(s.store, plumbing.BlobObject, []byte(Format+"\n")); err != nil {
+	if out[formatFile], err = writeObject(s.objs, plumbing.BlobObject, []byte(Format+"\n")); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	tree := in.treeBase
 	if !sameFlat(out, in.fBase) {
-		if tree, err = buildTree(s.store, out, in.fBase); err != nil {
+		if tree, err = buildTree(s.objs, out, in.fBase); err != nil {
 			return plumbing.ZeroHash, err
 		}
 	}
 	next, err := s.commit(in, tree)
 	if err != nil {
 		return plumbing.ZeroHash, err
+	}
+	// Durable before the journal, the ref or a rewritten file names them.
+	if err := s.objs.sync(); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("sync the memory's objects: %w", err)
 	}
 
 	// Write back: the memory first (a person may be saving it: if so,
@@ -283,7 +288,7 @@ func (s *syncer) commit(in *inputs, tree plumbing.Hash) (plumbing.Hash, error) {
 	if s.res.Sent > 0 {
 		msg += ": " + strconv.Itoa(s.res.Sent) + " new records"
 	}
-	return writeCommit(s.store, tree, parents, msg+"\n", s.o.now())
+	return writeCommit(s.objs, tree, parents, msg+"\n", s.o.now())
 }
 
 // carryUnknown keeps what the merge does not know (a newer orket's
@@ -561,7 +566,7 @@ func (s *syncer) mergeLog(in *inputs, l *Log, extra [][]byte, out flat) (*logPla
 		var size int64
 		if sh.dirty {
 			data := encodeRecords(sh.recs)
-			if h, err = writeObject(s.store, plumbing.BlobObject, data); err != nil {
+			if h, err = writeObject(s.objs, plumbing.BlobObject, data); err != nil {
 				return nil, err
 			}
 			p.data[sh.day] = data
