@@ -34,6 +34,7 @@ const (
 	ESyncUnreachable      Code = "E_SYNC_UNREACHABLE"
 	ESyncAuth             Code = "E_SYNC_AUTH"
 	ESyncContention       Code = "E_SYNC_CONTENTION"
+	ESyncRefused          Code = "E_SYNC_REFUSED"
 	EInterrupted          Code = "E_INTERRUPTED"
 	EInternal             Code = "E_INTERNAL"
 )
@@ -67,6 +68,7 @@ var codes = map[Code]CodeInfo{
 	ESyncUnreachable:      {ESyncUnreachable, 7, "orket sync could not reach the remote (network, address, no repository there); nothing changed on either side"},
 	ESyncAuth:             {ESyncAuth, 7, "orket sync: the remote refused the credentials git would use, or its ssh host key is not known"},
 	ESyncContention:       {ESyncContention, 7, "orket sync: other clones kept pushing first; the merge is in the local memory and the next sync publishes it"},
+	ESyncRefused:          {ESyncRefused, 7, "orket sync: the remote refused to update refs/orket/memory (a hook, a protected or hidden ref); the merge is in the local memory"},
 	EInterrupted:          {EInterrupted, 130, "interrupted by SIGINT (130) or SIGTERM (143); the change was reverted"},
 	EInternal:             {EInternal, 70, "orket failed internally"},
 }

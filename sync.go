@@ -170,6 +170,7 @@ func syncProblem(err error) (Problem, bool) {
 		ue *memsync.UnreachableError
 		ae *memsync.AuthError
 		ce *memsync.ContentionError
+		re *memsync.RefusedError
 		ne *memsync.NoRemoteError
 		fe *memsync.FormatError
 		pe *memsync.ProtocolError
@@ -184,6 +185,9 @@ func syncProblem(err error) (Problem, bool) {
 			hint = "orket uses the credentials git would (ssh agent and keys, credential helpers): check that git fetch works with this remote"
 		}
 		return Problem{Code: ESyncAuth, Msg: ae.Error(), Hint: hint, Fields: map[string]any{"remote": ae.Remote, "url": ae.URL}}, true
+	case errors.As(err, &re):
+		return Problem{Code: ESyncRefused, Msg: re.Error(), Hint: "the local memory holds the merge; let this clone push refs/orket/memory to that remote (its hooks, protected or hidden refs), then run orket sync again",
+			Fields: map[string]any{"remote": re.Remote, "url": re.URL}}, true
 	case errors.As(err, &ce):
 		return Problem{Code: ESyncContention, Msg: ce.Error(), Hint: "the local memory holds the merge; the next orket sync publishes it"}, true
 	case errors.As(err, &ne):

@@ -57,6 +57,19 @@ func (e *ContentionError) Error() string {
 	return fmt.Sprintf("remote %s kept moving: %d pushes lost the race to other clones (the local memory is merged; sync again)", e.Remote, e.Attempts)
 }
 
+// A RefusedError reports a remote that refused to update the memory ref
+// for another reason than a race (a hook declined it, the ref is
+// protected or hidden): trying again would not help.
+type RefusedError struct {
+	Remote string
+	URL    string
+	Status string // what the remote said
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("remote %s refused to update %s: %s", where(e.Remote, e.URL), RefName, oneLine(errors.New(e.Status)))
+}
+
 // A NoRemoteError reports a remote name the repository does not define.
 type NoRemoteError struct {
 	Name  string
@@ -120,10 +133,14 @@ func classifyErr(remote, u string, err error) error {
 	}
 	var ue *UnreachableError
 	var ae *AuthError
+	var re *RefusedError
 	if errors.As(err, &ae) && ae.Remote == "" {
 		ae.Remote, ae.URL = remote, u
 	}
-	if errors.As(err, &ue) || errors.As(err, &ae) || errors.Is(err, errStale) {
+	if errors.As(err, &re) && re.Remote == "" {
+		re.Remote, re.URL = remote, u
+	}
+	if errors.As(err, &ue) || errors.As(err, &ae) || errors.As(err, &re) || errors.Is(err, errStale) {
 		return err
 	}
 	msg := strings.ToLower(err.Error())

@@ -493,9 +493,12 @@ func (s *smartRemote) push(ctx context.Context, local storage.Storer, old, next 
 			}
 			for _, c := range rs.CommandStatuses {
 				if c.Status != "ok" {
-					// The lease failed (the ref moved), or the remote
-					// refused the update: fetch, merge and try again.
-					return fmt.Errorf("%w: %s", errStale, c.Status)
+					if leaseFailed(c.Status) {
+						// The ref moved since it was advertised:
+						// fetch, merge and try again.
+						return fmt.Errorf("%w: %s", errStale, c.Status)
+					}
+					return &RefusedError{Status: c.Status}
 				}
 			}
 		}
@@ -589,4 +592,17 @@ type ProtocolError struct {
 
 func (e *ProtocolError) Error() string {
 	return fmt.Sprintf("remote %s: protocol %q is not supported (file, ssh, http, https, git are)", e.Remote, e.Protocol)
+}
+
+// leaseFailed reports whether a receive-pack status says the ref was not
+// where the update expected it (another push won), rather than that the
+// remote refused the update (a hook, a protected or hidden ref).
+func leaseFailed(status string) bool {
+	st := strings.ToLower(status)
+	for _, s := range []string{"lock", "failed to update", "stale", "fetch first", "non-fast-forward"} {
+		if strings.Contains(st, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -294,3 +294,37 @@ func freePort(t testing.TB) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// TestSSHHookDeclines: a remote whose pre-receive hook declines the update
+// is reported as a refusal, at once, not retried as a lost race; the local
+// memory keeps what it had.
+func TestSSHHookDeclines(t *testing.T) {
+	srv := startSSH(t)
+	remote := newBare(t)
+	hook := filepath.Join(remote, "hooks", "pre-receive")
+	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\necho 'refs/orket/* are not allowed here' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := sshClone(t, srv, remote)
+	ids := addRecords(a, "alice", 5, t0)
+	res, err := a.trySync()
+	var re *RefusedError
+	if !errors.As(err, &re) {
+		t.Fatalf("err %v (%T), want a RefusedError", err, err)
+	}
+	if !strings.Contains(re.Error(), "declined") || re.Remote == "" {
+		t.Errorf("refusal: %v (remote %q)", re, re.Remote)
+	}
+	if res != nil && res.Attempts > 1 {
+		t.Errorf("%d attempts: a refusal was retried", res.Attempts)
+	}
+	got := allIDs(a)
+	sort.Strings(got)
+	sort.Strings(ids)
+	if diff := cmp.Diff(ids, got); diff != "" {
+		t.Errorf("local records (-want +got):\n%s", diff)
+	}
+}
