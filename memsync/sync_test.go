@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orket/orket/feedback"
+	"github.com/orket/orket/guardrails"
 	"github.com/orket/orket/internal/flock"
 	"github.com/orket/orket/redact"
 )
@@ -705,5 +706,19 @@ func TestLostRace(t *testing.T) {
 				t.Errorf("%s lost %q", c.dir, line)
 			}
 		}
+	}
+}
+
+// TestSymlinkedGuardrailsLock: a sync never takes a lock through a
+// symlink; it says why, as the guardrails store does.
+func TestSymlinkedGuardrailsLock(t *testing.T) {
+	remote := newBare(t)
+	a := newClone(t, remote)
+	a.write("guardrails/claude/v1.md", "# Guardrails of claude\n")
+	if err := os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), a.path("guardrails/claude/.lock")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.trySync(); !errors.Is(err, guardrails.ErrSymlink) {
+		t.Fatalf("err %v, want guardrails.ErrSymlink", err)
 	}
 }

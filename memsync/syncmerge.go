@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/orket/orket/guardrails"
 	"github.com/orket/orket/internal/flock"
 )
 
@@ -133,7 +134,7 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 		dir := filepath.Join(s.o.OrketDir, filepath.FromSlash(GuardrailsDir), agent)
 		lock := filepath.Join(dir, ".lock")
 		if fi, err := os.Lstat(lock); err == nil && !fi.Mode().IsRegular() {
-			return plumbing.ZeroHash, fmt.Errorf("%s/%s/.lock is not a regular file (orket never follows a symlink there)", GuardrailsDir, agent)
+			return plumbing.ZeroHash, fmt.Errorf("%s/%s/.lock: %w", GuardrailsDir, agent, guardrails.ErrSymlink)
 		}
 		u, err := flock.Acquire(ctx, lock, flock.Mode{Exclusive: true, Wait: true})
 		if err != nil {
