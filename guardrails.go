@@ -288,23 +288,16 @@ func (r *Run) learnFromRun(ev *verdict.Evaluation) {
 // and their votes (per agent), once a log may hold more lines than that;
 // a small log is not read. Proposals keep every line a person decided.
 func pruneGuardrailLogs(dir string, keep config.Retention, now time.Time) error {
-	floor := int64(keep.MaxEntriesPerAgent) * 256
-	var errs []error
-	if x := guardrails.OpenExposures(dir); dueForPrune(x.Path(), floor, keep.MaxEntriesPerAgent, keep.MaxAge, now) {
-		_, err := x.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
-		if err == nil {
-			prunedAt(x.Path(), keep.MaxEntriesPerAgent, keep.MaxAge, now)
-		}
-		errs = append(errs, err)
-	}
-	if v := guardrails.OpenVotes(dir); dueForPrune(v.Path(), floor, keep.MaxEntriesPerAgent, keep.MaxAge, now) {
-		_, err := v.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
-		if err == nil {
-			prunedAt(v.Path(), keep.MaxEntriesPerAgent, keep.MaxAge, now)
-		}
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	x, v := guardrails.OpenExposures(dir), guardrails.OpenVotes(dir)
+	return errors.Join(
+		pruneIfDue(x.Path(), 256, keep.MaxEntriesPerAgent, keep.MaxAge, now, func() error {
+			_, err := x.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
+			return err
+		}),
+		pruneIfDue(v.Path(), 256, keep.MaxEntriesPerAgent, keep.MaxAge, now, func() error {
+			_, err := v.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
+			return err
+		}))
 }
 
 // proposeFor runs the proposal rules on an agent's feedback entries and

@@ -191,14 +191,10 @@ func (r *Run) judge(runErr error) error {
 // agent) once it may hold more lines than that (an evaluation is some
 // 400 bytes) and has grown since it was last pruned (dueForPrune).
 func pruneEvaluations(s *verdict.Store, keep config.Retention, now time.Time) error {
-	if !dueForPrune(s.Evaluations.Path, int64(keep.MaxEntriesPerAgent)*256, keep.MaxEntriesPerAgent, keep.MaxAge, now) {
-		return nil
-	}
-	_, err := s.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
-	if err == nil {
-		prunedAt(s.Evaluations.Path, keep.MaxEntriesPerAgent, keep.MaxAge, now)
-	}
-	return err
+	return pruneIfDue(s.Evaluations.Path, 256, keep.MaxEntriesPerAgent, keep.MaxAge, now, func() error {
+		_, err := s.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
+		return err
+	})
 }
 
 // evaluation is the run's line of the evaluation log.

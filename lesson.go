@@ -115,22 +115,17 @@ func (r *Run) recordLessons() error {
 // autoPrune applies retention once the log holds more lessons than it
 // should; small logs are not even read.
 func autoPrune(s *lessons.Store, keep config.Retention, now time.Time) error {
-	if !dueForPrune(s.Path, int64(keep.MaxEntries)*1024, keep.MaxEntries, keep.MaxAge, now) {
-		return nil
-	}
-	b, err := os.ReadFile(s.Path)
-	if err != nil {
+	return pruneIfDue(s.Path, 1024, keep.MaxEntries, keep.MaxAge, now, func() error {
+		b, err := os.ReadFile(s.Path)
+		if err != nil {
+			return err
+		}
+		if bytes.Count(b, []byte("\n")) <= keep.MaxEntries {
+			return nil // counted: not again before it grows by an eighth
+		}
+		_, err = s.Prune(keep.MaxEntries, keep.MaxAge, now)
 		return err
-	}
-	if bytes.Count(b, []byte("\n")) <= keep.MaxEntries {
-		prunedAt(s.Path, keep.MaxEntries, keep.MaxAge, now) // counted: not again before it grows by an eighth
-		return nil
-	}
-	_, err = s.Prune(keep.MaxEntries, keep.MaxAge, now)
-	if err == nil {
-		prunedAt(s.Path, keep.MaxEntries, keep.MaxAge, now)
-	}
-	return err
+	})
 }
 
 // passingDir keeps the last passing output of each verify step, redacted

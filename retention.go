@@ -59,6 +59,20 @@ func dueForPrune(path string, floor int64, bound int, maxAge time.Duration, now 
 	return fi.Size() >= m.size+m.size/8 || fi.Size() < m.size
 }
 
+// pruneIfDue runs prune on the log at path when dueForPrune says so (a
+// log past bound lines of some lineBytes each, grown or re-bounded since
+// its last prune), and notes the prune.
+func pruneIfDue(path string, lineBytes int64, bound int, maxAge time.Duration, now time.Time, prune func() error) error {
+	if !dueForPrune(path, int64(bound)*lineBytes, bound, maxAge, now) {
+		return nil
+	}
+	if err := prune(); err != nil {
+		return err
+	}
+	prunedAt(path, bound, maxAge, now)
+	return nil
+}
+
 // prunedAt notes what a prune (or a count that found nothing to prune)
 // saw. It is a hint: losing it costs one early prune, never a record, so
 // it is not fsynced.
