@@ -359,4 +359,12 @@ func TestCheckerSearchesOnce(t *testing.T) {
 	if calls != 1 {
 		t.Errorf("the tree was searched %d times", calls)
 	}
+	// Without Remember, every check sees the tree as it is now.
+	calls, ck.Remember = 0, false
+	for i := 0; i < 2; i++ {
+		ck.Check(context.Background(), lines)
+	}
+	if calls != 2 {
+		t.Errorf("a checker that does not remember searched %d times in two checks", calls)
+	}
 }
