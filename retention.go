@@ -11,10 +11,10 @@ import (
 // log is pruned once it is at least floor bytes and has grown by an
 // eighth since it was last pruned, so a busy log is rewritten every few
 // dozen runs, and holds at most an eighth more than its bound between.
-// It is pruned too when the retention settings changed since, and at
-// least once a day, so max_age holds within a day. What the last prune
-// saw is kept beside the log (<log>.pruned: its size, the bound, the age
-// and the time); without it, the floor alone decides.
+// It is pruned too when the retention settings changed since, and, with
+// an age bound, at least once a day whatever its size, so max_age holds
+// within a day. What the last prune saw is kept beside the log
+// (<log>.pruned: its size, the bound, the age and the time).
 
 // A pruneMark is what a log's last prune saw.
 type pruneMark struct {
@@ -46,10 +46,14 @@ func readMark(path string) (pruneMark, bool) {
 // bound entries and maxAge.
 func dueForPrune(path string, floor int64, bound int, maxAge time.Duration, now time.Time) bool {
 	fi, err := os.Stat(path)
-	if err != nil || fi.Size() < floor {
+	if err != nil {
 		return false
 	}
 	m, ok := readMark(path)
+	if fi.Size() < floor {
+		// Within its bound: only its age bound, at most daily.
+		return maxAge > 0 && (!ok || now.Sub(m.at) >= 24*time.Hour)
+	}
 	switch {
 	case !ok, m.bound != bound, m.maxAge != maxAge.Truncate(time.Second):
 		return true

@@ -2,6 +2,7 @@ package orket
 
 import (
 	"context"
+	"github.com/orket/orket/verdict"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,9 +31,18 @@ func TestDueForPrune(t *testing.T) {
 		t.Error("a missing log is due")
 	}
 	write(400)
-	if due(10, 90*day, now) {
-		t.Error("a log under its floor is due")
+	if due(10, 0, now) {
+		t.Error("a log under its floor, without an age bound, is due")
 	}
+	// With an age bound, a small log is pruned by age, at most daily.
+	if !due(10, 90*day, now) {
+		t.Error("a log under its floor, never pruned, is not due by age")
+	}
+	prunedAt(p, 10, 90*day, now.Add(-time.Hour))
+	if due(10, 90*day, now) || !due(10, 90*day, now.Add(day)) {
+		t.Error("a small log is not due by age once a day exactly")
+	}
+	os.Remove(p + ".pruned")
 	write(600) // 1000
 	if !due(10, 90*day, now) {
 		t.Error("a log past its floor, never pruned, is not due")
@@ -95,5 +105,23 @@ func TestEvaluationLogNotRewrittenEachRun(t *testing.T) {
 	}
 	if rewrites == 0 || rewrites > 80/3 {
 		t.Errorf("the log was rewritten %d times in 80 runs", rewrites)
+	}
+}
+
+// TestMaxAgeOnSmallLogs: max_age holds for a log far within its size
+// bound too: the next run drops an evaluation older than it.
+func TestMaxAgeOnSmallLogs(t *testing.T) {
+	repo, cfg := testRepo(t)
+	store := Verdicts(repo)
+	old := &verdict.Evaluation{RunID: "ancient", Time: time.Now().Add(-200 * 24 * time.Hour), Task: "scope:docs profile:quick",
+		Agent: "claude", EditSource: "command", Verdict: verdict.Approve}
+	if err := store.Record(old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Execute(context.Background(), Request{Repo: repo, Config: cfg, Env: OSEnv()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := store.Find("ancient"); err != nil || e != nil {
+		t.Errorf("an evaluation past max_age (%s) is still there: %v %v", cfg.Lessons.Retention.MaxAge, e, err)
 	}
 }
