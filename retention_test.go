@@ -2,13 +2,14 @@ package orket
 
 import (
 	"context"
-	"github.com/orket/orket/verdict"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orket/orket/verdict"
 )
 
 // TestDueForPrune: a log is pruned once past its floor, then again only
