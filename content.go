@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -197,30 +196,27 @@ func (r *Run) markFlaky(store *verdict.Store) ([]string, error) {
 	// decoded: on most runs none does (a repository verified again and
 	// again as it is names one content a thousand times, passing), and
 	// decoding a thousand evaluations was most of a passing run's reading.
-	b, err := os.ReadFile(store.Evaluations.Path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
 	runs := map[string]bool{}
 	key := []byte(r.content)
-	for _, line := range bytes.Split(b, []byte("\n")) {
+	if _, err := store.Evaluations.Each(func(line []byte) error {
 		if !bytes.Contains(line, key) || !bytes.Contains(line, []byte(verdict.Reject)) && !bytes.Contains(line, []byte(verdict.Escalate)) {
-			continue
+			return nil
 		}
 		var e verdict.Evaluation
-		if json.Unmarshal(line, &e) != nil {
-			continue // a damaged line, as the readers skip it
-		}
-		if e.Content == r.content && e.RunID != "" && e.RunID != r.rec.RunID && (e.Verdict == verdict.Reject || e.Verdict == verdict.Escalate) {
+		if json.Unmarshal(line, &e) == nil && e.Content == r.content && e.RunID != "" && e.RunID != r.rec.RunID &&
+			(e.Verdict == verdict.Reject || e.Verdict == verdict.Escalate) {
 			runs[e.RunID] = true
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	if len(runs) == 0 {
 		return nil, nil
 	}
 	var marked []string
 	s := &lessons.Store{Path: LessonPath(r.req.Repo, r.req.Config)}
-	_, err = s.Rewrite(func(l *lessons.Lesson) bool {
+	_, err := s.Rewrite(func(l *lessons.Lesson) bool {
 		if !runs[l.Outcome.RunID] || !passed[l.Verify.FailedDir+"\x00"+l.Verify.FailedCommand] || hasTag(l.Classification.Tags, FlakyTag) {
 			return false
 		}

@@ -170,12 +170,14 @@ func (r *Run) judge(runErr error) error {
 		r.obs.Warn("could not append to the evaluation log: " + err.Error())
 	}
 	testhook.Point("judge:after-evaluation")
-	r.learnFromRun(ev)
+	// Flaky first: a lesson marked flaky weighs less, and folds apart,
+	// in the proposals this run's learning makes.
 	marked, err := r.markFlaky(store)
 	if err != nil {
 		r.obs.Warn("could not mark flaky lessons: " + err.Error())
 	}
 	rec.FlakyLessons = marked
+	r.learnFromRun(ev)
 	if err := pruneEvaluations(store, r.req.Config.Lessons.Retention, r.req.Env.Now()); err != nil {
 		r.obs.Warn("could not prune the evaluation log: " + err.Error())
 	}

@@ -115,13 +115,13 @@ func (s *Store) Event(e *TaskEvent) error {
 
 // EachEvaluation streams the evaluation log; damaged lines are skipped.
 func (s *Store) EachEvaluation(fn func(*Evaluation) error) ([]jsonl.Damaged, error) {
-	return s.eachEvaluation("", fn)
+	return s.EachEvaluationOf("", fn)
 }
 
-// eachEvaluation is EachEvaluation of the lines that can name value (all
-// of them when value is ""): a log of a thousand evaluations is decoded
-// only where it can matter (see mayHold).
-func (s *Store) eachEvaluation(value string, fn func(*Evaluation) error) ([]jsonl.Damaged, error) {
+// EachEvaluationOf is EachEvaluation of the lines that can hold the string
+// value (all of them when value is ""): a log of a thousand evaluations
+// is decoded only where it can matter (see mayHold).
+func (s *Store) EachEvaluationOf(value string, fn func(*Evaluation) error) ([]jsonl.Damaged, error) {
 	return s.Evaluations.Each(func(line []byte) error {
 		if !mayHold(line, value) {
 			return nil
@@ -297,7 +297,7 @@ var verifyOnlyField = []byte(`"edit_source":"none"`)
 // Find returns the evaluation of a run, or nil.
 func (s *Store) Find(runID string) (*Evaluation, error) {
 	var found *Evaluation
-	_, err := s.eachEvaluation(runID, func(e *Evaluation) error {
+	_, err := s.EachEvaluationOf(runID, func(e *Evaluation) error {
 		if e.RunID == runID {
 			found = e
 		}
