@@ -113,7 +113,6 @@ func mutating(e Edit) bool {
 	return !ok
 }
 
-// validate resolves the request (SPEC 3.2 step 1): profile, skips, scope.
 // ConfigureRepo applies orket.yaml's snapshot settings to the
 // repository's scans and transactions, unless its caller chose already.
 func ConfigureRepo(repo *txn.Repo, cfg *config.Config) {
@@ -122,6 +121,7 @@ func ConfigureRepo(repo *txn.Repo, cfg *config.Config) {
 	}
 }
 
+// validate resolves the request (SPEC 3.2 step 1): profile, skips, scope.
 func (r *Run) validate() error {
 	req := &r.req
 	if req.Edit == nil {

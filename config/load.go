@@ -248,7 +248,7 @@ func (d *decoder) fraction(n *yaml.Node, what string) (float64, error) {
 			return v, nil
 		}
 	}
-	return 0, d.errf(n, "write a share from 0 to 1, such as 0.1 for 10%", "%s must be a number from 0 up to 1, not %s", what, n.Value)
+	return 0, d.errf(n, "write a share from 0 up to (not including) 1, such as 0.1 for 10%", "%s must be a number from 0 up to 1, not %s", what, n.Value)
 }
 
 func (d *decoder) duration(n *yaml.Node, what string) (time.Duration, error) {
