@@ -1,6 +1,10 @@
 package classify
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/orket/orket/internal/lazyre"
+)
 
 // ansiEscape matches the terminal escape sequences tools print when they
 // believe they write to a terminal (a pseudo-terminal, FORCE_COLOR in CI):
@@ -8,7 +12,7 @@ import "strings"
 // OSC sequences ended by BEL or ST (hyperlinks, window titles:
 // "\x1b]8;;URL\x1b\\"), and the two-byte escapes (charset selection
 // "\x1b(B", keypad modes "\x1b="). None of them crosses a line.
-var ansiEscape = lazyRegexp(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[()*+][0-9A-Za-z]|[@-Z\\-_=>])`)
+var ansiEscape = lazyre.New(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[()*+][0-9A-Za-z]|[@-Z\\-_=>])`)
 
 // StripANSI returns s without terminal escape sequences, so that
 // "\x1b[31mFAIL\x1b[0m x" reads as "FAIL x". Text without an escape byte

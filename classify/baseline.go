@@ -1,6 +1,10 @@
 package classify
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/orket/orket/internal/lazyre"
+)
 
 // maxBaseline bounds how much of the last passing output is compared:
 // its tail, like the lesson's own output tail.
@@ -113,7 +117,7 @@ func NewErrors(output, baseline string) []string {
 	return out
 }
 
-var digits = lazyRegexp(`[0-9]+`)
+var digits = lazyre.New(`[0-9]+`)
 
 // LineKey is a line as NewLines compares it: as a terminal shows it (see
 // Plain), in Normalize's form, with every run of digits made one, and

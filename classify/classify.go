@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/lazyre"
 	"github.com/orket/orket/preflight"
 )
 
@@ -295,7 +296,7 @@ func clip(s string) string {
 	return s
 }
 
-var errorLine = lazyRegexp(`(?i)\b(?:error|fail(?:ed|ure)?|panic|exception|cannot|undefined|refused|not found|no such|missing|denied|invalid)\b`)
+var errorLine = lazyre.New(`(?i)\b(?:error|fail(?:ed|ure)?|panic|exception|cannot|undefined|refused|not found|no such|missing|denied|invalid)\b`)
 
 // FirstError returns the first line of output that looks like an error,
 // as a person reads it (see Plain), without a log timestamp in front,
@@ -326,7 +327,7 @@ func clipAt(s string, n int) string {
 
 // logStamp is the timestamp Go's log package (and others) put in front of
 // a line.
-var logStamp = lazyRegexp(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? `)
+var logStamp = lazyre.New(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? `)
 
 type normalizer struct {
 	re   *regexp.Regexp

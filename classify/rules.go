@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/orket/orket/internal/lazyre"
 	"github.com/orket/orket/preflight"
 )
 
@@ -69,7 +70,7 @@ func envCheck(i int) func([]string) *preflight.Check {
 	}
 }
 
-var envName = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func commandCheck(i int) func([]string) *preflight.Check {
 	return func(m []string) *preflight.Check {
@@ -125,7 +126,7 @@ func pick(m []string, groups ...int) string {
 
 // unreachable reports whether a reason a client gives says the server
 // could not be reached at all (as opposed to refusing a login).
-var unreachable = lazyRegexp(`(?i)^(?:connection refused|timeout expired|connection timed out|no route to host|could not connect)`)
+var unreachable = lazyre.New(`(?i)^(?:connection refused|timeout expired|connection timed out|no route to host|could not connect)`)
 
 // libpqCheck reads libpq's "connection to server at HOST, port P failed:
 // REASON" (or "on socket PATH"): an address that did not answer, or a

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/orket/orket/internal/lazyre"
 )
 
 // A Detection is what orket found in a repository's manifests: the verify
@@ -125,7 +127,7 @@ func hasControl(s string) bool {
 	return strings.IndexFunc(s, unicode.IsControl) >= 0
 }
 
-var makeTestTarget = lazyRegexp(`(?m)^test[ \t]*:([^=]|$)`)
+var makeTestTarget = lazyre.New(`(?m)^test[ \t]*:([^=]|$)`)
 
 // A testCommand is an ecosystem's own test step and the manifest it comes
 // from, which a Makefile test target in the same directory gives way to.
@@ -491,7 +493,7 @@ preflight:
 	return []byte(b.String())
 }
 
-var plainYAML = lazyRegexp(`^[A-Za-z0-9_./-][A-Za-z0-9_ ./:+=-]*$`)
+var plainYAML = lazyre.New(`^[A-Za-z0-9_./-][A-Za-z0-9_ ./:+=-]*$`)
 
 // yamlString quotes s for a YAML flow or block scalar when it needs it.
 func yamlString(s string) string {

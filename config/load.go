@@ -17,6 +17,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/orket/orket/internal/lazyre"
 	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/scope"
 )
@@ -109,7 +110,7 @@ func Parse(data []byte, file string) (*Config, error) {
 	return c, nil
 }
 
-var yamlLine = lazyRegexp(`line (\d+)`)
+var yamlLine = lazyre.New(`line (\d+)`)
 
 func (d *decoder) syntaxError(err error) *Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
@@ -420,7 +421,7 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 	return nil
 }
 
-var envName = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // feedbackCategories are the categories feedback.keywords may extend
 // (feedback.Categories, but for other).
@@ -531,7 +532,7 @@ func (d *decoder) verify(v *Verify, n *yaml.Node) error {
 	return d.checkProfiles(v)
 }
 
-var profileName = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+var profileName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 func (d *decoder) profiles(v *Verify, n *yaml.Node) error {
 	n = resolve(n)
@@ -791,7 +792,7 @@ func (d *decoder) lessons(l *Lessons, n *yaml.Node) error {
 	})
 }
 
-var tagName = lazyRegexp(`^[a-z][a-z0-9_.-]*$`)
+var tagName = lazyre.New(`^[a-z][a-z0-9_.-]*$`)
 
 func (d *decoder) classify(c *Classify, n *yaml.Node) error {
 	return d.mapping(n, "classify", classifyKeys, func(_ string, _, v *yaml.Node) error {

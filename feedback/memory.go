@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/lazyre"
 )
 
 // MemoryTemplate is the agent memory as orket first writes it (SPEC 8.4,
@@ -149,10 +150,10 @@ type mdLine struct {
 }
 
 var (
-	atxRe   = lazyRegexp(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$`)
-	fenceRe = lazyRegexp("^ {0,3}(```+|~~~+)")
-	delimRe = lazyRegexp(`^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$`)
-	learnRe = lazyRegexp(`^ {0,3}[-*+] \*\*[^*]+\*\* — `)
+	atxRe   = lazyre.New(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$`)
+	fenceRe = lazyre.New("^ {0,3}(```+|~~~+)")
+	delimRe = lazyre.New(`^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$`)
+	learnRe = lazyre.New(`^ {0,3}[-*+] \*\*[^*]+\*\* — `)
 )
 
 func parseMemory(doc []byte) []mdLine {

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/lazyre"
 	"github.com/orket/orket/redact"
 )
 
@@ -46,7 +47,7 @@ const (
 // maxRejectedRead bounds what is read of a dropped file for the review.
 const maxRejectedRead = 256 << 10
 
-var runPatchRe = lazyRegexp(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}\.patch$`)
+var runPatchRe = lazyre.New(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}\.patch$`)
 
 // UndoPatchName returns the name of the patch orket keeps in the
 // rejected folder for a run whose change a rejection took out.
@@ -300,7 +301,7 @@ func notReviewable(kind string, err error) string {
 // statedReasonRe finds a reason a dropped file states for itself, on a
 // line of its own near the top: "Reason: ...", "Why: ...", "Rejected
 // because ...", "Motivo: ...".
-var statedReasonRe = lazyRegexp(`(?i)^\s*(?:[-*>#]\s*)*(?:\*\*)?(?:(?:reason|why|rejection reason|motivo)(?:\*\*)?\s*[:\-—]|rejected because\b)\s*(?:\*\*)?\s*(.+)$`)
+var statedReasonRe = lazyre.New(`(?i)^\s*(?:[-*>#]\s*)*(?:\*\*)?(?:(?:reason|why|rejection reason|motivo)(?:\*\*)?\s*[:\-—]|rejected because\b)\s*(?:\*\*)?\s*(.+)$`)
 
 // statedReason returns the reason a file states in its first 50 lines,
 // or "".

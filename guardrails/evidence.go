@@ -32,6 +32,7 @@ import (
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitdir"
 	"github.com/orket/orket/internal/gitignore"
+	"github.com/orket/orket/internal/lazyre"
 )
 
 // Citation kinds.
@@ -71,12 +72,12 @@ func (e Evidence) Why() string {
 }
 
 var (
-	backquoted = lazyRegexp("`([^`\n]+)`")
-	envVarWord = lazyRegexp(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`)
-	orketCode  = lazyRegexp(`^E_[A-Z_]+$`)
-	pathToken  = lazyRegexp(`(?:^|[\s("'\[])((?:\./)?[\w@+-][\w.@+-]*(?:/[\w.@+-]+)+)`)
-	fileExt    = lazyRegexp(`\.[a-z][a-z0-9]{0,9}$`)
-	progWord   = lazyRegexp(`^(?:\./[\w./+-]+|[a-z0-9][a-z0-9._+-]*)$`)
+	backquoted = lazyre.New("`([^`\n]+)`")
+	envVarWord = lazyre.New(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`)
+	orketCode  = lazyre.New(`^E_[A-Z_]+$`)
+	pathToken  = lazyre.New(`(?:^|[\s("'\[])((?:\./)?[\w@+-][\w.@+-]*(?:/[\w.@+-]+)+)`)
+	fileExt    = lazyre.New(`\.[a-z][a-z0-9]{0,9}$`)
+	progWord   = lazyre.New(`^(?:\./[\w./+-]+|[a-z0-9][a-z0-9._+-]*)$`)
 )
 
 // knownExt are the extensions that make a single backquoted word a file

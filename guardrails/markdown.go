@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/orket/orket/internal/lazyre"
 )
 
 // A DocLine is one line of a guardrails text.
@@ -25,8 +27,8 @@ type DocLine struct {
 }
 
 var (
-	idComment = lazyRegexp(`\s*<!--\s*(gp-[0-9a-f]{4,64})\s*-->\s*$`)
-	validID   = lazyRegexp(`^gp-[0-9a-f]{4,64}$`)
+	idComment = lazyre.New(`\s*<!--\s*(gp-[0-9a-f]{4,64})\s*-->\s*$`)
+	validID   = lazyre.New(`^gp-[0-9a-f]{4,64}$`)
 )
 
 // ParseDoc splits a guardrails text into lines. It never fails: what it

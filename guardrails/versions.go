@@ -30,6 +30,7 @@ import (
 	"github.com/orket/orket/internal/flock"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/jsonl"
+	"github.com/orket/orket/internal/lazyre"
 	"golang.org/x/sys/unix"
 )
 
@@ -251,7 +252,7 @@ func (s *Store) lock(ctx context.Context, root *fsroot.Root, agent string) (func
 	return unlock, nil
 }
 
-var versionFile = lazyRegexp(`^v([1-9][0-9]{0,8})\.json$`)
+var versionFile = lazyre.New(`^v([1-9][0-9]{0,8})\.json$`)
 
 // Versions returns the numbers of the agent's kept versions, in order.
 func (s *Store) Versions(agent string) ([]int, error) {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/orket/orket/classify"
+	"github.com/orket/orket/internal/lazyre"
 )
 
 // StripANSI removes terminal escape sequences (colours, cursor moves,
@@ -24,7 +25,7 @@ func stripAll(l []string) []string {
 // after a space or quote: path:line[:col], path:[line,col],
 // path(line,col), path line:col or "path", line N, where the path has a
 // file extension.
-var errorFile = lazyRegexp(`(?:^|[\s"'(\[])(/?(?:[\w@.+~-]+/)*[\w@.+~-]*[\w-]\.[A-Za-z]\w{0,9})(?::\[?\d+|\(\d+[,:]\d+\)| \d+:\d+|", line \d+)`)
+var errorFile = lazyre.New(`(?:^|[\s"'(\[])(/?(?:[\w@.+~-]+/)*[\w@.+~-]*[\w-]\.[A-Za-z]\w{0,9})(?::\[?\d+|\(\d+[,:]\d+\)| \d+:\d+|", line \d+)`)
 
 // hostSuffixes end names that are hosts, not files (db.internal:5432).
 var hostSuffixes = map[string]bool{"com": true, "org": true, "net": true, "io": true, "internal": true, "local": true,

@@ -1,6 +1,10 @@
 package redact
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/orket/orket/internal/lazyre"
+)
 
 // The two rules written as code: as regular expressions they need a
 // backtracking search at every byte (a key of any length before the
@@ -139,7 +143,7 @@ func isNameByte(c byte) bool { return isAlnum(c) || c == '_' || c == '.' || c ==
 func isRunByte(c byte) bool { return isAlnum(c) || c == '+' || c == '/' || c == '_' || c == '-' }
 
 // runKeyword is a secret-ish word standing alone (a plural allowed).
-var runKeyword = lazyRegexp(`(?i)\b(?:token|key|secret|password|passwd|credential|signature)s?\b`)
+var runKeyword = lazyre.New(`(?i)\b(?:token|key|secret|password|passwd|credential|signature)s?\b`)
 
 const (
 	minRun = 32 // bytes of hex or base64 that make a run

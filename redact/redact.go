@@ -38,6 +38,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/orket/orket/internal/lazyre"
 )
 
 // Redacted replaces a secret.
@@ -157,7 +159,7 @@ var boolWords = map[string]bool{"true": true, "false": true, "yes": true, "no": 
 // AUTHOR); notSecretLast, as the last part, say the value is a name, a
 // path or a setting about the secret rather than the secret.
 var (
-	secretWords = lazyRegexp(`(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|APIKEY|API_KEY|PRIVATE_?KEY|CREDENTIAL|` +
+	secretWords = lazyre.New(`(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|APIKEY|API_KEY|PRIVATE_?KEY|CREDENTIAL|` +
 		`ACCESS_?KEY|ACCOUNT_?KEY|SIGNING_KEY|ENCRYPTION_KEY|MASTER_KEY|CONNECTION_STRING|CONNSTR|WEBHOOK)S?(?:$|[_.-])`)
 	secretParts   = map[string]bool{"PWD": true, "PASS": true, "AUTH": true, "KEY": true, "PAT": true, "CREDS": true, "DSN": true, "COOKIE": true, "SIGNATURE": true, "SAS": true, "PRIVATE": true}
 	notSecretLast = map[string]bool{"NAME": true, "FILE": true, "PATH": true, "DIR": true, "TYPE": true, "MODE": true,

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/orket/orket/internal/lazyre"
 )
 
 // The rules. Each names the keywords that must occur in a line before its
@@ -128,15 +130,9 @@ var specs = []spec{
 
 // The private key blocks, handled apart because they span lines.
 var (
-	pemBegin = lazyRegexp(`-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----`)
-	pemEnd   = lazyRegexp(`-----END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----`)
+	pemBegin = lazyre.New(`-----BEGIN[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----`)
+	pemEnd   = lazyre.New(`-----END[A-Z0-9 ]* PRIVATE KEY(?: BLOCK)?-----`)
 )
-
-// lazyRegexp returns a function that compiles expr on its first call and
-// returns the same expression after.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
 
 var rules = compile(specs)
 
@@ -297,10 +293,10 @@ func unquote(v []byte) []byte {
 }
 
 var (
-	nestedPair = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_.-]*=[^=]`)
-	urlValue   = lazyRegexp(`^[A-Za-z][A-Za-z0-9+.-]*://`)
-	envIdent   = lazyRegexp(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
-	envRef     = lazyRegexp(`^(?:\$\{.*\}|\$\(.*|\$[A-Z_][A-Z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}|<.*>|\[.*\])$`)
+	nestedPair = lazyre.New(`^[A-Za-z_][A-Za-z0-9_.-]*=[^=]`)
+	urlValue   = lazyre.New(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+	envIdent   = lazyre.New(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
+	envRef     = lazyre.New(`^(?:\$\{.*\}|\$\(.*|\$[A-Z_][A-Z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}|<.*>|\[.*\])$`)
 )
 
 // notSecretWords are values that fill a secret's place in messages and
