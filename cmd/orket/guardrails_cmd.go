@@ -23,11 +23,16 @@ import (
 // printProposals tells a person what new proposals a run, a rejection or
 // a correction made, and how to decide them.
 func printProposals(o *options, ps []orket.ProposalView) {
+	proposalLines(ps, func(format string, args ...any) { fmt.Fprintf(o.stdout, format+"\n", args...) })
+}
+
+// proposalLines writes printProposals' lines with line.
+func proposalLines(ps []orket.ProposalView, line func(format string, args ...any)) {
 	for _, p := range ps {
-		fmt.Fprintf(o.stdout, "  proposed %s for %s's guardrails (%s): %s\n", p.ID, p.Agent, p.Section, clipRunes(p.Text, 160))
+		line("  proposed %s for %s's guardrails (%s): %s", p.ID, p.Agent, p.Section, clipRunes(p.Text, 160))
 	}
 	if len(ps) > 0 {
-		fmt.Fprintln(o.stdout, "  a person decides: orket lessons review")
+		line("  a person decides: orket lessons review")
 	}
 }
 

@@ -287,12 +287,7 @@ func (p *runPrinter) Recorded(res *orket.Record) {
 	if res.Verdict != "" {
 		p.line("  %s", verdictLine(res, p.paint))
 	}
-	for _, pr := range res.Proposals {
-		p.line("  proposed %s for %s's guardrails (%s): %s", pr.ID, pr.Agent, pr.Section, clipRunes(pr.Text, 160))
-	}
-	if len(res.Proposals) > 0 {
-		p.line("  a person decides: orket lessons review")
-	}
+	proposalLines(res.Proposals, p.line)
 }
 
 // verdictLine is the run's verdict in one line: the verdict and score,
