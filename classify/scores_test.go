@@ -2,7 +2,10 @@ package classify
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,14 +34,27 @@ const (
 func TestScores(t *testing.T) {
 	c := New(nil)
 	scorers := map[string]*Scorer{"train": {}, "held-out": {}}
+	// A batch is a set of captures made together after the rules they are
+	// first measured against (round2-..., round3-...): checked out at the
+	// commit that added a batch, this log is the batch's blind score.
+	batches := map[string]*Scorer{}
 	for _, cp := range loadCorpus(t) {
 		got := c.Classify(cp.output)
 		scorers[cp.set].Add(cp.want, got)
+		if b := batchOf(cp.name); b != "" {
+			if batches[b] == nil {
+				batches[b] = &Scorer{}
+			}
+			batches[b].Add(cp.want, got)
+		}
 		if w, g := set(cp.want.Tags), set(got.Tags); !sameSet(w, g) || !sameChecks(cp.want.Checks, got.Checks) {
 			t.Logf("%s %s: want %v %v, got %v %v", cp.set, cp.name, cp.want.Tags, cp.want.Checks, got.Tags, got.Checks)
 		}
 	}
 	train, held := scorers["train"].Scores(), scorers["held-out"].Scores()
+	for _, b := range slices.Sorted(maps.Keys(batches)) {
+		t.Logf("batch %s:\n%s", b, batches[b].Scores().Table())
+	}
 	t.Logf("train:\n%s", train.Table())
 	t.Logf("held-out:\n%s", held.Table())
 
@@ -102,4 +118,15 @@ func scoresBlock(train, held Scores) string {
 	fmt.Fprintf(&b, "**Held-out set** (%d outputs, %d expected to get no tag):\n\n%s\n", held.Outputs, held.Untagged, held.Table())
 	fmt.Fprintf(&b, "**Train set** (%d outputs, %d expected to get no tag):\n\n%s\n", train.Outputs, train.Untagged, train.Table())
 	return b.String()
+}
+
+var batchName = regexp.MustCompile(`^(round\d+)-`)
+
+// batchOf returns the batch a capture was made in, or "" for the captures
+// made before batches were kept apart.
+func batchOf(name string) string {
+	if m := batchName.FindStringSubmatch(name); m != nil {
+		return m[1]
+	}
+	return ""
 }

@@ -19,7 +19,7 @@
 # follows from its name (see corpus.go), so no one can move a capture.
 #
 # Usage: capture.sh [SECTION...]   with no section, every section runs.
-# Sections: go python node rust java shell db ports neg fresh color twice baseline
+# Sections: go python node rust java shell db ports neg fresh round2 round3 color twice baseline
 #
 # It installs what it needs when missing: Debian packages with apt-get
 # (PostgreSQL, MariaDB, Redis, shellcheck, pytest, mypy, flake8, pylint,
@@ -952,6 +952,340 @@ psycopg2.connect("host=127.0.0.1 port=15433 user=app dbname=app connect_timeout=
 	cap fresh-pg-isready-port $DB tcp_reachable:127.0.0.1:15433 pg_isready -h 127.0.0.1 -p 15433
 }
 
+# sec_round2: a second batch written and captured after every rule above,
+# with the expected tags written before the classifier saw the output, to
+# measure the rules on shapes they were not written from (issue 18).
+sec_round2() {
+	start_db
+	need gradle gradle
+	need /usr/share/java/postgresql.jar libpostgresql-jdbc-java
+	need /usr/share/java/mariadb-java-client.jar libmariadb-java
+	$PY -c 'import requests' 2>/dev/null || need /usr/lib/python3/dist-packages/requests python3-requests
+	$PY -c 'import sqlalchemy' 2>/dev/null || need /usr/lib/python3/dist-packages/sqlalchemy python3-sqlalchemy
+	$PY -c 'import pyflakes' 2>/dev/null || need /usr/lib/python3/dist-packages/pyflakes python3-pyflakes
+	needjs
+	[ -x "$J/mocha" ] && [ -d "$JSTOOLS/node_modules/redis" ] ||
+		(cd "$JSTOOLS" && npm install --no-audit --no-fund mocha redis >/dev/null 2>&1) ||
+		echo "capture.sh: could not install mocha and redis" >&2
+	export NODE_PATH=$JSTOOLS/node_modules
+	silent 15499
+	blackhole 15498
+
+	ver go version
+	fresh; gomod
+	printf 'package m\n\nimport (\n\t"testing"\n\n\t"github.com/stretchr/testify/assert"\n)\n\nfunc TestTotal(t *testing.T) {\n\tassert.Equal(t, 42, 6*7+1, "total of the order")\n}\n' >m_test.go
+	go get github.com/stretchr/testify@v1.9.0 >/dev/null 2>&1 && go mod tidy >/dev/null 2>&1
+	cap round2-go-testify-equal $TEST "" go test ./...
+	fresh; gomod
+	printf 'package main\n\nfunc main() {\n\tcount := 3\n}\n' >main.go
+	cap round2-go-declared-not-used $TYPE "" go build ./...
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nfunc main() {\n\tfmt.Printf("%%d files\\n", os.Args[0])\n}\n' >main.go
+	cap round2-go-vet-printf $LINT "" go vet ./...
+	fresh; gomod
+	printf 'package main\n\nimport "github.com/google/uuid"\n\nfunc main() { _ = uuid.New() }\n' >main.go
+	cap round2-go-goproxy-off $DEP "" env GOPROXY=off GOFLAGS=-mod=mod go build ./...
+	go get github.com/google/uuid@v1.6.0 >/dev/null 2>&1
+	sed -i 's/h1:[A-Za-z0-9+\/]*=/h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=/' go.sum
+	cap round2-go-checksum-mismatch $CONF "" env GOFLAGS=-mod=mod GOPATH="$W/gopath2" go build ./...
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"database/sql"\n\t"log"\n\n\t_ "github.com/lib/pq"\n)\n\nfunc main() {\n\tdb, err := sql.Open("postgres", "host=127.0.0.1 port=15433 user=app password=secret dbname=app sslmode=disable")\n\tif err != nil {\n\t\tlog.Fatal(err)\n\t}\n\tif err := db.Ping(); err != nil {\n\t\tlog.Fatalf("ping: %%v", err)\n\t}\n}\n' >main.go
+	go get github.com/lib/pq@v1.10.9 >/dev/null 2>&1
+	go build -o pq . >/dev/null 2>&1
+	# This, round2-go-mysql-timeout and round2-node-redis-refused print an
+	# address and a refusal or a timeout and name no database, as a plain
+	# HTTP service would: no tag. A timeout that names no address, no check.
+	cap round2-go-lib-pq-refused "" "" ./pq
+	cap round2-go-mysql-timeout "" "" "$W/drv/drv" mysql "app:secret@tcp(127.0.0.1:15498)/app?timeout=2s"
+	fresh; gomod
+	printf 'package main\n\nimport "fmt"\n\nfunc main() {\n\tb := []byte("abc")\n\tn := len(b) + 2\n\tfmt.Println(string(b[:n]))\n}\n' >main.go
+	cap round2-go-slice-bounds "" "" go run .
+	fresh; gomod
+	printf 'package m\n\nimport (\n\t"os"\n\t"testing"\n)\n\nfunc TestCharge(t *testing.T) {\n\tkey := os.Getenv("PAYMENTS_API_KEY")\n\tif key == "" {\n\t\tt.Fatal("PAYMENTS_API_KEY must be set to run the payment tests")\n\t}\n}\n' >m_test.go
+	cap round2-go-test-env-fatal $ENV env_var_present:PAYMENTS_API_KEY go test ./...
+
+	ver $PY --version
+	fresh
+	cap round2-python-requests-refused "" "" $PY -c 'import requests
+requests.get("http://127.0.0.1:18099/status", timeout=3)'
+	cap round2-python-sqlalchemy-refused $DB tcp_reachable:127.0.0.1:15433 $PY -c 'import sqlalchemy
+sqlalchemy.create_engine("postgresql+psycopg2://app:secret@127.0.0.1:15433/app").connect()'
+	cap round2-python-redis-timeout $DB "" $PY -c 'import redis
+redis.Redis(host="127.0.0.1", port=15498, socket_connect_timeout=2).ping()'
+	cap round2-python-sqlite-no-table "" "" $PY -c 'import sqlite3
+sqlite3.connect(":memory:").execute("select * from orders")'
+	cap round2-python-asyncio-timeout "" "" $PY -c 'import asyncio
+async def main():
+    await asyncio.wait_for(asyncio.sleep(5), 1)
+asyncio.run(main())'
+	printf 'import unittest\n\n\nclass PriceTest(unittest.TestCase):\n    def test_discount(self):\n        self.assertEqual(round(100 * 0.85), 80)\n' >test_price.py
+	ver $PY -m pytest --version
+	cap round2-pytest-unittest-assertequal $TEST "" $PY -m pytest -q -p no:cacheprovider test_price.py
+	printf 'import os\nimport sys\n\n\ndef main():\n    return undefined_name\n' >lint_me.py
+	ver $PY -m pyflakes --version
+	cap round2-python-pyflakes $LINT "" $PY -m pyflakes lint_me.py
+	printf '[MASTER]\nno-such-option=yes\n' >pylintrc
+	ver pylint --version
+	cap round2-pylint-bad-option "$CONF, $LINT" "" pylint --rcfile=pylintrc lint_me.py
+	printf 'import yaml\n\nprint(yaml.safe_load("a: 1"))\n' >y.py
+	ver mypy --version
+	cap round2-mypy-missing-stubs $DEP "" mypy --no-incremental --cache-dir=/dev/null y.py
+
+	ver node --version
+	fresh
+	printf '{"name":"x","version":"1.0.0"}\n' >package.json
+	printf 'const assert = require("assert");\ndescribe("cart", () => {\n  it("sums prices", () => {\n    assert.strictEqual([1, 2, 3].reduce((a, b) => a + b), 7);\n  });\n});\n' >cart.test.js
+	ver "$J/mocha" --version
+	cap round2-mocha-fail $TEST "" "$J/mocha" cart.test.js
+	printf 'const { createClient } = require("redis");\nconst c = createClient({ url: "redis://127.0.0.1:16390", socket: { reconnectStrategy: false } });\nc.on("error", () => {});\nc.connect().then(() => c.ping()).catch(e => { console.error(e); process.exit(1); });\n' >r.js
+	ver node --version
+	cap round2-node-redis-refused "" "" node r.js
+	printf 'const mysql = require("mysql2/promise");\nmysql.createConnection({ host: "127.0.0.1", port: 13306, user: "app", password: "secret", database: "reports" })\n  .then(c => c.end()).catch(e => { console.error(e); process.exit(1); });\n' >m.js
+	cap round2-node-mysql2-unknown-db $DB "" node m.js
+	printf 'fetch("http://127.0.0.1:15499/", { signal: AbortSignal.timeout(1000) }).catch(e => { console.error(e); process.exit(1); });\n' >t.js
+	cap round2-node-abort-timeout "" "" node t.js
+	printf 'const sizes = new Array(-1);\n' >a.js
+	cap round2-node-range-error "" "" node a.js
+	ver "$J/tsc" --version
+	printf 'export const x = 1;\n' >index.ts
+	printf '{\n  "compilerOptions": { "strict": true },\n  "include": ["*.ts"]\n' >tsconfig.json
+	cap round2-tsc-tsconfig-syntax $CONF "" "$J/tsc" --noEmit -p tsconfig.json
+	printf '{\n  "compilerOptions": { "strict": true },\n  "files": ["src/main.ts"]\n}\n' >tsconfig.json
+	cap round2-tsc-file-not-found $CONF "" "$J/tsc" --noEmit -p tsconfig.json
+	ver npm --version
+	cap round2-npm-ci-no-lock $CONF "" npm ci --offline --no-audit --no-fund
+
+	ver cargo --version
+	fresh; cargo new -q --vcs none app >/dev/null 2>&1
+	printf 'fn main() {\n    println!("{}", total);\n}\n' >app/src/main.rs
+	cap round2-rust-cannot-find-value $TYPE "" sh -c 'cd app && cargo build --offline -q'
+	printf 'pub fn check(n: i32) -> i32 { n }\nfn main() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    #[should_panic]\n    fn rejects_negative() { super::check(-1); }\n}\n' >app/src/main.rs
+	cap round2-rust-should-panic $TEST "" sh -c 'cd app && cargo test --offline -q'
+	printf 'fn depth(n: u64) -> u64 { if n == 0 { 0 } else { 1 + depth(n + 1) } }\nfn main() { println!("{}", depth(1)); }\n' >app/src/main.rs
+	cap round2-rust-stack-overflow "" "" sh -c 'cd app && cargo run --offline -q'
+
+	ver javac -version
+	fresh
+	printf 'public class Q {\n  public static void main(String[] a) {\n    System.out.println(total);\n  }\n}\n' >Q.java
+	cap round2-javac-cannot-find-symbol $TYPE "" javac Q.java
+	printf 'import java.sql.*;\npublic class Pg {\n  public static void main(String[] a) throws Exception {\n    DriverManager.getConnection("jdbc:postgresql://127.0.0.1:15433/app", "app", "secret");\n  }\n}\n' >Pg.java
+	ver java -version
+	cap round2-jdbc-pg-refused $DB tcp_reachable:127.0.0.1:15433 java -cp /usr/share/java/postgresql.jar Pg.java
+	printf 'import java.sql.*;\npublic class My {\n  public static void main(String[] a) throws Exception {\n    DriverManager.getConnection("jdbc:mariadb://127.0.0.1:13306/app", "app", "wrong");\n  }\n}\n' >My.java
+	cap round2-jdbc-mariadb-auth $DB "" java -cp /usr/share/java/mariadb-java-client.jar My.java
+	printf 'import java.net.URI;\nimport java.net.http.*;\nimport java.time.Duration;\npublic class T {\n  public static void main(String[] a) throws Exception {\n    HttpClient c = HttpClient.newHttpClient();\n    c.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:15499/")).timeout(Duration.ofSeconds(1)).build(), HttpResponse.BodyHandlers.ofString());\n  }\n}\n' >T.java
+	cap round2-java-http-timeout "" "" java T.java
+
+	ver sh -c 'gradle --version 2>/dev/null | grep "^Gradle"'
+	fresh
+	mkdir -p src/main/java src/test/java
+	printf 'public class App { public static void main(String[] a) { new com.google.gson.Gson(); } }\n' >src/main/java/App.java
+	printf "apply plugin: 'java'\nrepositories { mavenCentral() }\ndependencies { compile 'com.google.code.gson:gson:2.10.1' }\n" >build.gradle
+	cap round2-gradle-offline-dependency $DEP "" gradle --offline -q --project-cache-dir "$W/gpc" -g "$W/gh" compileJava
+	printf "apply plugin: 'java'\ndependencies {\n  compile 'com.google.code.gson:gson:2.10.1'\n" >build.gradle
+	cap round2-gradle-script-error $CONF "" gradle --offline -q --project-cache-dir "$W/gpc" -g "$W/gh" compileJava
+	printf "apply plugin: 'java'\n" >build.gradle
+	cap round2-gradle-task-missing $CONF "" gradle --offline -q --project-cache-dir "$W/gpc" -g "$W/gh" integrationTest
+	rm src/main/java/App.java
+	printf 'import org.junit.Test;\nimport static org.junit.Assert.*;\npublic class CartTest {\n  @Test public void total() { assertEquals(7, 1 + 2 + 3); }\n}\n' >src/test/java/CartTest.java
+	printf "apply plugin: 'java'\ndependencies { testCompile files('/usr/share/java/junit4.jar', '/usr/share/java/hamcrest-core.jar') }\n" >build.gradle
+	cap round2-gradle-test-fail $TEST "" gradle --offline --project-cache-dir "$W/gpc" -g "$W/gh" test
+
+	ver bash --version
+	fresh
+	printf '#!/usr/bin/env python4\nprint("hi")\n' >gen.py; chmod +x gen.py
+	cap round2-env-interpreter-missing $DEP command_exists:python4 ./gen.py
+	ver make --version
+	printf '\techo building\nall:\n\techo done\n' >Makefile
+	cap round2-make-recipe-before-target $CONF "" make
+	printf 'ifndef API_URL\n$(error API_URL must be defined)\nendif\nall:\n\techo $(API_URL)\n' >Makefile
+	cap round2-make-env-undefined $ENV env_var_present:API_URL make
+	ver shellcheck --version
+	printf '#!/bin/sh\nfor f in $(ls *.txt); do\n  cat $f | grep -c x\ndone\n' >count.sh
+	cap round2-shellcheck-sc2045 $LINT "" shellcheck count.sh
+	ver wget --version
+	cap round2-wget-refused "" "" wget -O- -t 1 http://127.0.0.1:18099/health
+
+	ver psql --version
+	cap round2-pg-dump-refused $DB tcp_reachable:127.0.0.1:15433 pg_dump -h 127.0.0.1 -p 15433 -U app app
+	ver mariadb --version
+	cap round2-mariadb-handshake-timeout $DB "" mariadb -h 127.0.0.1 -P 15499 --connect-timeout=2 -u app app -e 'select 1'
+	cap round2-mysqldump-access-denied $DB "" mariadb-dump -h 127.0.0.1 -P 13306 -u app -pwrong app
+}
+
+# sec_round3: a third batch, captured before the rules written from
+# round2 were (issue 18): other tools, other phrasings of the same causes.
+sec_round3() {
+	start_db
+	need bats bats
+	need yamllint yamllint
+	need isort isort
+	need nginx nginx-light
+	$PY -m pip --version >/dev/null 2>&1 || need /usr/lib/python3/dist-packages/pip python3-pip
+	$PY -c 'import pymongo' 2>/dev/null || need /usr/lib/python3/dist-packages/pymongo python3-pymongo
+	needjs
+	[ -x "$J/markdownlint" ] && [ -d "$JSTOOLS/node_modules/pg" ] ||
+		(cd "$JSTOOLS" && npm install --no-audit --no-fund markdownlint-cli pg >/dev/null 2>&1) ||
+		echo "capture.sh: could not install markdownlint-cli" >&2
+	export NODE_PATH=$JSTOOLS/node_modules
+	silent 15499
+	blackhole 15498
+
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nimport "nosuchstdpkg"\n\nfunc main() { nosuchstdpkg.Run() }\n' >main.go
+	cap round3-go-not-in-std $DEP "" go build ./...
+	cap round3-go-unknown-version $DEP "" go get github.com/google/uuid@v9.9.9
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\n\t"github.com/kelseyhightower/envconfig"\n)\n\ntype Config struct {\n\tDatabaseURL string `envconfig:"DATABASE_URL" required:"true"`\n}\n\nfunc main() {\n\tvar c Config\n\tif err := envconfig.Process("", &c); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	go get github.com/kelseyhightower/envconfig@v1.4.0 >/dev/null 2>&1
+	cap round3-go-envconfig-required $ENV env_var_present:DATABASE_URL go run .
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nfunc main() {\n\tfmt.Println("hi")\n}\n' >main.go
+	cap round3-go-imported-not-used $TYPE "" go build ./...
+	printf 'package main\n\nfunc half(n int) int {\n\treturn n / 2, nil\n}\n\nfunc main() { half(2) }\n' >main.go
+	cap round3-go-too-many-return $TYPE "" go build ./...
+	printf 'package main\n\ntype User struct {\n\tName string `json:name`\n}\n\nfunc main() { _ = User{} }\n' >main.go
+	cap round3-go-vet-structtag $LINT "" go vet ./...
+	fresh; gomod
+	printf '//go:build windows\n\npackage main\n\nfunc main() {}\n' >main.go
+	cap round3-go-build-constraints $CONF "" go build .
+	fresh; gomod
+	printf 'package main\n\nimport "github.com/google/uuid"\n\nfunc main() { _ = uuid.New() }\n' >main.go
+	go get github.com/google/uuid@v1.6.0 >/dev/null 2>&1 && go mod vendor >/dev/null 2>&1
+	printf 'module example.com/m\n\ngo 1.22\n\nrequire github.com/google/uuid v1.5.0\n' >go.mod
+	cap round3-go-inconsistent-vendoring $CONF "" go build ./...
+	fresh; gomod
+	printf 'package main\n\nfunc main() {\n\tpanic("unreachable: order state machine")\n}\n' >main.go
+	cap round3-go-panic-custom "" "" go run .
+	printf 'package main\n\nimport (\n\t"log"\n\t"net/http"\n)\n\nfunc main() {\n\tr, err := http.Get("http://127.0.0.1:18096/")\n\tif err != nil {\n\t\tlog.Fatal(err)\n\t}\n\tif r.StatusCode != 200 {\n\t\tlog.Fatalf("unexpected status %%s", r.Status)\n\t}\n}\n' >main.go
+	cap round3-go-http-503 "" "" sh -c '"$0" -c "import http.server as h
+class H(h.BaseHTTPRequestHandler):
+    def do_GET(self): self.send_error(503)
+    def log_message(self, *a): pass
+h.HTTPServer((\"127.0.0.1\", 18096), H).serve_forever()" & p=$!; sleep 1; go run .; rc=$?; kill $p; exit $rc' $PY
+	ver "$W/drv/drv" 2>/dev/null; VER=$(go version)
+	cap round3-go-pgx-unknown-host $DB "" "$W/drv/drv" pgx "postgres://app:secret@nosuchhost.invalid:5432/app"
+
+	ver gcc --version
+	fresh
+	printf 'const char *greet(void) { return "hi"; }\n' >greet.c
+	printf '#include <stdio.h>\nconst char *greet(void);\nint main(void) { puts(greet()); return 0; }\n' >main.c
+	gcc -shared -fPIC -o libgreet.so greet.c && gcc -o app main.c -L. -lgreet && rm libgreet.so
+	cap round3-shared-library-missing $DEP "" ./app
+
+	ver $PY --version
+	fresh
+	cap round3-python-distribution-not-found $DEP "" $PY -c 'import pkg_resources
+pkg_resources.require("acme-billing-sdk")'
+	cap round3-python-package-not-found $DEP "" $PY -c 'from importlib.metadata import version
+print(version("acme-billing-sdk"))'
+	cap round3-python-please-set-env $ENV env_var_present:OPENAI_API_KEY $PY -c 'import os
+if not os.environ.get("OPENAI_API_KEY"):
+    raise RuntimeError("Please set the OPENAI_API_KEY environment variable")'
+	cap round3-python-value-error "" "" $PY -c 'int("12a")'
+	cap round3-python-permission-denied "" "" $PY -c 'open("/proc/1/mem", "rb").read(1)'
+	cap round3-python-bind-in-use $PORT port_free:18086 $PY -c 'import asyncio, socket
+s = socket.socket(); s.bind(("127.0.0.1", 18086)); s.listen()
+async def main():
+    await asyncio.start_server(lambda r, w: None, "127.0.0.1", 18086)
+asyncio.run(main())'
+	cap round3-pymongo-refused $DB tcp_reachable:127.0.0.1:27017 $PY -c 'import pymongo
+pymongo.MongoClient("mongodb://127.0.0.1:27017", serverSelectionTimeoutMS=1500).admin.command("ping")'
+	ver $PY -m pytest --version
+	cap round3-pytest-path-missing $CONF file_exists:tests/unit $PY -m pytest -q -p no:cacheprovider tests/unit
+	printf 'from typing import List\n\nxs: List[int] = [1, "two"]\n' >l.py
+	ver mypy --version
+	cap round3-mypy-list-item $TYPE "" mypy --no-incremental --cache-dir=/dev/null l.py
+	printf 'import sys\nimport os\n\nprint(os.sep, sys.argv)\n' >unsorted.py
+	ver isort --version-number
+	cap round3-isort-check $LINT "" isort --check-only --diff unsorted.py
+	printf 'key: value\nlist:\n- a\n-   b\nkey: again\n' >c.yaml
+	ver yamllint --version
+	cap round3-yamllint $LINT "" yamllint c.yaml
+	ver $PY -m pip --version
+	cap round3-pip-externally-managed $CONF "" $PY -m pip install --no-index --no-build-isolation .
+	cap round3-pip-not-a-project $CONF "" $PY -m pip install --no-index --break-system-packages .
+
+	ver node --version
+	fresh
+	printf '{"name":"x","version":"1.0.0"}\n' >package.json
+	printf 'const { Client } = require("pg");\nnew Client({ host: "127.0.0.1", port: 15498, user: "app", database: "app", connectionTimeoutMillis: 1500 }).connect().catch(e => { console.error(e); process.exit(1); });\n' >pg.js
+	cap round3-node-pg-timeout $DB "" node pg.js
+	printf 'const o = undefined;\nconsole.log(o.total);\n' >u.js
+	cap round3-node-undefined-read "" "" node u.js
+	printf 'test("sum", () => { expect(1 + 1).toBe(2); });\n' >s.test.js
+	ver "$J/jest" --version
+	cap round3-jest-config-invalid $CONF "" "$J/jest" --ci --no-cache --config '{"testMatch": 5}'
+	printf '# Title\nSome text\n## Skipped level\n' >README.md
+	ver "$J/markdownlint" --version
+	cap round3-markdownlint $LINT "" "$J/markdownlint" README.md
+	ver "$J/tsc" --version
+	printf 'export function f(a: number) {\n  const unused = 1;\n  return a;\n}\n' >f.ts
+	cap round3-tsc-unused-local $TYPE "" "$J/tsc" --noEmit --noUnusedLocals f.ts
+	ver npm --version
+	fresh
+	printf '{"name":"x","version":"1.0.0","dependencies":{"left-pad":"^1.3.0"}}\n' >package.json
+	printf '{"name":"x","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"x","version":"1.0.0"}}}\n' >package-lock.json
+	cap round3-npm-ci-out-of-sync $CONF "" npm ci --no-audit --no-fund
+	rm package-lock.json
+	cap round3-npm-no-matching-version $DEP "" npm install --no-audit --no-fund --no-save left-pad@99.0.0
+
+	ver cargo --version
+	fresh; cargo new -q --vcs none app >/dev/null 2>&1
+	printf 'fn main() {\n    let s = String::from("a");\n    let t = s;\n    println!("{} {}", s, t);\n}\n' >app/src/main.rs
+	cap round3-rust-borrow-moved $TYPE "" sh -c 'cd app && cargo build --offline -q'
+	printf 'fn main() {\n    println!("{}", env!("BUILD_SHA"));\n}\n' >app/src/main.rs
+	cap round3-rust-env-compile-time $ENV env_var_present:BUILD_SHA sh -c 'cd app && cargo build --offline -q'
+	printf 'fn main() {}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn in_range() { let n = 12; assert!(n < 10, "n = {} is out of range", n); }\n}\n' >app/src/main.rs
+	# assert!(cond, msg) prints only msg: the output cannot tell it from a
+	# panic, so it gets no tag (as rust-test-unwrap-panic).
+	cap round3-rust-assert-message "" "" sh -c 'cd app && cargo test --offline -q'
+	printf 'fn main() {\n    let l = std::net::TcpListener::bind("127.0.0.1:18088").unwrap();\n    let _m = std::net::TcpListener::bind("127.0.0.1:18088").unwrap();\n    drop(l);\n}\n' >app/src/main.rs
+	cap round3-rust-bind-in-use $PORT "" sh -c 'cd app && cargo run --offline -q'
+	printf 'fn main() {\n    let v: Vec<u8> = vec![200, 100];\n    let s: u8 = v.iter().sum();\n    println!("{}", s);\n}\n' >app/src/main.rs
+	cap round3-rust-overflow-panic "" "" sh -c 'cd app && cargo run --offline -q'
+	cap round3-cargo-locked-stale $CONF "" sh -c 'cd app && cargo generate-lockfile --offline -q && sed -i "s/^version = \"0.1.0\"/version = \"0.2.0\"/" Cargo.toml && cargo build --offline --locked -q'
+
+	ver javac -version
+	fresh
+	printf 'public class R {\n  static int f(int n) {\n    if (n > 0) return 1;\n  }\n  public static void main(String[] a) {}\n}\n' >R.java
+	cap round3-javac-missing-return $TYPE "" javac R.java
+	ver java -version
+	printf 'public class D {\n  public static void main(String[] a) throws Exception {\n    Class.forName("org.postgresql.Driver");\n  }\n}\n' >D.java
+	cap round3-java-driver-class-missing $DEP "" java D.java
+	printf 'import java.sql.*;\npublic class N {\n  public static void main(String[] a) throws Exception {\n    DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/app", "app", "secret");\n  }\n}\n' >N.java
+	cap round3-java-no-suitable-driver $DEP "" java N.java
+	printf 'import java.sql.*;\npublic class Mr {\n  public static void main(String[] a) throws Exception {\n    DriverManager.getConnection("jdbc:mariadb://127.0.0.1:13399/app", "app", "secret");\n  }\n}\n' >Mr.java
+	cap round3-jdbc-mariadb-refused $DB tcp_reachable:127.0.0.1:13399 java -cp /usr/share/java/mariadb-java-client.jar Mr.java
+	printf 'import java.net.*;\npublic class B {\n  public static void main(String[] a) throws Exception {\n    ServerSocket s = new ServerSocket(18089);\n    new ServerSocket(18089);\n  }\n}\n' >B.java
+	cap round3-java-bind-in-use $PORT "" java B.java
+	printf 'public class Z {\n  public static void main(String[] a) {\n    int n = 0;\n    System.out.println(10 / n);\n  }\n}\n' >Z.java
+	cap round3-java-arithmetic "" "" java Z.java
+	ver mvn -v
+	printf '<project>\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>x</groupId>\n  <artifactId>app</artifactId>\n  <version>1.0</version>\n</project>\n' >pom.xml
+	cap round3-mvn-unknown-phase $CONF "" mvn -B -o -Dmaven.repo.local="$W/m2" verifyy
+
+	ver bats --version
+	fresh
+	printf '@test "adds" {\n  result="$((2 + 2))"\n  [ "$result" -eq 5 ]\n}\n' >add.bats
+	cap round3-bats-fail $TEST "" bats add.bats
+	ver bash --version
+	cap round3-bash-param-required $ENV env_var_present:DEPLOY_KEY bash -c ': "${DEPLOY_KEY:?DEPLOY_KEY is required to deploy}"'
+	cap round3-bash-deploy-failed "" "" bash -c 'echo "uploading artifact"; echo "ERROR: deploy failed after 3 attempts" >&2; exit 1'
+	cap round3-timeout-silent "" "" timeout 1 sleep 5
+	ver nginx -v
+	mkdir -p ng && printf 'pid %s/ng/pid;\nerror_log stderr;\nevents {}\nhttp {\n  access_log off;\n  server { listen 127.0.0.1:18087; }\n}\n' "$W/case" >ng/nginx.conf
+	cap round3-nginx-bind-in-use $PORT port_free:18087 sh -c '"$0" -m http.server 18087 --bind 127.0.0.1 >/dev/null 2>&1 & p=$!; sleep 1; nginx -p "$PWD/ng" -c "$PWD/ng/nginx.conf" -g "daemon off;"; rc=$?; kill $p; exit $rc' $PY
+
+	ver psql --version
+	cap round3-psql-unknown-host $DB "" psql -h nosuchhost.invalid -U app app -c 'select 1'
+	ver mariadb --version
+	cap round3-mariadb-unknown-host $DB "" mariadb -h nosuchhost.invalid -u app app -e 'select 1'
+	ver redis-cli --version
+	cap round3-redis-cli-unknown-host $DB "" redis-cli -h nosuchhost.invalid ping
+}
+
 # sec_baseline: pairs of one step's output, passing then failing, for the
 # evidence-first classification (baselines/NAME.pass.txt, NAME.fail.txt).
 sec_baseline() {
@@ -1023,7 +1357,7 @@ sec_twice() {
 	cap go-vet-then-test-undefined $TYPE "" sh -c 'go vet ./...; go test ./...'
 }
 
-sections=${*:-go python node rust java shell db ports neg fresh color twice baseline}
+sections=${*:-go python node rust java shell db ports neg fresh round2 round3 color twice baseline}
 for s in $sections; do
 	"sec_$s"
 done
