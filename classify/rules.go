@@ -159,7 +159,7 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`(?i:missing|required|undefined|unset)\s+(?i:environment variable|env var)s?:?\s*["'\x60]?\$?([A-Za-z_][A-Za-z0-9_]*)`),
 			Check:   envCheck(1), Subject: group(1)},
 		{ID: "env.not-set", Tag: MissingEnvVar, Tool: "any", Confidence: 0.8,
-			Pattern: regexp.MustCompile(`\$?\b(` + envVar + `)\b["'\x60]?\s+(?:is\s+)?(?:not set|unset|must be (?:set|defined|provided|specified)|is required|not defined|is empty|missing value|needs to be set|environment variable (?:is )?(?:not set|required|missing))`),
+			Pattern: regexp.MustCompile(`\$?\b(` + envVar + `)\b["'\x60]?\s+(?:is\s+)?(?:not set|unset|must be (?:set|defined|provided|specified)|is required|not defined|is empty|missing value|needs to be set|(?:was |is )?not provided|environment variable (?:is )?(?:not set|required|missing))`),
 			Check:   envCheck(1), Subject: group(1)},
 		{ID: "env.please-set", Tag: MissingEnvVar, Tool: "any", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`(?i:please (?:set|export|define|provide)|you (?:must|need to|have to) (?:set|export|define))\s+(?i:the\s+)?(?i:env(?:ironment)? var(?:iable)?\s+)?["'\x60]?\$?(` + envVar + `)\b`),
@@ -210,7 +210,8 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "node.cannot-find-module", Tag: MissingDependency, Tool: "node", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`Error(?: \[ERR_MODULE_NOT_FOUND\])?: Cannot find (?:module|package) '([^'./][^']*)'`), Subject: group(1)},
 		{ID: "typescript.cannot-find-module", Tag: MissingDependency, Tool: "tsc", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`error TS2(?:307|792): Cannot find module '([^'./][^']*)'`), Subject: group(1)},
+			Pattern: regexp.MustCompile(`error TS2(?:307|792): Cannot find module '([^'./][^']*)'|error TS2688: Cannot find type definition file for '([^']+)'`),
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
 		{ID: "npm.fetch-failed", Tag: MissingDependency, Tool: "npm", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^npm (?:ERR!|error) (?:code (?:ECONNREFUSED|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|ENOTCACHED|E404|ETARGET|ECONNRESET)$|(?:FetchError: )?request to \S+ failed)`)},
 		{ID: "jest.environment-missing", Tag: MissingDependency, Tool: "jest", Confidence: 0.8,
@@ -240,6 +241,9 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "shared-library-missing", Tag: MissingDependency, Tool: "ld.so/dlopen", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`(?:error while loading shared libraries: |\b)([\w.+-]+\.so(?:\.[\w.]+)?): cannot open shared object file`),
 			Subject: group(1)},
+		{ID: "rust.linker-missing", Tag: MissingDependency, Tool: "rustc", Confidence: 0.85,
+			Pattern: regexp.MustCompile("error: linker `([\\w.+-]+)` not found"),
+			Check:   commandCheck(1), Subject: group(1)},
 		{ID: "env.interpreter-missing", Tag: MissingDependency, Tool: "env", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^(?:/usr)?(?:/bin/)?env: [‘'"]?([\w.+-]+)[’'"]?: No such file or directory$`),
 			Check:   commandCheck(1), Subject: group(1)},
@@ -268,7 +272,7 @@ var builtin = sync.OnceValue(func() []Rule {
 			Reject:   regexp.MustCompile(`syntax error|format %|possible misuse|unreachable code|lock (?:value|by value)|struct field tag|self-assignment|call not used|unkeyed fields|missing go\.sum entry|no required module provides|is not in std`)},
 		{ID: "typescript.error", Tag: TypeError, Tool: "tsc", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`error TS(?:2\d{3}|7\d{3}|180(?:4[6-9]|50)|61(?:33|38|92|96|98|99)|6205):`),
-			Reject:  regexp.MustCompile(`TS2(?:307|792)`)},
+			Reject:  regexp.MustCompile(`TS2(?:307|792|688)`)},
 		{ID: "rust.mismatched-types", Tag: TypeError, Tool: "rustc", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`error\[E0\d{3}\]: ([^\n]*)`),
 			Reject:  regexp.MustCompile(`error\[E0(?:432|433|463)\]: (?:unresolved import|failed to resolve: use of (?:unresolved module|undeclared crate)|can't find crate|cannot find module or crate)|error\[E0752\]`)},
@@ -279,7 +283,7 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`(?m)^\S+\.py:\d+: error: .*\[[a-z][\w-]*\]$`),
 			Reject:  regexp.MustCompile(`\[(?:import|import-untyped|import-not-found|syntax)\]$`)},
 		{ID: "pyright", Tag: TypeError, Tool: "pyright", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`(?m)^\s+\S+\.pyi?:\d+:\d+ - error: .*\(report(?:[A-Z]\w+)\)$`),
+			Pattern: regexp.MustCompile(`(?m)^\s+\S+\.pyi?:\d+:\d+ - error: [^\n]*(?:\n[ \t\x{a0}]{3,}[^\n]*)*?\(report[A-Z]\w+\)$`),
 			Reject:  regexp.MustCompile(`\(report(?:MissingImports|MissingModuleSource|UnusedImport|UnusedVariable)\)$`)},
 		{ID: "python.type-error", Tag: TypeError, Tool: "python", Confidence: 0.6,
 			Pattern:  regexp.MustCompile(`(?m)^(?:E\s+)?TypeError: (.+)$`),
@@ -347,7 +351,7 @@ var builtin = sync.OnceValue(func() []Rule {
 
 		// build_config_error
 		{ID: "go.mod-config", Tag: BuildConfigError, Tool: "go", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`go\.mod file not found|does not contain main module|cannot find main module|missing go\.sum entry|updates to go\.mod needed|go\.mod requires go >= [\d.]+|errors parsing go\.mod|replacement directory \S+ does not exist|verifying \S+: checksum mismatch|inconsistent vendoring in|build constraints exclude all Go files in|no Go files in \S`)},
+			Pattern: regexp.MustCompile(`go\.mod file not found|does not contain main module|cannot find main module|missing go\.sum entry|updates to go\.mod needed|go\.mod requires go >= [\d.]+|errors parsing go\.mod|replacement directory \S+ does not exist|verifying \S+: checksum mismatch|inconsistent vendoring in|build constraints exclude all Go files in|no Go files in \S|pattern \S+: no matching files found`)},
 		{ID: "npm.missing-script", Tag: BuildConfigError, Tool: "npm", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`(?i)npm (?:ERR!|error) missing script:? "?([\w:-]+)`), Subject: group(1)},
 		{ID: "npm.lockfile", Tag: BuildConfigError, Tool: "npm", Confidence: 0.9,
@@ -397,6 +401,9 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "node.enoent", Tag: BuildConfigError, Tool: "node", Confidence: 0.6,
 			Pattern: regexp.MustCompile(`ENOENT: no such file or directory, (?:open|stat|scandir) '([^']+)'`),
 			Check:   fileCheck(1), Subject: group(1)},
+		{ID: "java.jarfile-missing", Tag: BuildConfigError, Tool: "java", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`Error: Unable to access jarfile (\S+)`),
+			Check:   fileCheck(1), Subject: group(1)},
 		{ID: "java.file-missing", Tag: BuildConfigError, Tool: "java", Confidence: 0.6,
 			Pattern: regexp.MustCompile(`java\.nio\.file\.NoSuchFileException: (\S+)|java\.io\.FileNotFoundException: (\S+) \(No such file or directory\)`),
 			Check:   func(m []string) *preflight.Check { return fileCheck(1)([]string{"", pick(m, 1, 2)}) },
@@ -428,22 +435,11 @@ var builtin = sync.OnceValue(func() []Rule {
 				}
 				return m[1] + ":" + m[2]
 			}},
-		{ID: "postgres.legacy-refused", Tag: DBConnectionFailed, Tool: "libpq (before 14)", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`could not connect to server: ([^\n]*)\n\s*Is the server running (?:on host "([^"]+)"(?: \([^)]*\))? and accepting\s*\n?\s*TCP/IP connections on port (\d+)\?|locally and accepting\s*\n?\s*connections on Unix domain socket "([^"]+)"\?)`),
-			Check: func(m []string) *preflight.Check {
-				switch {
-				case m[4] != "" && strings.HasPrefix(m[1], "No such file or directory"):
-					return &preflight.Check{Type: preflight.FileExists, Path: m[4]}
-				case m[2] != "" && unreachable().MatchString(m[1]):
-					return addrCheck(2, 3)(m)
-				}
-				return nil
-			}},
 		{ID: "db.connect-call-failed", Tag: DBConnectionFailed, Tool: "asyncpg/aiomysql/aioredis", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`Connect call failed \('([\w.:-]+)', (` + dbPorts + `)\)|Multiple exceptions: \[Errno 111\] Connect call failed \('([\w.:-]+)', (` + dbPorts + `)\)`),
 			Check:   func(m []string) *preflight.Check { return addrCheck(1, 2)([]string{"", pick(m, 1, 3), pick(m, 2, 4)}) }},
 		{ID: "db.client-named", Tag: DBConnectionFailed, Tool: "orm/drivers", Confidence: 0.85,
-			Pattern: regexp.MustCompile("Can't reach database server at `?([\\w.-]+)`?:`?(\\d+)`?|MongoServerSelectionError|server selection error: |Redis::CannotConnectError|Error connecting to Redis on ([\\w.-]+):(\\d+) \\(Errno::ECONNREFUSED\\)|PG::ConnectionBad|Mysql2::Error::ConnectionError|pq: SSL is not enabled on the server"),
+			Pattern: regexp.MustCompile("Can't reach database server at `?([\\w.-]+)`?:`?(\\d+)`?|MongoServerSelectionError|server selection error: |Redis::CannotConnectError|Error connecting to Redis on ([\\w.-]+):(\\d+) \\(Errno::ECONNREFUSED\\)|PG::ConnectionBad|Mysql2::Error::ConnectionError|pq: SSL is not enabled on the server|PDOException: SQLSTATE\\[(?:HY000|08006|08001)\\] \\[(?:200[2356]|7)\\]"),
 			Check:   func(m []string) *preflight.Check { return addrCheck(1, 2)([]string{"", pick(m, 1, 3), pick(m, 2, 4)}) }},
 		{ID: "postgres.host-unknown", Tag: DBConnectionFailed, Tool: "libpq", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`could not translate host name "([^"]+)" to address`), Subject: group(1)},

@@ -19,13 +19,19 @@
 # follows from its name (see corpus.go), so no one can move a capture.
 #
 # Usage: capture.sh [SECTION...]   with no section, every section runs.
-# Sections: go python node rust java shell db ports neg fresh round2 round3 color twice baseline
+# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 color twice baseline
 #
 # It installs what it needs when missing: Debian packages with apt-get
 # (PostgreSQL, MariaDB, Redis, shellcheck, pytest, mypy, flake8, pylint,
-# black, JUnit 4 and 5, the Python drivers), npm packages into $JSTOOLS
-# (default /tmp/jstools), Go drivers into a throwaway module through the
-# Go module proxy. Servers are started on 127.0.0.1 only, in a temporary
+# black, isort, yamllint, JUnit 4 and 5, Gradle, the JDBC drivers of
+# PostgreSQL and MariaDB, Ruby with RSpec and its pg, mysql2 and redis
+# gems, PHP with PHPUnit and PDO, shfmt, nginx, bats, the Python drivers),
+# npm packages into $JSTOOLS (default /tmp/jstools), Go modules into
+# throwaway modules through the Go module proxy.
+#
+# The round2, round3 and round4 sections are batches made after the rules
+# they were first measured on; classify/scores_test.go reports each
+# batch's scores, and docs/lessons.md keeps their blind scores. Servers are started on 127.0.0.1 only, in a temporary
 # directory, and stopped on exit. It needs root for apt-get and for
 # running PostgreSQL as the postgres user.
 set -u
@@ -1286,6 +1292,141 @@ pymongo.MongoClient("mongodb://127.0.0.1:27017", serverSelectionTimeoutMS=1500).
 	cap round3-redis-cli-unknown-host $DB "" redis-cli -h nosuchhost.invalid ping
 }
 
+# sec_round4: a fourth batch, captured before any rule was written from
+# it (issue 18): Ruby, PHP, pyright, more drivers, and more phrasings.
+sec_round4() {
+	start_db
+	need ruby ruby
+	need rspec ruby-rspec
+	need bundle bundler
+	need php php-cli
+	need phpunit phpunit
+	need /usr/share/php/PDO php-mysql
+	need shfmt shfmt
+	need /usr/lib/ruby/vendor_ruby/pg.rb ruby-pg
+	need /usr/lib/ruby/vendor_ruby/mysql2.rb ruby-mysql2
+	need /usr/lib/ruby/vendor_ruby/redis.rb ruby-redis
+	$PY -c 'import hypothesis' 2>/dev/null || need /usr/lib/python3/dist-packages/hypothesis python3-hypothesis
+	$PY -c 'import asyncpg' 2>/dev/null || need /usr/lib/python3/dist-packages/asyncpg python3-asyncpg
+	needjs
+	[ -x "$J/pyright" ] && [ -d "$JSTOOLS/node_modules/mongodb" ] && [ -d "$JSTOOLS/node_modules/dotenv-safe" ] && [ -d "$JSTOOLS/node_modules/eslint-formatter-compact" ] ||
+		(cd "$JSTOOLS" && npm install --no-audit --no-fund pyright mongodb dotenv-safe eslint-formatter-compact >/dev/null 2>&1) ||
+		echo "capture.sh: could not install pyright, mongodb, dotenv-safe" >&2
+	export NODE_PATH=$JSTOOLS/node_modules
+
+	ver ruby --version
+	fresh
+	cap round4-ruby-load-error $DEP "" ruby -e 'require "nokogiri_missing"'
+	cap round4-ruby-env-fetch $ENV env_var_present:STRIPE_API_KEY ruby -e 'ENV.fetch("STRIPE_API_KEY")'
+	cap round4-ruby-zero-division "" "" ruby -e 'puts 10 / 0'
+	cap round4-ruby-nomethod-nil "" "" ruby -e 'user = nil; puts user.name'
+	cap round4-ruby-pg-refused $DB tcp_reachable:127.0.0.1:15433 ruby -e 'require "pg"; PG.connect(host: "127.0.0.1", port: 15433, user: "app", dbname: "app")'
+	cap round4-ruby-mysql2-auth $DB "" ruby -e 'require "mysql2"; Mysql2::Client.new(host: "127.0.0.1", port: 13306, username: "app", password: "wrong")'
+	cap round4-ruby-redis-refused $DB tcp_reachable:127.0.0.1:16390 ruby -e 'require "redis"; Redis.new(host: "127.0.0.1", port: 16390).ping'
+	cap round4-ruby-bind-in-use $PORT port_free:18090 ruby -e 'require "socket"; a = TCPServer.new("127.0.0.1", 18090); TCPServer.new("127.0.0.1", 18090)'
+	printf 'RSpec.describe "cart" do\n  it "sums" do\n    expect([1, 2, 3].sum).to eq(7)\n  end\nend\n' >cart_spec.rb
+	ver rspec --version
+	cap round4-rspec-fail $TEST "" rspec --no-color cart_spec.rb
+	printf 'require "minitest/autorun"\nclass CartTest < Minitest::Test\n  def test_sum\n    assert_equal 7, [1, 2, 3].sum\n  end\nend\n' >cart_test.rb
+	ver ruby --version
+	cap round4-minitest-fail $TEST "" ruby cart_test.rb
+	printf 'source "https://rubygems.org"\ngem "rails_missing_gem", "9.9.9"\n' >Gemfile
+	ver bundle --version
+	cap round4-bundler-gem-missing $DEP "" bundle exec ruby -e 1
+
+	ver php --version
+	fresh
+	printf '<?php\nuse PHPUnit\\Framework\\TestCase;\nfinal class CartTest extends TestCase {\n  public function testSum(): void { $this->assertSame(7, array_sum([1, 2, 3])); }\n}\n' >CartTest.php
+	ver phpunit --version
+	cap round4-phpunit-fail $TEST "" phpunit CartTest.php
+	ver php --version
+	cap round4-php-pdo-refused $DB "" php -r 'new PDO("mysql:host=127.0.0.1;port=13399;dbname=app", "app", "secret");'
+	cap round4-php-division-by-zero "" "" php -r 'echo intdiv(1, 0);'
+
+	ver $PY --version
+	fresh
+	printf 'def add(a, b):\n    """\n    >>> add(2, 2)\n    5\n    """\n    return a + b\n' >calc.py
+	cap round4-python-doctest $TEST "" $PY -m doctest calc.py
+	printf 'from hypothesis import given, strategies as st\n\n\n@given(st.integers())\ndef test_abs(n):\n    assert abs(n) == n\n' >test_h.py
+	ver $PY -m pytest --version
+	cap round4-pytest-hypothesis $TEST "" $PY -m pytest -q -p no:cacheprovider test_h.py
+	ver $PY --version
+	cap round4-asyncpg-refused $DB tcp_reachable:127.0.0.1:5432 $PY -c 'import asyncio, asyncpg
+asyncio.run(asyncpg.connect(host="127.0.0.1", port=5432, user="app"))'
+	cap round4-python-not-provided $ENV env_var_present:SLACK_WEBHOOK_URL $PY -c 'import os, sys
+url = os.environ.get("SLACK_WEBHOOK_URL")
+if not url:
+    print("fatal: SLACK_WEBHOOK_URL not provided", file=sys.stderr)
+    sys.exit(2)'
+	printf 'def greet(name: str) -> str:\n    return name\n\n\ngreet(42)\n' >g.py
+	ver "$J/pyright" --version
+	cap round4-pyright-arg-type $TYPE "" "$J/pyright" g.py
+
+	ver node --version
+	fresh
+	printf '{"name":"x","version":"1.0.0"}\n' >package.json
+	printf 'const { MongoClient } = require("mongodb");\nnew MongoClient("mongodb://127.0.0.1:27017", { serverSelectionTimeoutMS: 1500 }).connect().catch(e => { console.error(e); process.exit(1); });\n' >mongo.js
+	cap round4-node-mongodb-refused $DB tcp_reachable:127.0.0.1:27017 node mongo.js
+	printf 'API_URL=\nSESSION_SECRET=\n' >.env.example
+	printf 'API_URL=http://localhost\n' >.env
+	printf 'require("dotenv-safe").config();\n' >env.js
+	cap round4-node-dotenv-safe $ENV env_var_present:SESSION_SECRET node env.js
+	printf 'if (!process.env.SENTRY_DSN) throw new Error("process.env.SENTRY_DSN is undefined");\n' >dsn.js
+	cap round4-node-process-env-undefined $ENV env_var_present:SENTRY_DSN node dsn.js
+	printf 'export default [{ rules: { "no-unused-vars": "error" } }];\n' >eslint.config.mjs
+	printf 'const unused = 1;\n' >u.js
+	ver "$J/eslint" --version
+	cap round4-eslint-compact $LINT "" "$J/eslint" --format compact u.js
+	printf '{"compilerOptions":{"types":["node_missing"],"noEmit":true},"files":["u.ts"]}\n' >tsconfig.json
+	printf 'export const n = 1;\n' >u.ts
+	ver "$J/tsc" --version
+	cap round4-tsc-types-missing $DEP "" "$J/tsc" -p tsconfig.json
+
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\t"os"\n)\n\nfunc main() {\n\tif os.Getenv("DATABASE_URL") == "" {\n\t\tlog.Fatal("DATABASE_URL not provided")\n\t}\n}\n' >main.go
+	cap round4-go-env-not-provided $ENV env_var_present:DATABASE_URL go run .
+	printf 'package main\n\nimport _ "embed"\n\n//go:embed templates/index.html\nvar index string\n\nfunc main() { println(index) }\n' >main.go
+	cap round4-go-embed-missing $CONF "" go build ./...
+	fresh; gomod
+	printf 'package m\n\nimport "testing"\n\nfunc TestSum(t *testing.T) {\n\tassert.Equal(t, 7, 1+2+3)\n}\n' >m_test.go
+	cap round4-go-test-undefined $TYPE "" go test ./...
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"context"\n\t"log"\n\t"time"\n\n\t"go.mongodb.org/mongo-driver/mongo"\n\t"go.mongodb.org/mongo-driver/mongo/options"\n)\n\nfunc main() {\n\tctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)\n\tdefer cancel()\n\tc, err := mongo.Connect(ctx, options.Client().ApplyURI("mongodb://127.0.0.1:27017").SetServerSelectionTimeout(1500*time.Millisecond))\n\tif err != nil {\n\t\tlog.Fatal(err)\n\t}\n\tif err := c.Ping(ctx, nil); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	go get go.mongodb.org/mongo-driver@v1.17.1 >/dev/null 2>&1 && go mod tidy >/dev/null 2>&1
+	cap round4-go-mongo-refused $DB tcp_reachable:127.0.0.1:27017 go run .
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"database/sql"\n\t"log"\n\n\t_ "github.com/lib/pq"\n)\n\nfunc main() {\n\tdb, _ := sql.Open("postgres", "host=127.0.0.1 port=15432 user=app password=secret dbname=app sslmode=require")\n\tif err := db.Ping(); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	go get github.com/lib/pq@v1.10.9 >/dev/null 2>&1
+	cap round4-go-pq-ssl $DB "" go run .
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"context"\n\t"log"\n)\n\nfunc main() {\n\tctx, cancel := context.WithCancel(context.Background())\n\tcancel()\n\tif err := ctx.Err(); err != nil {\n\t\tlog.Fatalf("sync aborted: %%v", err)\n\t}\n}\n' >main.go
+	cap round4-go-context-canceled "" "" go run .
+
+	ver cargo --version
+	fresh; cargo new -q --vcs none app >/dev/null 2>&1
+	cap round4-cargo-no-bin $CONF "" sh -c 'cd app && cargo run --offline -q --bin server'
+	cap round4-rust-linker-missing $DEP command_exists:cc-missing sh -c 'cd app && RUSTFLAGS="-C linker=cc-missing" cargo build --offline -q'
+
+	ver java -version
+	fresh
+	cap round4-java-jarfile-missing $CONF file_exists:build/libs/app.jar java -jar build/libs/app.jar
+	printf 'public class P {\n  public static void main(String[] a) { Integer.parseInt("12a"); }\n}\n' >P.java
+	cap round4-java-number-format "" "" java P.java
+
+	ver shfmt --version
+	printf 'if [ -f x ]; then\necho hi\nfi\n' >f.sh
+	cap round4-shfmt-diff $LINT "" shfmt -d f.sh
+	ver createdb --version
+	cap round4-createdb-denied "" "" env PGPASSWORD=secret createdb -h 127.0.0.1 -p 15432 -U app app
+	ver curl --version
+	cap round4-curl-502 "" "" sh -c '"$0" -c "import http.server as h
+class H(h.BaseHTTPRequestHandler):
+    def do_GET(self): self.send_error(502)
+    def log_message(self, *a): pass
+h.HTTPServer((\"127.0.0.1\", 18095), H).serve_forever()" & p=$!; sleep 1; curl -sS --fail http://127.0.0.1:18095/api; rc=$?; kill $p; exit $rc' $PY
+}
+
 # sec_baseline: pairs of one step's output, passing then failing, for the
 # evidence-first classification (baselines/NAME.pass.txt, NAME.fail.txt).
 sec_baseline() {
@@ -1357,7 +1498,7 @@ sec_twice() {
 	cap go-vet-then-test-undefined $TYPE "" sh -c 'go vet ./...; go test ./...'
 }
 
-sections=${*:-go python node rust java shell db ports neg fresh round2 round3 color twice baseline}
+sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 color twice baseline}
 for s in $sections; do
 	"sec_$s"
 done
