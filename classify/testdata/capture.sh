@@ -19,7 +19,7 @@
 # follows from its name (see corpus.go), so no one can move a capture.
 #
 # Usage: capture.sh [SECTION...]   with no section, every section runs.
-# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 color twice baseline
+# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 color twice baseline
 #
 # It installs what it needs when missing: Debian packages with apt-get
 # (PostgreSQL, MariaDB, Redis, shellcheck, pytest, mypy, flake8, pylint,
@@ -29,7 +29,7 @@
 # npm packages into $JSTOOLS (default /tmp/jstools), Go modules into
 # throwaway modules through the Go module proxy.
 #
-# The round2, round3 and round4 sections are batches made after the rules
+# The round2 to round5 sections are batches made after the rules
 # they were first measured on; classify/scores_test.go reports each
 # batch's scores, and docs/lessons.md keeps their blind scores. Servers are started on 127.0.0.1 only, in a temporary
 # directory, and stopped on exit. It needs root for apt-get and for
@@ -1427,6 +1427,152 @@ class H(h.BaseHTTPRequestHandler):
 h.HTTPServer((\"127.0.0.1\", 18095), H).serve_forever()" & p=$!; sleep 1; curl -sS --fail http://127.0.0.1:18095/api; rc=$?; kill $p; exit $rc' $PY
 }
 
+# sec_round5: a fifth batch, captured before any rule was written from it
+# (issue 18): for each tag, causes from several ecosystems, some the rules
+# were written for from the tools' documentation and some not (Perl,
+# PHP_CodeSniffer, perlcritic, configparser, pip check).
+sec_round5() {
+	start_db
+	need perlcritic libperl-critic-perl
+	need phpcs php-codesniffer
+	need rubocop rubocop
+	need /usr/share/php/PDO php-pgsql
+	need /usr/lib/ruby/vendor_ruby/dotenv.rb ruby-dotenv
+	need /usr/lib/ruby/vendor_ruby/active_record.rb ruby-activerecord
+	$PY -c 'import decouple' 2>/dev/null || need /usr/lib/python3/dist-packages/decouple.py python3-decouple
+	needjs
+	[ -d "$JSTOOLS/node_modules/envalid" ] && [ -d "$JSTOOLS/node_modules/env-var" ] && [ -x "$J/jasmine" ] && [ -x "$J/tape" ] ||
+		(cd "$JSTOOLS" && npm install --no-audit --no-fund envalid env-var jasmine tape >/dev/null 2>&1) ||
+		echo "capture.sh: could not install envalid, env-var, jasmine, tape" >&2
+	export NODE_PATH=$JSTOOLS/node_modules
+
+	# missing_env_var
+	ver $PY --version
+	fresh
+	cap round5-python-decouple $ENV env_var_present:SECRET_KEY $PY -c 'from decouple import config
+config("SECRET_KEY")'
+	ver node --version
+	printf 'const { cleanEnv, str } = require("envalid");\ncleanEnv(process.env, { API_KEY: str() });\n' >a.js
+	cap round5-node-envalid $ENV env_var_present:API_KEY node a.js
+	printf 'const env = require("env-var");\nenv.get("REDIS_URL").required().asString();\n' >b.js
+	cap round5-node-env-var $ENV env_var_present:REDIS_URL node b.js
+	ver ruby --version
+	# Debian's dotenv has no require_keys: a plain NoMethodError, no tag.
+	cap round5-ruby-undefined-method "" "" ruby -e 'require "dotenv"; Dotenv.require_keys("MAILER_HOST")'
+	ver bash --version
+	cap round5-bash-missing-token $ENV env_var_present:GITHUB_TOKEN bash -c 'if [ -z "${GITHUB_TOKEN:-}" ]; then echo "error: missing GITHUB_TOKEN" >&2; exit 1; fi'
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\n\t"github.com/caarlos0/env/v11"\n)\n\ntype Config struct {\n\tToken string `env:"SLACK_TOKEN,required"`\n}\n\nfunc main() {\n\tvar c Config\n\tif err := env.Parse(&c); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	go get github.com/caarlos0/env/v11@v11.3.1 >/dev/null 2>&1
+	cap round5-go-caarlos0-env $ENV env_var_present:SLACK_TOKEN go run .
+
+	# missing_dependency
+	ver php --version
+	fresh
+	cap round5-php-composer-autoload $DEP "" php -r 'require __DIR__ . "/vendor/autoload.php";'
+	cap round5-php-class-not-found $DEP "" php -r 'new GuzzleHttp\Client();'
+	ver perl --version
+	cap round5-perl-module-missing $DEP "" perl -e 'use JSON::XS_Missing;'
+	ver $PY -m pip --version
+	cap round5-pip-check $DEP "" $PY -m pip check
+	ver npm --version
+	cap round5-npx-missing $DEP "" npx --no-install tsx-missing-cli index.ts
+
+	# type_error
+	ver ruby --version
+	cap round5-ruby-type-error $TYPE "" ruby -e 'puts "total: " + 42'
+	ver php --version
+	cap round5-php-type-error $TYPE "" php -r 'declare(strict_types=1); function f(int $n) { return $n; } f("4");'
+	ver go version
+	fresh; gomod
+	printf 'package main\n\ntype Number interface{ ~int | ~float64 }\n\nfunc Sum[T Number](xs []T) T {\n\tvar s T\n\tfor _, x := range xs {\n\t\ts += x\n\t}\n\treturn s\n}\n\nfunc main() { _ = Sum([]string{"a"}) }\n' >main.go
+	cap round5-go-generic-constraint $TYPE "" go build ./...
+	ver javac -version
+	fresh
+	printf 'import java.util.*;\npublic class G {\n  public static void main(String[] a) {\n    List<String> l = new ArrayList<>();\n    l.add(3);\n  }\n}\n' >G.java
+	cap round5-javac-generic $TYPE "" javac G.java
+
+	# lint_error
+	ver rubocop --version
+	fresh
+	printf 'def Total(a,b)\n  return a+b\nend\n' >t.rb
+	cap round5-rubocop $LINT "" rubocop --no-color --cache false t.rb
+	ver perlcritic --version
+	printf 'open(FH, "<x.txt");\nprint <FH>;\n' >x.pl
+	cap round5-perlcritic $LINT "" perlcritic --gentle x.pl
+	ver phpcs --version
+	printf '<?php\nfunction f($a){return $a;}\n' >f.php
+	cap round5-phpcs $LINT "" phpcs --standard=PSR12 --no-colors f.php
+	ver staticcheck -version
+	fresh; gomod
+	printf 'package main\n\nimport "strings"\n\nfunc main() {\n\tif strings.Index("abc", "b") != -1 {\n\t\tprintln("found")\n\t}\n}\n' >main.go
+	cap round5-staticcheck-simple $LINT "" staticcheck ./...
+
+	# test_assertion_failed
+	ver sh -c 'grep "\"version\"" "$0/node_modules/jasmine/package.json"' "$JSTOOLS"
+	fresh
+	printf '{"name":"x","version":"1.0.0"}\n' >package.json
+	mkdir -p spec && printf 'describe("cart", () => {\n  it("sums", () => { expect(1 + 2 + 3).toBe(7); });\n});\n' >spec/cart.spec.js
+	cap round5-jasmine-fail $TEST "" "$J/jasmine" spec/cart.spec.js
+	printf 'const test = require("tape");\ntest("sums", t => { t.equal(1 + 2 + 3, 7); t.end(); });\n' >t.js
+	ver sh -c 'cat "$0"/node_modules/tape/package.json | grep "\"version\""' "$JSTOOLS"
+	cap round5-tape-fail $TEST "" node t.js
+	ver perl --version
+	printf 'use Test::More tests => 1;\nis(1 + 2 + 3, 7, "sums");\n' >t.t
+	cap round5-perl-test-more $TEST "" prove t.t
+	ver go version
+	fresh; gomod
+	printf 'package m\n\nimport (\n\t"errors"\n\t"testing"\n\n\t"github.com/stretchr/testify/require"\n)\n\nfunc TestSave(t *testing.T) {\n\terr := errors.New("disk quota exceeded")\n\trequire.NoError(t, err)\n}\n' >m_test.go
+	go get github.com/stretchr/testify@v1.9.0 >/dev/null 2>&1 && go mod tidy >/dev/null 2>&1
+	cap round5-go-require-noerror $TEST "" go test ./...
+
+	# build_config_error
+	ver ruby --version
+	fresh
+	cap round5-ruby-file-missing $CONF file_exists:config/database.yml ruby -e 'File.read("config/database.yml")'
+	ver php --version
+	cap round5-php-file-missing $CONF file_exists:config/app.ini php -r 'if (file_get_contents("config/app.ini") === false) exit(1);'
+	ver $PY --version
+	printf '[server]\nport = 8080\n' >app.ini
+	cap round5-python-configparser-section $CONF "" $PY -c 'import configparser
+c = configparser.ConfigParser(); c.read("app.ini"); c.get("database", "url")'
+	ver perl --version
+	cap round5-perl-file-missing $CONF file_exists:etc/app.conf perl -e 'open(my $f, "<", "etc/app.conf") or die "Cannot open etc/app.conf: $!\n";'
+
+	# port_in_use
+	ver php --version
+	cap round5-php-server-in-use $PORT port_free:18091 sh -c '"$0" -m http.server 18091 --bind 127.0.0.1 >/dev/null 2>&1 & p=$!; sleep 1; timeout 5 php -S 127.0.0.1:18091; rc=$?; kill $p; exit $rc' $PY
+	ver perl --version
+	cap round5-perl-bind-in-use $PORT "" perl -MIO::Socket::INET -e 'my $a = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 18092, Listen => 1, ReuseAddr => 1) or die; IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 18092, Listen => 1) or die "bind: $!\n";'
+
+	# db_connection_failed
+	ver $PY --version
+	cap round5-python-sqlite-cannot-open $DB "" $PY -c 'import sqlite3
+sqlite3.connect("/nonexistent-dir/app.db")'
+	ver php --version
+	cap round5-php-pdo-pgsql-refused $DB tcp_reachable:127.0.0.1:15433 php -r 'new PDO("pgsql:host=127.0.0.1;port=15433;dbname=app", "app", "secret");'
+	ver ruby --version
+	cap round5-activerecord-refused $DB tcp_reachable:127.0.0.1:15433 ruby -e 'require "active_record"; ActiveRecord::Base.establish_connection(adapter: "postgresql", host: "127.0.0.1", port: 15433, database: "app", username: "app"); ActiveRecord::Base.connection.execute("select 1")'
+	ver node --version
+	printf 'const mysql = require("mysql2/promise");\nmysql.createConnection({ host: "127.0.0.1", port: 3306, user: "app" }).catch(e => { console.error(e); process.exit(1); });\n' >my.js
+	cap round5-node-mysql2-default-port $DB tcp_reachable:127.0.0.1:3306 node my.js
+
+	# no tag
+	ver perl --version
+	cap round5-perl-die "" "" perl -e 'die "invalid manifest: expected 3 entries, got 2\n"'
+	ver ruby --version
+	cap round5-ruby-raise "" "" ruby -e 'raise ArgumentError, "quantity must be positive"'
+	ver php --version
+	cap round5-php-exception "" "" php -r 'throw new RuntimeException("payment gateway declined the charge");'
+	ver node --version
+	cap round5-node-build-failed "" "" node -e 'console.error("build failed: 2 bundles exceeded the size budget"); process.exit(1)'
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nfunc main() {\n\tfmt.Fprintln(os.Stderr, "migrate: dirty database version 42. Fix and force version.")\n\tos.Exit(1)\n}\n' >main.go
+	cap round5-go-migrate-dirty "" "" go run .
+}
+
 # sec_baseline: pairs of one step's output, passing then failing, for the
 # evidence-first classification (baselines/NAME.pass.txt, NAME.fail.txt).
 sec_baseline() {
@@ -1498,7 +1644,7 @@ sec_twice() {
 	cap go-vet-then-test-undefined $TYPE "" sh -c 'go vet ./...; go test ./...'
 }
 
-sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 color twice baseline}
+sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 color twice baseline}
 for s in $sections; do
 	"sec_$s"
 done
