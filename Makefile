@@ -9,7 +9,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 TAGS    := urfave_cli_no_docs
 FUZZTIME ?= 5s
 
-.PHONY: all build install test test-deps fmt-check vet race fuzz demo bench clean
+.PHONY: all build install test test-deps fmt-check vet race scores fuzz demo bench clean
 
 all: build
 
@@ -19,7 +19,7 @@ build:
 install:
 	$(GO) install -tags $(TAGS) -ldflags "$(LDFLAGS)" ./cmd/orket
 
-test: test-deps fmt-check vet race fuzz
+test: test-deps fmt-check vet race scores fuzz
 
 # The tools the end-to-end scripts drive besides go and git (node and npm
 # for the Node fixtures, make, ssh-keygen for signed commits): installed
@@ -43,6 +43,16 @@ vet:
 
 race:
 	$(GO) test -race -count=1 ./...
+
+# The classifier's scores on its corpus of real output: per tag precision,
+# recall and F1, exact match and no-tag false positives of the train and
+# held-out sets and of each batch (classify/scores_test.go, which fails
+# when the held-out set misses its targets).
+scores:
+	@out=$$($(GO) test -count=1 -run '^TestScores$$' -v ./classify 2>&1); rc=$$?; \
+	printf '%s\n' "$$out" | grep -E '^ +(scores_test\.go:[0-9]+: (train|held-out|batch)|\||macro-F1)' | \
+		sed -E 's/^ +//; s/^scores_test\.go:[0-9]+: //'; \
+	if [ $$rc -ne 0 ]; then printf '%s\n' "$$out"; fi; exit $$rc
 
 # Each fuzz target runs for FUZZTIME on top of its seed corpus.
 fuzz:

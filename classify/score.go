@@ -290,7 +290,12 @@ func (s Scores) Table() string {
 	for _, t := range s.Tags {
 		fmt.Fprintf(&b, "| `%s` | %d | %.2f | %.2f | %.2f |\n", t.Tag, t.Support, t.Precision, t.Recall, t.F1)
 	}
-	fmt.Fprintf(&b, "\nmacro-F1 %.3f, exact match %.3f (%d outputs), no-tag false positives %.3f (of %d), checks extracted %d/%d (precision %.2f)\n",
-		s.MacroF1, s.ExactMatch, s.Outputs, s.NoTagFalsePositiveRate, s.Untagged, s.ChecksFound, s.ChecksExpected, s.CheckPrecision)
+	fmt.Fprintf(&b, "\n%s\n", s.Summary())
 	return b.String()
+}
+
+// Summary is the one line of the scores that is not per tag.
+func (s Scores) Summary() string {
+	return fmt.Sprintf("macro-F1 %.3f, exact match %.3f (%d outputs), no-tag false positives %.3f (of %d), checks extracted %d/%d (precision %.2f)",
+		s.MacroF1, s.ExactMatch, s.Outputs, s.NoTagFalsePositiveRate, s.Untagged, s.ChecksFound, s.ChecksExpected, s.CheckPrecision)
 }

@@ -53,7 +53,8 @@ func TestScores(t *testing.T) {
 	}
 	train, held := scorers["train"].Scores(), scorers["held-out"].Scores()
 	for _, b := range slices.Sorted(maps.Keys(batches)) {
-		t.Logf("batch %s:\n%s", b, batches[b].Scores().Table())
+		sc := batches[b].Scores()
+		t.Logf("batch %s: %s; precision below 1: %s", b, sc.Summary(), imprecise(sc))
 	}
 	t.Logf("train:\n%s", train.Table())
 	t.Logf("held-out:\n%s", held.Table())
@@ -129,4 +130,18 @@ func batchOf(name string) string {
 		return m[1]
 	}
 	return ""
+}
+
+// imprecise names the tags a batch's precision is below 1 for, or "none".
+func imprecise(s Scores) string {
+	var out []string
+	for _, t := range s.Tags {
+		if t.Precision < 1 {
+			out = append(out, fmt.Sprintf("%s %.2f", t.Tag, t.Precision))
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
 }
