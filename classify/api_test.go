@@ -317,6 +317,25 @@ func BenchmarkClassifyTail(b *testing.B) {
 	}
 }
 
+// BenchmarkClassifyCorpus classifies every captured output, one at a
+// time, as orket does a failed step's: the cost of a real failure, where
+// BenchmarkClassifyTail's mix of many tools is the worst case.
+func BenchmarkClassifyCorpus(b *testing.B) {
+	cs := loadCorpus(b)
+	c := New(nil)
+	n := 0
+	for _, cp := range cs {
+		n += len(cp.output)
+	}
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		for _, cp := range cs {
+			c.Classify(cp.output)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(len(cs)), "µs/output")
+}
+
 // TestExplanationString: what orket classify --explain prints. A user
 // rule is marked; a match starting on a blank line (a pattern beginning
 // with \s*) is shown on the line of its text.
