@@ -1,4 +1,6 @@
-# make demo: orket end to end on testdata/example.  make test: what CI runs.
+# make demo: orket end to end on testdata/example.  make test: the checks
+# a change must pass, in minutes.  make test-long: the exhaustive suites.
+# CI (.ci/run) runs all three.
 GO      ?= go
 BIN     := bin/orket
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -9,7 +11,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 TAGS    := urfave_cli_no_docs
 FUZZTIME ?= 5s
 
-.PHONY: all build install test test-deps fmt-check vet race scores fuzz demo bench clean
+.PHONY: all build install test test-long test-deps fmt-check vet race unit long scores fuzz demo bench clean
 
 all: build
 
@@ -19,7 +21,51 @@ build:
 install:
 	$(GO) install -tags $(TAGS) -ldflags "$(LDFLAGS)" ./cmd/orket
 
-test: test-deps fmt-check vet race scores fuzz
+# make test runs every test in -short mode: the exhaustive suites (the
+# barrier matrix, the crash points, the transaction's edit tables in every
+# watcher mode, eight clones over ssh, 16 appending processes, 200 MB
+# streams) run a representative slice of themselves there, and whole
+# under make test-long (LONG_TESTS; TestLongTests keeps that list equal to
+# the tests that read testing.Short). The packages that run goroutines of
+# their own are race-checked (RACE_PKGS, and txn's tests of its scans,
+# hook queries and journals, TXN_RACE); the rest, and the end-to-end
+# scripts (whose orket is the test binary), run without the race
+# detector's cost. Both passes vet what they test with every analyzer
+# (-vet=all, what go vet ./... runs), side by side: much of the tests'
+# time is spent waiting on git and the processes they start. Each go test
+# has a -timeout sized for a loaded machine. The fuzz targets run their
+# seed corpora in every go test, and fuzz under make test-long.
+test: test-deps fmt-check
+	@$(MAKE) --no-print-directory -j2 --output-sync=target race unit
+	@$(MAKE) --no-print-directory scores
+
+RACE_PKGS    := ./verify ./guardrails ./memsync ./internal/helpercmd ./internal/fsmonitor/... ./internal/contain
+TXN_RACE     := TestScanCacheTrust|TestFSMonitorTrust|TestJournalSeesLaterWrites|TestSnapshotSurvivesGC
+race_pkgs     = $(shell $(GO) list $(RACE_PKGS))
+plain_pkgs    = $(filter-out $(race_pkgs),$(shell $(GO) list ./...))
+TEST_TIMEOUT ?= 15m
+LONG_TIMEOUT ?= 60m
+LONG_TESTS   := TestBarrierSuite|TestRevertRestoresEverything|TestRecoverFromRef|TestHostileEdits|TestPlainGitRestore|TestSSH|TestEightClones|TestHugeOutputKeepsATail|TestCrashPoints|TestAttemptCountSurvivesKills|TestRejectSurvivesKills|TestRejectAsksOnATerminal|TestConcurrentAppenders|TestLongLineCuts|TestWriter200MB
+LONG_FUZZTIME ?= 20s
+
+race:
+	$(GO) test -race -short -count=1 -vet=all -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
+	$(GO) test -race -short -count=1 -vet=off -timeout $(TEST_TIMEOUT) -run '^($(TXN_RACE))$$' ./txn
+
+unit:
+	$(GO) test -short -count=1 -vet=all -timeout $(TEST_TIMEOUT) $(plain_pkgs)
+
+# The exhaustive suites whole, then every fuzz target for LONG_FUZZTIME;
+# it prints how long it took.
+test-long:
+	@start=$$(date +%s); $(MAKE) --no-print-directory long fuzz FUZZTIME=$(LONG_FUZZTIME); rc=$$?; \
+	echo "make test-long: $$(( $$(date +%s) - start )) s"; exit $$rc
+
+# The whole suites of the transaction and the barrier run under the race
+# detector here, as every test did before make test was cut to minutes.
+long:
+	$(GO) test -race -count=1 -timeout $(LONG_TIMEOUT) -run '^($(LONG_TESTS))$$' . ./txn/... $(RACE_PKGS)
+	$(GO) test -count=1 -timeout $(LONG_TIMEOUT) -run '^($(LONG_TESTS))$$' $(filter-out $(shell $(GO) list . ./txn/...),$(plain_pkgs))
 
 # The tools the end-to-end scripts drive besides go and git (node and npm
 # for the Node fixtures, make, ssh-keygen for signed commits): installed
@@ -41,34 +87,32 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-race:
-	$(GO) test -race -count=1 ./...
-
 # The classifier's scores on its corpus of real output: per tag precision,
 # recall and F1, exact match and no-tag false positives of the train and
 # held-out sets and of each batch (classify/scores_test.go, which fails
 # when the held-out set misses its targets).
 scores:
-	@out=$$($(GO) test -count=1 -run '^TestScores$$' -v ./classify 2>&1); rc=$$?; \
+	@out=$$($(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestScores$$' -v ./classify 2>&1); rc=$$?; \
 	printf '%s\n' "$$out" | grep -E '^ +(scores_test\.go:[0-9]+: (train|held-out|batch)|\||macro-F1)' | \
 		sed -E 's/^ +//; s/^scores_test\.go:[0-9]+: //'; \
 	if [ $$rc -ne 0 ]; then printf '%s\n' "$$out"; fi; exit $$rc
 
-# Each fuzz target runs for FUZZTIME on top of its seed corpus.
+# Each fuzz target runs for FUZZTIME on top of its seed corpus (make
+# test-long runs it with LONG_FUZZTIME).
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./config
-	$(GO) test -run='^$$' -fuzz='^FuzzTail$$' -fuzztime=$(FUZZTIME) ./verify
-	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./classify
-	$(GO) test -run='^$$' -fuzz='^FuzzRead$$' -fuzztime=$(FUZZTIME) ./lessons
-	$(GO) test -run='^$$' -fuzz='^FuzzBases$$' -fuzztime=$(FUZZTIME) ./sandbox
-	$(GO) test -run='^$$' -fuzz='^FuzzCategorize$$' -fuzztime=$(FUZZTIME) ./feedback
-	$(GO) test -run='^$$' -fuzz='^FuzzInsertMemory$$' -fuzztime=$(FUZZTIME) ./feedback
-	$(GO) test -run='^$$' -fuzz='^FuzzMerge$$' -fuzztime=$(FUZZTIME) ./memsync
-	$(GO) test -run='^$$' -fuzz='^FuzzGuardrailsDoc$$' -fuzztime=$(FUZZTIME) ./guardrails
-	$(GO) test -run='^$$' -fuzz='^FuzzParseVersion$$' -fuzztime=$(FUZZTIME) ./guardrails
-	$(GO) test -run='^$$' -fuzz='^FuzzApplyDelta$$' -fuzztime=$(FUZZTIME) ./txn
-	$(GO) test -run='^$$' -fuzz='^FuzzPackEntry$$' -fuzztime=$(FUZZTIME) ./txn
-	$(GO) test -run='^$$' -fuzz='^FuzzObject$$' -fuzztime=$(FUZZTIME) ./internal/rawjson
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./config
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzTail$$' -fuzztime=$(FUZZTIME) ./verify
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./classify
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzRead$$' -fuzztime=$(FUZZTIME) ./lessons
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzBases$$' -fuzztime=$(FUZZTIME) ./sandbox
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzCategorize$$' -fuzztime=$(FUZZTIME) ./feedback
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzInsertMemory$$' -fuzztime=$(FUZZTIME) ./feedback
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzMerge$$' -fuzztime=$(FUZZTIME) ./memsync
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzGuardrailsDoc$$' -fuzztime=$(FUZZTIME) ./guardrails
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzParseVersion$$' -fuzztime=$(FUZZTIME) ./guardrails
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzApplyDelta$$' -fuzztime=$(FUZZTIME) ./txn
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzPackEntry$$' -fuzztime=$(FUZZTIME) ./txn
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzObject$$' -fuzztime=$(FUZZTIME) ./internal/rawjson
 
 demo: build
 	ORKET=$(CURDIR)/$(BIN) ./testdata/demo.sh
@@ -85,12 +129,12 @@ bench: build
 	@command -v watchman >/dev/null || apt-get install -y -qq watchman || { apt-get update -qq && apt-get install -y -qq watchman; } || true
 	rm -rf bin/bench && mkdir -p bin/bench
 	BENCH_SIZES="$(BENCH_SIZES)" BENCH_RUNS=$(BENCH_RUNS) BENCH_RESULTS=$(CURDIR)/bin/bench ORKET=$(CURDIR)/$(BIN) GO=$(GO) ./bench/run.sh
-	$(GO) test -run '^$$' -bench HugeOutput -benchtime 3x ./verify | tee bin/bench/go-verify.txt
-	ORKET_BENCH_LESSONS=10000,100000,1000000 $(GO) test -run '^$$' -bench Advisories -benchtime 5x -timeout 30m ./lessons | tee bin/bench/go-lessons.txt
-	$(GO) test -run '^$$' -bench . -benchtime 200x ./feedback | tee bin/bench/go-feedback.txt
-	$(GO) test -run '^$$' -bench 'Reject|Memory' -benchtime 20x . | tee bin/bench/go-root.txt
-	$(GO) test -run '^$$' -bench Sync -benchtime 5x -timeout 30m ./memsync | tee bin/bench/go-memsync.txt
-	$(GO) test -run '^$$' -bench . -benchtime 20x ./guardrails | tee bin/bench/go-guardrails.txt
+	$(GO) test -timeout 30m -run '^$$' -bench HugeOutput -benchtime 3x ./verify | tee bin/bench/go-verify.txt
+	ORKET_BENCH_LESSONS=10000,100000,1000000 $(GO) test -timeout 30m -run '^$$' -bench Advisories -benchtime 5x ./lessons | tee bin/bench/go-lessons.txt
+	$(GO) test -timeout 30m -run '^$$' -bench . -benchtime 200x ./feedback | tee bin/bench/go-feedback.txt
+	$(GO) test -timeout 30m -run '^$$' -bench 'Reject|Memory' -benchtime 20x . | tee bin/bench/go-root.txt
+	$(GO) test -timeout 30m -run '^$$' -bench Sync -benchtime 5x ./memsync | tee bin/bench/go-memsync.txt
+	$(GO) test -timeout 30m -run '^$$' -bench . -benchtime 20x ./guardrails | tee bin/bench/go-guardrails.txt
 	./bench/refresh.sh bin/bench
 
 clean:

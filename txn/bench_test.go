@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/orket/orket/internal/fsmonitor/watchmantest"
+	"github.com/orket/orket/internal/gittest"
 )
 
 // The transaction benchmarks run on repositories that bench/gen.sh makes
@@ -100,6 +101,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 	}
 	watchmantest.Done()
+	gittest.RemoveAll()
 	os.Exit(code)
 }
 

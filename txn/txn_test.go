@@ -14,6 +14,7 @@ import (
 	"github.com/orket/orket/internal/fingerprint"
 	"github.com/orket/orket/internal/fsmonitor"
 	"github.com/orket/orket/internal/fsmonitor/watchmantest"
+	"github.com/orket/orket/internal/gittest"
 	"github.com/orket/orket/scope"
 )
 
@@ -46,8 +47,18 @@ func sh(t *testing.T, dir, script string) {
 func dirtyRepo(t *testing.T) string {
 	t.Helper()
 	gitEnv(t)
-	dir := t.TempDir()
-	sh(t, dir, `
+	dir := dirtyTemplate.Copy(t)
+	if testFSMonitor {
+		watchmantest.Use(t, dir)
+		if fsmonitor.Eager() {
+			primeHook(t, dir)
+		}
+	}
+	return dir
+}
+
+// dirtyTemplate is dirtyRepo's repository, built once.
+var dirtyTemplate = &gittest.Template{Script: `
 git init -q
 mkdir -p pkg/api docs "sp ace" ünï
 printf 'package api\n' > pkg/api/server.go
@@ -71,15 +82,7 @@ printf 'untracked\n' > notes.txt
 mkdir -p build empty/nested; printf 'ignored\n' > build/out.bin; printf 'log\n' > x.log
 rm docs/old.md
 chmod 600 "sp ace/a file.txt"
-`)
-	if testFSMonitor {
-		watchmantest.Use(t, dir)
-		if fsmonitor.Eager() {
-			primeHook(t, dir)
-		}
-	}
-	return dir
-}
+`}
 
 // primeHook takes and ends one snapshot of dir (a whole scan: there is no
 // scan cache yet), so that the next one starts from the scan cache and
@@ -189,8 +192,14 @@ func begin(t testing.TB, r *Repo, runID string) *Txn {
 // the hook is asked as on a large tree (fsmonitor.SetEager): snapshots
 // take the cached tree and rescan only where Watchman saw changes, and
 // measurements and reverts ask Watchman, not inotify.
-func withJournal(t *testing.T, f func(t *testing.T)) {
+//
+// With slice (make test's -short), a table's rows are not all run in
+// every mode: each runs with the journal, and the even rows with full
+// scans, the odd ones with Watchman; f asks row(i). make test-long runs
+// every row in every mode.
+func withJournal(t *testing.T, slice bool, f func(t *testing.T, row func(int) bool)) {
 	for _, mode := range []string{"journal", "fullscan", "fsmonitor"} {
+		row := func(i int) bool { return !slice || mode == "journal" || (mode == "fullscan") == (i%2 == 0) }
 		t.Run(mode, func(t *testing.T) {
 			savedOff, savedFS := testNoWatch, testFSMonitor
 			testNoWatch, testFSMonitor = mode == "fullscan", mode == "fsmonitor"
@@ -200,15 +209,20 @@ func withJournal(t *testing.T, f func(t *testing.T)) {
 				fsmonitor.SetEager(true)
 				defer fsmonitor.SetEager(false)
 			}
-			f(t)
+			f(t, row)
 		})
 	}
 }
 
-func TestRevertRestoresEverything(t *testing.T) { withJournal(t, testRevertRestoresEverything) }
+func TestRevertRestoresEverything(t *testing.T) {
+	withJournal(t, testing.Short(), testRevertRestoresEverything)
+}
 
-func testRevertRestoresEverything(t *testing.T) {
-	for _, e := range edits {
+func testRevertRestoresEverything(t *testing.T, row func(int) bool) {
+	for i, e := range edits {
+		if !row(i) {
+			continue
+		}
 		t.Run(e.name, func(t *testing.T) {
 			dir := dirtyRepo(t)
 			before := fp(t, dir)
@@ -251,10 +265,13 @@ func testRevertRestoresEverything(t *testing.T) {
 
 // TestRecoverFromRef reverts from the snapshot as read back from its ref,
 // as orket recover does after a crash, with nothing kept in memory.
-func TestRecoverFromRef(t *testing.T) { withJournal(t, testRecoverFromRef) }
+func TestRecoverFromRef(t *testing.T) { withJournal(t, testing.Short(), testRecoverFromRef) }
 
-func testRecoverFromRef(t *testing.T) {
-	for _, e := range edits {
+func testRecoverFromRef(t *testing.T, row func(int) bool) {
+	for i, e := range edits {
+		if !row(i) {
+			continue
+		}
 		t.Run(e.name, func(t *testing.T) {
 			dir := dirtyRepo(t)
 			before := fp(t, dir)
@@ -315,7 +332,7 @@ func TestUnsupported(t *testing.T) {
 // including in directories the edit created, and that an ignore-rule
 // change is handled as a full scan would.
 func TestJournalSeesLaterWrites(t *testing.T) {
-	withJournal(t, func(t *testing.T) {
+	withJournal(t, false, func(t *testing.T, _ func(int) bool) {
 		for _, tc := range []struct{ name, edit, later string }{
 			{"verify-writes", `printf 'x\n' >> pkg/api/x.go`, `printf 'cov\n' > coverage.out; printf 'y\n' >> docs/old2.md; rm run.sh`},
 			{"inside-new-dir", `mkdir -p gen/a; printf 'g\n' > gen/a/g.go`, `mkdir -p gen/a/b/c; printf 'h\n' > gen/a/b/c/h.go; printf 'i\n' > gen/i.go`},
@@ -350,7 +367,10 @@ func TestJournalSeesLaterWrites(t *testing.T) {
 // and sh, after every kind of edit, with nothing of orket: the whole state
 // (contents, modes, refs, the index, the stash) comes back.
 func TestPlainGitRestore(t *testing.T) {
-	for _, e := range edits {
+	for i, e := range edits {
+		if testing.Short() && i%2 == 1 {
+			continue // make test-long restores after every edit
+		}
 		t.Run(e.name, func(t *testing.T) {
 			dir := dirtyRepo(t)
 			sh(t, dir, `git stash -q; git stash apply -q; printf 'more untracked\n' > more.txt`)
@@ -393,7 +413,7 @@ func TestPlainGitRestoreWithoutIndexLink(t *testing.T) {
 // take from the revert what it needs: staged-only blobs, deleted tips,
 // annotated tags, the stash.
 func TestSnapshotSurvivesGC(t *testing.T) {
-	withJournal(t, func(t *testing.T) {
+	withJournal(t, false, func(t *testing.T, _ func(int) bool) {
 		dir := dirtyRepo(t)
 		sh(t, dir, `
 b=$(printf 'only here\n' | git hash-object -w --stdin)
@@ -433,7 +453,7 @@ func TestHostileEdits(t *testing.T) {
 	// scan that stats the file learns it has another name, which the scan
 	// cache then remembers (see docs/transactions.md).
 	scanned := map[string]bool{"hard-link-from-outside": true}
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		name, setup, edit string
 		touched           []string // must all be in the touch set
 		// wholeScan names the phase that, with Watchman, scans the whole
@@ -463,8 +483,12 @@ func TestHostileEdits(t *testing.T) {
 		{"tracked-in-ignored-dir", `printf t > build/tracked.txt; git add -f build/tracked.txt; git commit -q -m t`,
 			`printf 'changed\n' > build/tracked.txt`, []string{"build/tracked.txt"}, ""},
 	} {
+		slice := testing.Short()
 		t.Run(tc.name, func(t *testing.T) {
-			withJournal(t, func(t *testing.T) {
+			withJournal(t, slice, func(t *testing.T, row func(int) bool) {
+				if !row(i) {
+					return
+				}
 				dir := dirtyRepo(t)
 				os.Remove(filepath.Join(outside, "notes-link"))
 				if tc.setup != "" {

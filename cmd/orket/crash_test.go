@@ -26,13 +26,18 @@ import (
 // tree is exactly as it was before the run, and stays so. Every crash
 // runs with the inotify journal and with a real Watchman as git's
 // fsmonitor hook, asked as on a large repository (see eagerEnv).
+//
+// That matrix is make test-long's. Under -short (make test) each point of
+// the journal is killed once, the two watchers taking turns, with one
+// random point inside the snapshot and one inside the revert.
 func TestCrashPoints(t *testing.T) {
-	if testing.Short() {
-		t.Skip("kills and recovers real runs")
-	}
 	t.Cleanup(watchmantest.Done)
-	for _, watch := range []string{"inotify", "fsmonitor"} {
-		t.Run(watch, func(t *testing.T) { crashPoints(t, watch == "fsmonitor") })
+	for i, watch := range []string{"inotify", "fsmonitor"} {
+		turn := -1 // every point
+		if testing.Short() {
+			turn = i
+		}
+		t.Run(watch, func(t *testing.T) { crashPoints(t, watch == "fsmonitor", turn) })
 	}
 }
 
@@ -47,7 +52,9 @@ func init() {
 	}
 }
 
-func crashPoints(t *testing.T, watchman bool) {
+// crashPoints kills runs at every point, or (turn 0 or 1) at the journal's
+// points of that turn and one random point.
+func crashPoints(t *testing.T, watchman bool, turn int) {
 	if watchman {
 		watchmantest.Need(t)
 	}
@@ -72,6 +79,15 @@ func crashPoints(t *testing.T, watchman bool) {
 	for i := 0; i < 6; i++ {
 		crashes = append(crashes, crash{fmt.Sprintf("object-written#%d", 1+rnd.Intn(12)), fail})
 		crashes = append(crashes, crash{fmt.Sprintf("file-restored#%d", 1+rnd.Intn(3)), fail})
+	}
+	if turn >= 0 {
+		var slice []crash
+		for i, c := range crashes {
+			if i < 11 && i%2 == turn || i == 11+turn {
+				slice = append(slice, c)
+			}
+		}
+		crashes = slice
 	}
 	for _, c := range crashes {
 		t.Run(strings.ReplaceAll(c.at, "#", "-"), func(t *testing.T) {

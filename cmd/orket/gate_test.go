@@ -15,9 +15,6 @@ import (
 // terminal (SPEC 8.5): the box is drawn, v shows the sources, a approves
 // (v1 is written), q defers and leaves the proposal pending.
 func TestReviewGateOnATerminal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives a real terminal")
-	}
 	bin := orketBinary(t)
 	dir, pending := gateRepo(t, bin)
 	before := pending()
@@ -124,9 +121,6 @@ git commit -q -m init
 // (exit 130) and what is left stays pending; with stdout redirected the
 // review lists and exits without reading a key.
 func TestReviewGateRejectsAndStops(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives a real terminal")
-	}
 	bin := orketBinary(t)
 	dir, pending := gateRepo(t, bin)
 	before := pending()

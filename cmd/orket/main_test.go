@@ -102,6 +102,11 @@ func TestMain(m *testing.M) {
 					}
 				})
 			}
+			// The terminal tests under -short wait for a reason this long
+			// instead of 30 s.
+			if d, err := time.ParseDuration(os.Getenv("ORKET_TEST_REASON_WAIT")); err == nil {
+				reasonWait = d
+			}
 			os.Exit(mainWithSignals())
 		},
 	})

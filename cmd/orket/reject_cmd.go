@@ -13,8 +13,9 @@ import (
 	"github.com/orket/orket/feedback"
 )
 
-// reasonWait is how long orket reject waits for a person's reason.
-const reasonWait = 30 * time.Second
+// reasonWait is how long orket reject waits for a person's reason (a
+// variable only for the tests, which set it through their TestMain).
+var reasonWait = 30 * time.Second
 
 func rejectCommand(o *options, result *any) *cli.Command {
 	var req orket.RejectRequest
@@ -75,7 +76,7 @@ func askReason(o *options) string {
 	case s := <-line:
 		return strings.TrimSpace(s)
 	case <-time.After(reasonWait):
-		fmt.Fprintln(o.stderr, "\n(no answer in 30s: recorded without a reason)")
+		fmt.Fprintf(o.stderr, "\n(no answer in %s: recorded without a reason)\n", reasonWait)
 		return ""
 	}
 }

@@ -94,19 +94,22 @@ func (term *terminal) waitFor(s string, limit time.Duration) string {
 
 // TestRejectAsksOnATerminal drives orket reject on a real terminal: it
 // asks once why the change was rejected, takes the answer, lets Enter
-// skip, and stops waiting after 30 s.
+// skip, and stops waiting after 30 s (3 s under -short, through the test
+// binary's own hook).
 func TestRejectAsksOnATerminal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("drives real terminals; the timeout case waits 30 s")
-	}
 	bin := orketBinary(t)
+	limit, reject := reasonWait, bin+" reject"
+	if testing.Short() {
+		limit = 3 * time.Second
+		reject = "ORKET_TEST_REASON_WAIT=" + limit.String() + " " + reject
+	}
 	for _, tc := range []struct {
 		name, keys, reason, category string
 		wait                         time.Duration
 	}{
 		{"answer", "the examples are wrong", "the examples are wrong", "examples", 0},
 		{"enter skips", "", "No reason provided", "other", 0},
-		{"no answer in 30s", "-", "No reason provided", "other", reasonWait + 5*time.Second},
+		{"no answer", "-", "No reason provided", "other", limit + 5*time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := crashRepo(t)
@@ -115,7 +118,7 @@ func TestRejectAsksOnATerminal(t *testing.T) {
 			if out, err := kept.CombinedOutput(); err != nil {
 				t.Fatalf("the kept run: %v\n%s", err, out)
 			}
-			term := newTerminal(t, dir, bin+" reject")
+			term := newTerminal(t, dir, reject)
 			term.waitFor("Why was it rejected? It helps the next run. Enter to skip:", 10*time.Second)
 			start := time.Now()
 			switch tc.keys {
@@ -131,10 +134,10 @@ func TestRejectAsksOnATerminal(t *testing.T) {
 				t.Fatalf("orket reject did not finish well:\n%s", scr)
 			}
 			if tc.wait > 0 {
-				if waited := time.Since(start); waited < reasonWait || waited > reasonWait+5*time.Second {
-					t.Errorf("waited %s for a reason; the limit is %s", waited, reasonWait)
+				if waited := time.Since(start); waited < limit || waited > limit+5*time.Second {
+					t.Errorf("waited %s for a reason; the limit is %s", waited, limit)
 				}
-				if !strings.Contains(scr, "no answer in 30s") {
+				if !strings.Contains(scr, "no answer in "+limit.String()) {
 					t.Errorf("the terminal does not say it stopped waiting:\n%s", scr)
 				}
 			}

@@ -20,7 +20,10 @@ import (
 // (relative directories such as ".orket") are included even if ignored.
 func Of(dir string, extra ...string) (string, error) {
 	git := func(args ...string) (string, error) {
-		cmd := exec.Command("git", args...)
+		// The oracle reads the disk, never the watcher under test (a
+		// repository's core.fsmonitor hook; asking it costs a hook
+		// process per command, too).
+		cmd := exec.Command("git", append([]string{"-c", "core.fsmonitor=false"}, args...)...)
 		cmd.Dir = dir
 		// git status would otherwise refresh (rewrite) the index.
 		cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
