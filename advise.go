@@ -11,6 +11,7 @@ import (
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 )
 
@@ -283,7 +284,7 @@ func AdvisoriesMarkdown(rec *Record, memory, guardrailsText string) string {
 		b.WriteString(guardrailsMarkdown(sectionsFor(clean(guardrailsText), rec.Request.Scope)))
 	}
 	if memory != "" {
-		b.WriteString("\n## Agent memory (.orket/memory/AGENT_MEMORY.md)\n\n")
+		b.WriteString("\n## Agent memory (" + store.RepoPath(store.MemoryFile) + ")\n\n")
 		b.WriteString(strings.TrimRight(clean(memory), "\n") + "\n")
 	}
 	return b.String()

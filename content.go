@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/lessons"
-	"github.com/orket/orket/scope"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/verdict"
 	"github.com/orket/orket/verify"
 )
@@ -131,7 +131,7 @@ func (r *Run) snapshotContent(commit plumbing.Hash) plumbing.Hash {
 		for _, e := range t.Entries {
 			name := prefix + e.Name
 			switch {
-			case name == scope.OrketDir, e.Mode == filemode.Submodule:
+			case name == store.Dir, e.Mode == filemode.Submodule:
 			case e.Mode == filemode.Dir:
 				sub, err := object.GetTree(r.req.Repo.Git.Storer, e.Hash)
 				if err != nil {

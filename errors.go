@@ -13,6 +13,7 @@ import (
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/guardrails"
 	"github.com/orket/orket/patch"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verify"
 )
@@ -92,9 +93,9 @@ func Describe(err error) Problem {
 	case errors.Is(err, guardrails.ErrNoChange):
 		p = Problem{Code: EUsage, Msg: "that version's text is the current text: " + err.Error(), Hint: "orket guardrails log lists the versions; name another with --to N"}
 	case errors.Is(err, guardrails.ErrBadVersion):
-		p = Problem{Code: EConfigInvalid, Msg: ".orket/" + err.Error(),
+		p = Problem{Code: EConfigInvalid, Msg: store.Dir + "/" + err.Error(),
 			Hint: "fix that file's JSON, or restore it (git show refs/orket/memory:guardrails/... after orket sync, or a backup); v<N>.md holds the text"}
-	case errors.Is(err, guardrails.ErrSymlink):
+	case errors.Is(err, store.ErrSymlink):
 		p = Problem{Code: ERepoUnsupported, Msg: err.Error(), Hint: "replace the symlink under .orket/guardrails with the file itself"}
 	case errors.As(err, &pe):
 		p = Problem{Code: EPatchInvalid, Msg: "the patch does not apply: " + pe.Error(),

@@ -13,6 +13,7 @@ import (
 	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/guardrails"
 	"github.com/orket/orket/redact"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verdict"
 )
@@ -132,7 +133,7 @@ func guardrailsView(ctx context.Context, repo *txn.Repo, st *guardrails.Store, c
 	if agent == "" {
 		agent = DefaultAgent
 	}
-	if _, err := os.Stat(filepath.Join(st.OrketDir, guardrails.Dir)); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(st.OrketDir, store.GuardrailsDir)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no agent has guardrails yet: nothing to read, and nothing is created
 	}
 	var p *guardrails.Prepared
@@ -159,7 +160,7 @@ func guardrailsView(ctx context.Context, repo *txn.Repo, st *guardrails.Store, c
 	}
 	if p.Demoted > 0 && !write {
 		// The file an edit would be given.
-		p.Path = filepath.Join(filepath.Dir(p.Path), guardrails.CurrentView)
+		p.Path = filepath.Join(filepath.Dir(p.Path), store.CurrentView)
 	}
 	v := &GuardrailsView{Agent: agent, Version: p.Version.Version, File: displayPath(repo, p.Path), Text: p.Text, path: p.Path, version: p.Version,
 		Rules: len(guardrails.Items(p.Version.Text))}
@@ -290,11 +291,11 @@ func (r *Run) learnFromRun(ev *verdict.Evaluation) {
 func pruneGuardrailLogs(dir string, keep config.Retention, now time.Time) error {
 	x, v := guardrails.OpenExposures(dir), guardrails.OpenVotes(dir)
 	return errors.Join(
-		pruneIfDue(x.Path(), 256, keep.MaxEntriesPerAgent, keep.MaxAge, now, func() error {
+		store.PruneIfDue(x.Path(), 256, keep.MaxEntriesPerAgent, keep.MaxAge, now, func() error {
 			_, err := x.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
 			return err
 		}),
-		pruneIfDue(v.Path(), 256, keep.MaxEntriesPerAgent, keep.MaxAge, now, func() error {
+		store.PruneIfDue(v.Path(), 256, keep.MaxEntriesPerAgent, keep.MaxAge, now, func() error {
 			_, err := v.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
 			return err
 		}))

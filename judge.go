@@ -15,7 +15,7 @@ import (
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/testhook"
 	"github.com/orket/orket/lessons"
-	"github.com/orket/orket/scope"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verdict"
 	"github.com/orket/orket/verify"
@@ -58,13 +58,13 @@ type Escalation struct {
 
 // EscalationsDir is where escalation reports are written,
 // repository-relative.
-const EscalationsDir = scope.OrketDir + "/escalations"
+const EscalationsDir = store.Dir + "/" + store.EscalationsDir
 
 // MemoryDir is the directory of the evaluation log and the task events:
 // the main work tree's .orket/memory, shared by its linked work trees as
 // the lesson log is.
 func MemoryDir(r *txn.Repo) string {
-	return filepath.Join(mainRoot(r), filepath.FromSlash(scope.OrketDir), "memory")
+	return filepath.Dir(store.Path(OrketDir(r), store.EvaluationsFile))
 }
 
 // Verdicts opens the repository's evaluation log and task events.
@@ -193,7 +193,7 @@ func (r *Run) judge(runErr error) error {
 // agent) once it may hold more lines than that (an evaluation is some
 // 400 bytes) and has grown since it was last pruned (dueForPrune).
 func pruneEvaluations(s *verdict.Store, keep config.Retention, now time.Time) error {
-	return pruneIfDue(s.Evaluations.Path, 256, keep.MaxEntriesPerAgent, keep.MaxAge, now, func() error {
+	return store.PruneIfDue(s.Evaluations.Path, 256, keep.MaxEntriesPerAgent, keep.MaxAge, now, func() error {
 		_, err := s.Prune(keep.MaxEntriesPerAgent, keep.MaxAge, now)
 		return err
 	})

@@ -13,7 +13,7 @@ import (
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/redact"
-	"github.com/orket/orket/scope"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/verify"
 )
 
@@ -115,7 +115,7 @@ func (r *Run) recordLessons() error {
 // autoPrune applies retention once the log holds more lessons than it
 // should; small logs are not even read.
 func autoPrune(s *lessons.Store, keep config.Retention, now time.Time) error {
-	return pruneIfDue(s.Path, 1024, keep.MaxEntries, keep.MaxAge, now, func() error {
+	return store.PruneIfDue(s.Path, 1024, keep.MaxEntries, keep.MaxAge, now, func() error {
 		b, err := os.ReadFile(s.Path)
 		if err != nil {
 			return err
@@ -130,7 +130,7 @@ func autoPrune(s *lessons.Store, keep config.Retention, now time.Time) error {
 
 // passingDir keeps the last passing output of each verify step, redacted
 // and bounded like any tail, by the step's directory and command.
-const passingDir = scope.OrketDir + "/memory/passing"
+const passingDir = store.Dir + "/" + store.PassingDir
 
 func passingFile(s *verify.StepResult) string {
 	sum := sha256.Sum256([]byte(s.Dir + "\x00" + s.Command))

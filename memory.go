@@ -14,13 +14,14 @@ import (
 	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/redact"
 	"github.com/orket/orket/scope"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 )
 
 // OrketDir is the main work tree's .orket directory, which holds the
 // memory its linked work trees share.
 func OrketDir(r *txn.Repo) string {
-	return filepath.Join(mainRoot(r), filepath.FromSlash(scope.OrketDir))
+	return filepath.Join(mainRoot(r), filepath.FromSlash(store.Dir))
 }
 
 // feedbackWindow is where patterns are looked for: within retention.
@@ -55,7 +56,7 @@ func (r *Run) reviewRejected() {
 		r.obs.Warn("reviewing .orket/rejected: " + err.Error())
 	}
 	if st.WantsPruning {
-		r.obs.Warn(fmt.Sprintf(".orket/memory/AGENT_MEMORY.md holds %d learnings, more than %d: it wants pruning by a person", st.Learnings, feedback.MaxLearnings))
+		r.obs.Warn(fmt.Sprintf(store.RepoPath(store.MemoryFile)+" holds %d learnings, more than %d: it wants pruning by a person", st.Learnings, feedback.MaxLearnings))
 	}
 	r.rec.Reviewed = done
 }
@@ -147,7 +148,7 @@ func Memory(q MemoryQuery) (*MemoryView, error) {
 		return nil, &Error{Code: EUsage, Err: err, Msg: err.Error(), Hint: "scopes are repository-relative directories or globs such as pkg/api"}
 	}
 	v := &MemoryView{Code: OK, Agent: q.Agent, Scope: nonNil(q.Scope), Memory: memoryMarkdown(q.Repo),
-		MemoryFile: displayPath(q.Repo, filepath.Join(OrketDir(q.Repo), "memory", "AGENT_MEMORY.md")),
+		MemoryFile: displayPath(q.Repo, store.Path(OrketDir(q.Repo), store.MemoryFile)),
 		Patterns:   []feedback.PatternObject{}, Feedback: []feedback.Advisory{}, Advisories: []lessons.Advisory{}, Preflight: []preflight.Result{}}
 	since := feedbackWindow(q.Config, q.Env.Now())
 	log := feedback.OpenLog(OrketDir(q.Repo))

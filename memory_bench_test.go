@@ -11,6 +11,7 @@ import (
 	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/guardrails"
 	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/verdict"
 )
 
@@ -42,7 +43,7 @@ func BenchmarkMemory(b *testing.B) {
 		at := t0.Add(time.Duration(i) * step)
 		e := &verdict.Evaluation{Time: at, RunID: fmt.Sprintf("%s-%06x", at.Format("20060102T150405Z"), i), Task: fmt.Sprint("ISSUE-", i%300),
 			Agent: agents[i%len(agents)], Profile: "quick", EditSource: "command", Verdict: verdict.Approve, Score: 100, Code: "OK"}
-		e.Schema, e.EvaluatorVersion, e.ID = verdict.EvaluationSchema, verdict.EvaluatorVersion, "ev-"+e.RunID
+		e.Schema, e.EvaluatorVersion, e.ID = store.EvaluationSchema, verdict.EvaluatorVersion, "ev-"+e.RunID
 		if i%5 == 0 {
 			f := fails[i%len(fails)]
 			e.Verdict, e.Score, e.Counted, e.Code = verdict.Reject, 0, true, "E_VERIFY_FAILED_REVERTED"

@@ -17,16 +17,13 @@ import (
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
-	"github.com/orket/orket/scope"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verify"
 )
 
-// RecordSchema is the schema_version of run records.
-const RecordSchema = "orket.run/v1"
-
 // RunsDir is where run records are kept, repository-relative.
-const RunsDir = scope.OrketDir + "/runs"
+const RunsDir = store.Dir + "/" + store.RunsDir
 
 // A Record is a run as it happened: the file .orket/runs/<run-id>.json and
 // the --json object are this one schema. Readers ignore keys they do not
@@ -179,7 +176,7 @@ type LessonView struct {
 }
 
 func newRecord() *Record {
-	return &Record{Schema: RecordSchema, Code: OK, Advisories: []lessons.Advisory{}, Preflight: []preflight.Result{},
+	return &Record{Schema: store.RunSchema, Code: OK, Advisories: []lessons.Advisory{}, Preflight: []preflight.Result{},
 		Steps: []*verify.StepResult{}, LessonIDs: []string{}, Timings: map[string]int64{},
 		Plan: Plan{TouchSet: []string{}, Steps: []PlanStep{}}}
 }
@@ -239,19 +236,8 @@ func LoadRecord(r *txn.Repo, runID string) (*Record, error) {
 	return rec, nil
 }
 
-// ensureOrketDir creates .orket with its .gitignore, so orket's own state
-// never shows up in git status even without orket init.
-func ensureOrketDir(root *fsroot.Root) error {
-	name := scope.OrketDir + "/.gitignore"
-	if _, err := root.Lstat(name); err == nil {
-		return nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	// Unlike the one orket init writes to be committed, this one hides
-	// itself too: orket's state never shows up in git status unasked.
-	return root.WriteFile(name, []byte("# orket's local state (run records, lessons); see orket init.\n*\n"), 0o644, fsroot.Options{Sync: true})
-}
+// ensureOrketDir creates .orket with its .gitignore (store.Ensure).
+func ensureOrketDir(root *fsroot.Root) error { return store.Ensure(root) }
 
 // pruneRuns applies retention to run records: the newest max_entries, none
 // older than max_age. It reports what it could not remove.

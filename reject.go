@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -22,7 +21,7 @@ import (
 	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/redact"
-	"github.com/orket/orket/scope"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 )
 
@@ -47,7 +46,7 @@ const maxKeptResult = 16 << 20
 
 // RejectedDir is where orket keeps rejected changes, and where people and
 // tools drop what they reject (SPEC 8.3), repository-relative.
-const RejectedDir = scope.OrketDir + "/rejected"
+const RejectedDir = store.Dir + "/" + store.RejectedDir
 
 // recordKept notes, before a passed change is kept, what every touched
 // path held before the run and holds now, and keeps the before blobs
@@ -236,7 +235,7 @@ func Reject(ctx context.Context, req RejectRequest) (*RejectResult, error) {
 		Item: req.Item, ArtifactType: req.Type, Reason: reason, By: req.By, Scope: rec.Request.Scope, Touched: rec.Plan.TouchSet,
 		Undo: undo, Run: feedback.RunContext{Profile: rec.Request.Profile, Toolchain: feedback.Toolchain(commands), Commands: commands}})
 	e.Seal(red)
-	res := &RejectResult{Code: OK, Memory: displayPath(repo, filepath.Join(orketDir, "memory", "AGENT_MEMORY.md"))}
+	res := &RejectResult{Code: OK, Memory: displayPath(repo, store.Path(orketDir, store.MemoryFile))}
 	mem := feedback.OpenMemory(orketDir)
 	var learnings []feedback.Learning
 	if s := summarizer(req.Config, repo, red); s != nil {

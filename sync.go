@@ -13,7 +13,7 @@ import (
 	"github.com/orket/orket/internal/rawjson"
 	"github.com/orket/orket/memsync"
 	"github.com/orket/orket/redact"
-	"github.com/orket/orket/scope"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 )
 
@@ -65,7 +65,7 @@ func syncOptions(repo *txn.Repo, cfg *config.Config, env Env) memsync.Options {
 	dir := OrketDir(repo)
 	logs := memsync.DefaultLogs()
 	for i := range logs {
-		if logs[i].Name == "memory/failure_lessons.jsonl" {
+		if logs[i].Name == store.LessonsFile {
 			logs[i].Path = LessonPath(repo, cfg)
 		}
 	}
@@ -98,7 +98,7 @@ func keepOpenRuns(repo *txn.Repo) func(log string, record []byte) bool {
 		return nil
 	}
 	return func(log string, record []byte) bool {
-		if log != "memory/evaluations.jsonl" {
+		if log != store.EvaluationsFile {
 			return false
 		}
 		var id string
@@ -242,7 +242,7 @@ func Import(ctx context.Context, req ImportRequest) (*ImportResult, error) {
 // .gitignore) when it is missing.
 func ensureOrketState(repo *txn.Repo) error {
 	if err := ensureLessonDir(repo); err != nil {
-		return internal("create "+scope.OrketDir, "check that the repository is writable", err)
+		return internal("create "+store.Dir, "check that the repository is writable", err)
 	}
 	return nil
 }

@@ -6,12 +6,13 @@ import (
 
 	"errors"
 	"fmt"
-	"github.com/bmatcuk/doublestar/v4"
-	"github.com/go-git/go-git/v5/plumbing"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/config"

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/orket/orket/preflight"
+	"github.com/orket/orket/store"
 )
 
 // FileName is the configuration file's name at the repository root.
@@ -228,7 +229,7 @@ func Defaults() *Config {
 		Guardrails: Guardrails{MaxVersions: 10},
 		Stats:      Stats{SampleSize: 20},
 		Lessons: Lessons{
-			Path:       ".orket/memory/failure_lessons.jsonl",
+			Path:       store.RepoPath(store.LessonsFile),
 			TopK:       3,
 			HalfLife:   14 * 24 * time.Hour,
 			Retention:  Retention{MaxEntries: 1000, MaxEntriesPerAgent: 1000, MaxAge: 90 * 24 * time.Hour},

@@ -512,13 +512,3 @@ func isYAMLKeyword(s string) bool {
 	_, err := fmt.Sscanf(s, "%g", new(float64))
 	return err == nil
 }
-
-// GitIgnore is written to .orket/.gitignore by orket init: orket's local
-// state stays out of commits unless the team chooses to share it.
-const GitIgnore = `# orket's local state: run records, snapshots, locks and lesson memory.
-# It stays out of commits. To share lessons with your team, add:
-#   !memory/
-#   !memory/**
-*
-!.gitignore
-`

@@ -20,6 +20,7 @@ import (
 	"github.com/orket/orket/internal/lazyre"
 	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/scope"
+	"github.com/orket/orket/store"
 )
 
 // An Error is a mistake in orket.yaml: where it is, what is wrong and what
@@ -743,7 +744,7 @@ func (d *decoder) lessons(l *Lessons, n *yaml.Node) error {
 		switch key {
 		case "path":
 			if l.Path, err = d.nonEmpty(v, "lessons.path"); err == nil {
-				if p := path.Clean(l.Path); !strings.HasPrefix(p, ".orket/") || strings.Contains(l.Path, "..") || path.IsAbs(l.Path) {
+				if p := path.Clean(l.Path); !strings.HasPrefix(p, store.Dir+"/") || strings.Contains(l.Path, "..") || path.IsAbs(l.Path) {
 					err = d.errf(v, "keep it under .orket/, e.g. .orket/memory/failure_lessons.jsonl", "lessons.path %q is outside .orket/", l.Path)
 				}
 			}

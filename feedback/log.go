@@ -11,19 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orket/orket/internal/jsonl"
 	"github.com/orket/orket/redact"
-)
-
-// Schema of the feedback log's lines.
-const Schema = "orket.feedback/v1"
-
-// Where things are, relative to the repository's .orket directory.
-const (
-	LogFile     = "memory/feedback.jsonl"
-	MemoryFile  = "memory/AGENT_MEMORY.md"
-	RejectedDir = "rejected"
-	DoneDir     = "rejected/done"
+	"github.com/orket/orket/store"
 )
 
 // Entry types; readers skip the types they do not know.
@@ -212,7 +201,7 @@ func (c *Categorizer) Entry(r Rejection) *Entry {
 // set, and unique across clones, so logs merge by id. Call it last,
 // before Append.
 func (e *Entry) Seal(r *redact.Redactor) {
-	e.Schema = Schema
+	e.Schema = store.FeedbackSchema
 	clean := func(s string) string { return r.Redact(stripControl(s)) }
 	e.Reason = clean(e.Reason)
 	e.Action = clean(e.Action)
@@ -270,12 +259,12 @@ func stripControl(s string) string {
 
 // A Log is the feedback log.
 type Log struct {
-	log *jsonl.Log
+	log *store.Log
 }
 
 // OpenLog returns the feedback log of the .orket directory orketDir.
 func OpenLog(orketDir string) *Log {
-	return &Log{log: &jsonl.Log{Path: filepath.Join(orketDir, filepath.FromSlash(LogFile))}}
+	return &Log{log: &store.Log{Path: filepath.Join(orketDir, filepath.FromSlash(store.FeedbackFile))}}
 }
 
 // Path returns the log's file.
@@ -295,7 +284,7 @@ func (l *Log) Record(e *Entry, r *redact.Redactor) error {
 func (l *Log) Append(es ...*Entry) error {
 	recs := make([]any, len(es))
 	for i, e := range es {
-		if e.Schema != Schema || e.ID == "" {
+		if e.Schema != store.FeedbackSchema || e.ID == "" {
 			return fmt.Errorf("append to %s: %w", l.log.Path, ErrUnsealed)
 		}
 		recs[i] = e
@@ -308,7 +297,7 @@ func (l *Log) Append(es ...*Entry) error {
 
 // Each calls fn with every entry in order; a damaged line, or one that is
 // not a feedback entry, is skipped (the damaged ones are returned).
-func (l *Log) Each(fn func(*Entry) error) ([]jsonl.Damaged, error) {
+func (l *Log) Each(fn func(*Entry) error) ([]store.Damaged, error) {
 	return l.log.Each(func(line []byte) error {
 		var e Entry
 		if json.Unmarshal(line, &e) != nil || e.ID == "" || e.Type == "" {
@@ -333,7 +322,7 @@ func (f Filter) Match(e *Entry) bool {
 
 // Entries returns the entries f selects, in log order; an id seen twice
 // (a merge, a retried append) counts once, its first line.
-func (l *Log) Entries(f Filter) ([]*Entry, []jsonl.Damaged, error) {
+func (l *Log) Entries(f Filter) ([]*Entry, []store.Damaged, error) {
 	var out []*Entry
 	seen := map[string]bool{}
 	damaged, err := l.Each(func(e *Entry) error {
@@ -362,26 +351,5 @@ func (l *Log) Find(id string) (*Entry, error) {
 // limit), at most maxPerAgent per agent (0: no limit), the newest kept.
 // Damaged lines go too. It returns how many lines it removed.
 func (l *Log) Prune(maxPerAgent int, maxAge time.Duration, now time.Time) (int, error) {
-	total := map[string]int{}
-	if _, err := l.log.Each(func(line []byte) error {
-		var e Entry
-		if json.Unmarshal(line, &e) == nil {
-			total[e.Agent]++
-		}
-		return nil
-	}); err != nil {
-		return 0, err
-	}
-	seen := map[string]int{}
-	return l.log.Rewrite(func(line []byte) bool {
-		var e Entry
-		if json.Unmarshal(line, &e) != nil {
-			return false
-		}
-		seen[e.Agent]++
-		if maxPerAgent > 0 && total[e.Agent]-seen[e.Agent] >= maxPerAgent {
-			return false // older than the agent's newest maxPerAgent
-		}
-		return maxAge == 0 || now.Sub(e.Time) <= maxAge
-	})
+	return l.log.Prune(store.Retention{MaxPerAgent: maxPerAgent, MaxAge: maxAge}, now, store.AgentTime)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orket/orket/redact"
+	"github.com/orket/orket/store"
 )
 
 var t0 = time.Date(2026, 2, 3, 16, 45, 0, 0, time.UTC)
@@ -57,7 +58,7 @@ func TestSeal(t *testing.T) {
 	if strings.ContainsAny(e.Reason, "\x1b\x07") || !strings.HasPrefix(e.Reason, "the example leaks ") {
 		t.Errorf("control characters kept: %q", e.Reason)
 	}
-	if e.Schema != Schema || !idRe.MatchString(e.ID) || !strings.HasPrefix(e.ID, "fb-20260203T164500Z-") {
+	if e.Schema != store.FeedbackSchema || !idRe.MatchString(e.ID) || !strings.HasPrefix(e.ID, "fb-20260203T164500Z-") {
 		t.Errorf("schema %q id %q", e.Schema, e.ID)
 	}
 	// Stable: sealing again (a sealed entry read back) keeps the id.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/lazyre"
+	"github.com/orket/orket/store"
 )
 
 // MemoryTemplate is the agent memory as orket first writes it (SPEC 8.4,
@@ -357,7 +358,7 @@ type Memory struct {
 func OpenMemory(orketDir string) *Memory { return &Memory{orketDir: orketDir} }
 
 // Path returns the memory file's path.
-func (m *Memory) Path() string { return m.orketDir + "/" + MemoryFile }
+func (m *Memory) Path() string { return m.orketDir + "/" + store.MemoryFile }
 
 // Read returns the memory's content; a missing file is an error that
 // errors.Is fs.ErrNotExist. A symlink is refused (fsroot.ErrEscapes).
@@ -367,7 +368,7 @@ func (m *Memory) Read() ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	b, _, _, err := readRegular(root, MemoryFile, maxMemoryRead)
+	b, _, _, err := readRegular(root, store.MemoryFile, maxMemoryRead)
 	return b, err
 }
 
@@ -397,16 +398,16 @@ func (m *Memory) Append(ctx context.Context, learnings []Learning, rows []Row) (
 		return MemoryStatus{}, err
 	}
 	defer root.Close()
-	unlock, err := lockAt(ctx, root, MemoryFile+".lock", true)
+	unlock, err := lockAt(ctx, root, store.Lock(store.MemoryFile), true)
 	if err != nil {
-		return MemoryStatus{}, fmt.Errorf("lock %s: %w", MemoryFile, err)
+		return MemoryStatus{}, fmt.Errorf("lock %s: %w", store.MemoryFile, err)
 	}
 	defer unlock()
 	for try := 0; ; try++ {
 		st, err := m.append(root, learnings, rows)
 		if !errors.Is(err, errChanged) || try == 20 {
 			if err != nil {
-				err = fmt.Errorf("write %s: %w", MemoryFile, err)
+				err = fmt.Errorf("write %s: %w", store.MemoryFile, err)
 			}
 			return st, err
 		}
@@ -420,7 +421,7 @@ func (m *Memory) Append(ctx context.Context, learnings []Learning, rows []Row) (
 
 func (m *Memory) append(root *fsroot.Root, learnings []Learning, rows []Row) (MemoryStatus, error) {
 	var status MemoryStatus
-	doc, more, before, err := readRegular(root, MemoryFile, maxMemoryRead)
+	doc, more, before, err := readRegular(root, store.MemoryFile, maxMemoryRead)
 	existed := err == nil
 	if testHookMemoryRead != nil {
 		testHookMemoryRead()
@@ -438,8 +439,8 @@ func (m *Memory) append(root *fsroot.Root, learnings []Learning, rows []Row) (Me
 		mode = fs.FileMode(before.Mode & 0o7777)
 	}
 	out := InsertMemory(doc, learnings, rows)
-	err = root.WriteFile(MemoryFile, out, mode, fsroot.Options{Sync: true, Check: func() error {
-		now, err := root.Lstat(MemoryFile)
+	err = root.WriteFile(store.MemoryFile, out, mode, fsroot.Options{Sync: true, Check: func() error {
+		now, err := root.Lstat(store.MemoryFile)
 		if existed != (err == nil) || (existed && !sameFile(before, now)) {
 			return errChanged
 		}

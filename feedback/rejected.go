@@ -20,6 +20,7 @@ import (
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/lazyre"
 	"github.com/orket/orket/redact"
+	"github.com/orket/orket/store"
 )
 
 // The rejected folder (.orket/rejected/) takes files a person or a tool
@@ -34,9 +35,6 @@ import (
 // .orket), unread, with a note saying why; a hard link is read, never
 // written. Names starting with "." (editors' swap files, orket's
 // temporary files and lock) are left alone.
-
-// ReviewSchema is the schema of a review note.
-const ReviewSchema = "orket.rejected_review/v1"
 
 // Review note statuses.
 const (
@@ -131,7 +129,7 @@ func (r *Reviewer) Pending() ([]string, error) {
 }
 
 func (r *Reviewer) pending(root *fsroot.Root) ([]string, error) {
-	names, err := root.ReadDirNames(RejectedDir)
+	names, err := root.ReadDirNames(store.RejectedDir)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +163,7 @@ func (r *Reviewer) ReviewAll(ctx context.Context) ([]Reviewed, MemoryStatus, err
 	if err != nil || len(names) == 0 {
 		return nil, status, err
 	}
-	unlock, err := lockAt(ctx, root, RejectedDir+"/.review.lock", false)
+	unlock, err := lockAt(ctx, root, store.ReviewLock, false)
 	if errors.Is(err, errBusy) {
 		return nil, status, ErrReviewBusy
 	}
@@ -179,8 +177,8 @@ func (r *Reviewer) ReviewAll(ctx context.Context) ([]Reviewed, MemoryStatus, err
 	}
 	// done/ first: a file that could not move there would be reviewed
 	// again by every run.
-	if err := root.MkdirAll(DoneDir, 0o755); err != nil {
-		return nil, status, fmt.Errorf("create %s: %w", DoneDir, err)
+	if err := root.MkdirAll(store.RejectedDone, 0o755); err != nil {
+		return nil, status, fmt.Errorf("create %s: %w", store.RejectedDone, err)
 	}
 	mem := OpenMemory(r.OrketDir)
 	var out []Reviewed
@@ -205,14 +203,14 @@ func (r *Reviewer) ReviewAll(ctx context.Context) ([]Reviewed, MemoryStatus, err
 func (r *Reviewer) review(ctx context.Context, root *fsroot.Root, mem *Memory, name string) (Reviewed, MemoryStatus, error) {
 	rv := Reviewed{File: name}
 	now := r.now()
-	note := ReviewNote{Schema: ReviewSchema, File: name, ReviewedAt: now.UTC()}
+	note := ReviewNote{Schema: store.ReviewSchema, File: name, ReviewedAt: now.UTC()}
 	var status MemoryStatus
 
-	d, err := root.OpenDir(RejectedDir)
+	d, err := root.OpenDir(store.RejectedDir)
 	if err != nil {
 		return rv, status, err
 	}
-	content, more, st, rerr := readRegularAt(int(d.Fd()), name, RejectedDir+"/"+name, maxRejectedRead)
+	content, more, st, rerr := readRegularAt(int(d.Fd()), name, store.RejectedDir+"/"+name, maxRejectedRead)
 	d.Close()
 	if errors.Is(rerr, fs.ErrNotExist) {
 		rv.Status, rv.Error = StatusUnreviewed, "gone before it was reviewed"
@@ -263,7 +261,7 @@ func (r *Reviewer) review(ctx context.Context, root *fsroot.Root, mem *Memory, n
 // or from an lstat.
 func kindOf(root *fsroot.Root, name string, st unix.Stat_t, err error) string {
 	if err != nil {
-		lst, lerr := root.Lstat(RejectedDir + "/" + name)
+		lst, lerr := root.Lstat(store.RejectedDir + "/" + name)
 		if lerr != nil {
 			return "unknown"
 		}
@@ -324,15 +322,15 @@ func statedReason(content []byte) string {
 // name gets "-2", "-3" before its extension) and writes its note beside
 // it. The note goes first: once the entry has moved, it is marked.
 func moveToDone(root *fsroot.Root, name string, note *ReviewNote) (string, string, error) {
-	if err := root.MkdirAll(DoneDir, 0o755); err != nil {
+	if err := root.MkdirAll(store.RejectedDone, 0o755); err != nil {
 		return "", "", err
 	}
-	src, err := root.OpenDir(RejectedDir)
+	src, err := root.OpenDir(store.RejectedDir)
 	if err != nil {
 		return "", "", err
 	}
 	defer src.Close()
-	dst, err := root.OpenDir(DoneDir)
+	dst, err := root.OpenDir(store.RejectedDone)
 	if err != nil {
 		return "", "", err
 	}
@@ -360,7 +358,7 @@ func moveToDone(root *fsroot.Root, name string, note *ReviewNote) (string, strin
 			continue
 		}
 		b, _ := json.MarshalIndent(note, "", "  ")
-		if err := root.WriteFile(DoneDir+"/"+noteName, append(b, '\n'), 0o644, fsroot.Options{Sync: true}); err != nil {
+		if err := root.WriteFile(store.RejectedDone+"/"+noteName, append(b, '\n'), 0o644, fsroot.Options{Sync: true}); err != nil {
 			return "", "", err
 		}
 		err := unix.Renameat2(int(src.Fd()), name, int(dst.Fd()), target, unix.RENAME_NOREPLACE)
@@ -370,18 +368,18 @@ func moveToDone(root *fsroot.Root, name string, note *ReviewNote) (string, strin
 			err = unix.Renameat(int(src.Fd()), name, int(dst.Fd()), target)
 		}
 		if errors.Is(err, unix.EEXIST) {
-			root.Remove(DoneDir + "/" + noteName)
+			root.Remove(store.RejectedDone + "/" + noteName)
 			continue
 		}
 		if err != nil {
-			root.Remove(DoneDir + "/" + noteName)
-			return "", "", &os.PathError{Op: "rename", Path: RejectedDir + "/" + name, Err: err}
+			root.Remove(store.RejectedDone + "/" + noteName)
+			return "", "", &os.PathError{Op: "rename", Path: store.RejectedDir + "/" + name, Err: err}
 		}
 		unix.Fsync(int(dst.Fd()))
 		unix.Fsync(int(src.Fd()))
-		return DoneDir + "/" + target, DoneDir + "/" + noteName, nil
+		return store.RejectedDone + "/" + target, store.RejectedDone + "/" + noteName, nil
 	}
-	return "", "", fmt.Errorf("no free name in %s for %s", DoneDir, name)
+	return "", "", fmt.Errorf("no free name in %s for %s", store.RejectedDone, name)
 }
 
 func exists(dirfd int, name string) bool {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/store"
 )
 
 func write(t *testing.T, path, content string) {
@@ -100,7 +101,7 @@ func TestReviewRejectedFolder(t *testing.T) {
 	}
 	// The notes mark each reviewed.
 	n := readNote(t, dir, "rejected/done/plan-2.md.review.json")
-	wantNote := ReviewNote{Schema: ReviewSchema, File: "plan.md", Status: StatusReviewed, ReviewedAt: now, Kind: "file", Size: 75,
+	wantNote := ReviewNote{Schema: store.ReviewSchema, File: "plan.md", Status: StatusReviewed, ReviewedAt: now, Kind: "file", Size: 75,
 		Reason: "the examples are wrong", Learning: "Validate all code examples in Go", Source: SourceFallback}
 	if diff := cmp.Diff(wantNote, n); diff != "" {
 		t.Errorf("note (-want +got):\n%s", diff)
@@ -238,7 +239,7 @@ func TestReviewBusyAndEmpty(t *testing.T) {
 	write(t, filepath.Join(dir, "rejected", "plan.md"), "x\n")
 	root, _ := fsroot.Open(dir)
 	defer root.Close()
-	unlock, err := lockAt(context.Background(), root, RejectedDir+"/.review.lock", false)
+	unlock, err := lockAt(context.Background(), root, store.RejectedDir+"/.review.lock", false)
 	if err != nil {
 		t.Fatal(err)
 	}

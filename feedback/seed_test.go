@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orket/orket/store"
 )
 
 // reject does what orket reject does with this package: learn, record,
@@ -67,7 +69,7 @@ func TestSeed1BasicRejectionLogging(t *testing.T) {
 	}
 	got, _, _ := OpenLog(dir).Entries(Filter{})
 	if len(got) != 1 || got[0].Reason != "Examples are wrong" || got[0].Category != Examples || got[0].Type != TypeReviewRejection ||
-		got[0].Schema != Schema || got[0].RunID != "20260203T164400Z-a1b2c3" {
+		got[0].Schema != store.FeedbackSchema || got[0].RunID != "20260203T164400Z-a1b2c3" {
 		t.Errorf("logged %+v", got)
 	}
 	memoryHas(t, dir, `| 2026-02-03 | code | pkg/api | "Examples are wrong" | examples | Validate all code examples |`)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/orket/orket/internal/jsonl"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/verdict"
 )
 
@@ -26,8 +26,8 @@ func busyRepo(b *testing.B, n int) *Store {
 	b.Helper()
 	dir := b.TempDir()
 	s := Open(dir, DefaultConfig())
-	evals := &jsonl.Log{Path: filepath.Join(dir, filepath.FromSlash(EvaluationsFile))}
-	xs := &jsonl.Log{Path: filepath.Join(dir, filepath.FromSlash(ExposuresFile))}
+	evals := &store.Log{Path: filepath.Join(dir, filepath.FromSlash(store.EvaluationsFile))}
+	xs := &store.Log{Path: filepath.Join(dir, filepath.FromSlash(store.ExposuresFile))}
 	step := 365 * 24 * time.Hour / time.Duration(n)
 	var eb, xb []any
 	folds := []Fold{FoldOf("pkg/api", kafka.cmd, []string{kafka.tag}, kafka.first), FoldOf("", dbEnv.cmd, []string{dbEnv.tag}, dbEnv.first)}
@@ -36,7 +36,7 @@ func busyRepo(b *testing.B, n int) *Store {
 		at := t0.Add(time.Duration(i) * step)
 		run := fmt.Sprintf("%s-%06x", at.Format("20060102T150405Z"), i)
 		version := i * 10 / n
-		e := &verdict.Evaluation{Schema: verdict.EvaluationSchema, ID: "ev-" + run, Time: at, RunID: run, Task: fmt.Sprint("ISSUE-", i%300),
+		e := &verdict.Evaluation{Schema: store.EvaluationSchema, ID: "ev-" + run, Time: at, RunID: run, Task: fmt.Sprint("ISSUE-", i%300),
 			Agent: agent, Profile: "quick", EditSource: "command", Verdict: verdict.Approve, Score: 100, Code: "OK",
 			DurationMS: 4120, EvaluatorVersion: verdict.EvaluatorVersion, Guardrails: version, Content: "sha256:2f27a9c1e0b4"}
 		switch i % 10 {
@@ -51,7 +51,7 @@ func busyRepo(b *testing.B, n int) *Store {
 			e.Verdict, e.Score, e.Notes = verdict.Conditional, 90, []string{"optional step lint failed (exit 1)", "tests modified"}
 		}
 		eb = append(eb, e)
-		xb = append(xb, &Exposure{Schema: ExposureSchema, ID: "gx-" + run, RunID: run, Agent: agent, Time: at, Version: version,
+		xb = append(xb, &Exposure{Schema: store.ExposureSchema, ID: "gx-" + run, RunID: run, Agent: agent, Time: at, Version: version,
 			Lines: []string{"gp-329bf1bcf775", "gp-46aba029deed"}, Folds: []string{folds[0].KeyNoDir(), folds[1].KeyNoDir()}})
 		if len(eb) == 1000 {
 			if err := evals.Append(eb...); err != nil {
@@ -89,8 +89,8 @@ func busyRepo(b *testing.B, n int) *Store {
 // after) over 100,000 evaluations and their exposures, read from disk.
 func BenchmarkStats(b *testing.B) {
 	s := busyRepo(b, 100000)
-	fi, _ := os.Stat(filepath.Join(s.OrketDir, filepath.FromSlash(EvaluationsFile)))
-	xi, _ := os.Stat(filepath.Join(s.OrketDir, filepath.FromSlash(ExposuresFile)))
+	fi, _ := os.Stat(filepath.Join(s.OrketDir, filepath.FromSlash(store.EvaluationsFile)))
+	xi, _ := os.Stat(filepath.Join(s.OrketDir, filepath.FromSlash(store.ExposuresFile)))
 	b.ResetTimer()
 	cpu := cpuTime()
 	for i := 0; i < b.N; i++ {

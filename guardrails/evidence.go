@@ -33,6 +33,7 @@ import (
 	"github.com/orket/orket/internal/gitdir"
 	"github.com/orket/orket/internal/gitignore"
 	"github.com/orket/orket/internal/lazyre"
+	"github.com/orket/orket/store"
 )
 
 // Citation kinds.
@@ -551,7 +552,7 @@ func (s *treeSearch) walk(ctx context.Context, dir string, ps []gitignore.Patter
 	for _, e := range ents {
 		name := e.Name()
 		rel := path.Join(dir, name)
-		if name == ".git" || rel == path.Join(s.prefix, ".orket") || !s.onPath(rel) {
+		if name == ".git" || rel == path.Join(s.prefix, store.Dir) || !s.onPath(rel) {
 			continue
 		}
 		if e.IsDir() {
@@ -721,9 +722,6 @@ type Prepared struct {
 	Demoted  int
 }
 
-// CurrentView is the file a run reads when some lines are demoted.
-const CurrentView = "current.md"
-
 // Prepare checks the agent's current guardrails just before a run: when
 // a line is demoted it writes the annotated text to
 // .orket/guardrails/<agent>/current.md (atomically) and returns that
@@ -752,7 +750,7 @@ func (s *Store) Prepare(ctx context.Context, agent string, ck *Checker) (*Prepar
 		return nil, err
 	}
 	defer root.Close()
-	rel := s.agentRel(agent) + "/" + CurrentView
+	rel := s.agentRel(agent) + "/" + store.CurrentView
 	if err := regularOrMissing(root, rel); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/orket/orket/store"
 )
 
 func TestCites(t *testing.T) {
@@ -151,7 +153,7 @@ func TestPrepareAndRemoval(t *testing.T) {
 	}
 	os.Remove(filepath.Join(r.root, "scripts", "gen.sh"))
 	prep = must[*Prepared](t)(s.Prepare(ctx, "claude", ck))
-	if prep.Demoted != 1 || filepath.Base(prep.Path) != CurrentView {
+	if prep.Demoted != 1 || filepath.Base(prep.Path) != store.CurrentView {
 		t.Fatalf("prepared: %+v", prep)
 	}
 	if got := read(t, prep.Path); !strings.Contains(got, "- [demoted: scripts/gen.sh no longer exists] Run `scripts/gen.sh`") ||

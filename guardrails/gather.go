@@ -11,6 +11,7 @@ import (
 	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/internal/rawjson"
 	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/verdict"
 )
 
@@ -35,7 +36,7 @@ func Gather(lessonsPath, orketDir, agent string) ([]Signal, error) {
 		return nil, err
 	}
 	skip := otherAgent(agent)
-	err := scanLog(filepath.Join(orketDir, filepath.FromSlash(EvaluationsFile)), func(line []byte) {
+	err := scanLog(filepath.Join(orketDir, filepath.FromSlash(store.EvaluationsFile)), func(line []byte) {
 		if skip(line) {
 			return
 		}

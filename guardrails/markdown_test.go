@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/orket/orket/store"
 )
 
 const personDoc = `# Guardrails for claude
@@ -211,7 +213,7 @@ func FuzzGuardrailsDoc(f *testing.F) {
 }
 
 func FuzzParseVersion(f *testing.F) {
-	v := &Version{Schema: VersionSchema, Agent: "claude", Version: 3, CreatedAt: t0, Kind: KindRollback, AppliedLessons: []string{},
+	v := &Version{Schema: store.VersionSchema, Agent: "claude", Version: 3, CreatedAt: t0, Kind: KindRollback, AppliedLessons: []string{},
 		Changes: []Change{{Type: Removal, Section: "a", OldText: "x"}}, Lines: []Line{{ID: "gp-1", Text: "y", Since: t0}}, Restores: 1}
 	b, _ := json.Marshal(v)
 	f.Add(b)

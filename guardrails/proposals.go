@@ -20,15 +20,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orket/orket/internal/jsonl"
 	"github.com/orket/orket/redact"
+	"github.com/orket/orket/store"
 )
-
-// ProposalSchema is the schema of the proposals store's lines.
-const ProposalSchema = "orket.proposal/v1"
-
-// ProposalsFile is the store, relative to the .orket directory.
-const ProposalsFile = "memory/proposals.jsonl"
 
 // Record kinds of the store.
 const (
@@ -177,7 +171,7 @@ func clashProposal(line []byte) *Proposal {
 		c.Clashing = v
 	}
 	adds := clashAdditions("", c)
-	return &Proposal{Schema: ProposalSchema, Record: recordProposal, ID: r.ID, Agent: r.Agent, CreatedAt: r.Time,
+	return &Proposal{Schema: store.ProposalSchema, Record: recordProposal, ID: r.ID, Agent: r.Agent, CreatedAt: r.Time,
 		Cluster:    Cluster{Kind: KindClash, Key: r.ID, Label: fmt.Sprintf("clash of v%d", r.Version), Section: Everywhere},
 		LessonText: r.LessonText, TextSource: SourceDeterministic, Status: StatusProposed, Impact: "medium", Confidence: 1,
 		ConstraintUpdate: Change{Type: Addition, Section: Everywhere, NewText: fmt.Sprintf("%d constraints of the clashing v%d", len(adds), r.Version)},
@@ -231,13 +225,13 @@ func (a *statusLine) newer(b *statusLine) bool {
 
 // A ProposalLog is the proposals store.
 type ProposalLog struct {
-	log      *jsonl.Log
+	log      *store.Log
 	Redactor *redact.Redactor // redacts a reason before it is written (nil: known shapes)
 }
 
 // OpenProposals returns the proposals store of the .orket directory.
 func OpenProposals(orketDir string) *ProposalLog {
-	return &ProposalLog{log: &jsonl.Log{Path: filepath.Join(orketDir, filepath.FromSlash(ProposalsFile))}}
+	return &ProposalLog{log: &store.Log{Path: filepath.Join(orketDir, filepath.FromSlash(store.ProposalsFile))}}
 }
 
 // Path returns the store's file.
@@ -266,7 +260,7 @@ func (l *ProposalLog) Add(ps ...*Proposal) ([]*Proposal, error) {
 		}
 		known[p.ID] = true
 		q := *p
-		q.Schema, q.Record, q.Status = ProposalSchema, recordProposal, StatusProposed
+		q.Schema, q.Record, q.Status = store.ProposalSchema, recordProposal, StatusProposed
 		q.DecidedAt, q.DecidedBy, q.Reason, q.Version = time.Time{}, "", "", 0
 		recs = append(recs, &q)
 		added = append(added, p)
@@ -282,7 +276,7 @@ func (l *ProposalLog) Add(ps ...*Proposal) ([]*Proposal, error) {
 
 // each streams the store: fn gets a proposal line (and nil) or a status
 // line (and a nil proposal).
-func (l *ProposalLog) each(fn func(*Proposal, *statusLine)) ([]jsonl.Damaged, error) {
+func (l *ProposalLog) each(fn func(*Proposal, *statusLine)) ([]store.Damaged, error) {
 	return l.log.Each(func(line []byte) error {
 		var head struct {
 			Record string `json:"record"`
@@ -326,7 +320,7 @@ type ProposalFilter struct {
 
 // List returns the proposals with their current status, oldest first
 // (ties by id); an id seen twice counts once (its first line).
-func (l *ProposalLog) List(f ProposalFilter) ([]*Proposal, []jsonl.Damaged, error) {
+func (l *ProposalLog) List(f ProposalFilter) ([]*Proposal, []store.Damaged, error) {
 	byID := map[string]*Proposal{}
 	var order []*Proposal
 	latest := map[string]*statusLine{}
@@ -430,7 +424,7 @@ func (l *ProposalLog) appendStatus(p *Proposal, d Decision) error {
 	if d.Time.IsZero() {
 		d.Time = time.Now()
 	}
-	s := &statusLine{Schema: ProposalSchema, Record: recordStatus, Proposal: p.ID, Agent: p.Agent, Status: d.Status,
+	s := &statusLine{Schema: store.ProposalSchema, Record: recordStatus, Proposal: p.ID, Agent: p.Agent, Status: d.Status,
 		Time: d.Time.UTC(), By: oneLine(l.Redactor.Redact(d.By), 200), Reason: l.Redactor.Redact(strings.TrimSpace(d.Reason)), Version: d.Version}
 	s.ID = p.ID
 	if err := l.log.Append(s); err != nil {
@@ -450,30 +444,28 @@ func (l *ProposalLog) Prune(maxPerAgent int, maxAge time.Duration, now time.Time
 	if err != nil {
 		return 0, err
 	}
-	keep := map[string]bool{}
-	perAgent := map[string][]*Proposal{}
+	// Age by the latest line, then each agent's newest by creation: the
+	// retention rule of every log (store.Retention).
+	var young []*Proposal
+	removed := map[string]bool{}
 	for _, p := range all {
 		last := p.CreatedAt
 		if p.DecidedAt.After(last) {
 			last = p.DecidedAt
 		}
 		if maxAge > 0 && now.Sub(last) > maxAge {
+			removed[p.ID] = true
 			continue
 		}
-		perAgent[p.Agent] = append(perAgent[p.Agent], p)
+		young = append(young, p)
 	}
-	for _, ps := range perAgent {
-		if maxPerAgent > 0 && len(ps) > maxPerAgent {
-			ps = ps[len(ps)-maxPerAgent:]
-		}
-		for _, p := range ps {
-			keep[p.ID] = true
-		}
+	metas := make([]store.Meta, len(young))
+	for i, p := range young {
+		metas[i] = store.Meta{Agent: p.Agent, Time: p.CreatedAt}
 	}
-	removed := map[string]bool{}
-	for _, p := range all {
-		if !keep[p.ID] {
-			removed[p.ID] = true
+	for i, k := range (store.Retention{MaxPerAgent: maxPerAgent}).Keep(metas, now) {
+		if !k {
+			removed[young[i].ID] = true
 		}
 	}
 	if _, err := l.log.Rewrite(func(line []byte) bool {

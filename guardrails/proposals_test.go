@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/store"
 )
 
 func TestSeverityRules(t *testing.T) {
@@ -200,7 +201,7 @@ func TestNoWriteThroughSymlink(t *testing.T) {
 	p2 := &Proposal{Agent: "claude", CreatedAt: t0, Cluster: c2, LessonText: "y", ConstraintUpdate: Change{Type: Addition, Section: Everywhere, NewText: "y"}}
 	p2.ID = proposalID("claude", c2, 0)
 	must[[]*Proposal](t)(s.Proposals.Add(p2))
-	if _, err := approve(s, p2.ID, "Ana", t0); !errors.Is(err, ErrSymlink) {
+	if _, err := approve(s, p2.ID, "Ana", t0); !errors.Is(err, store.ErrSymlink) {
 		t.Errorf("approve over a symlinked v2.md: %v", err)
 	}
 	if got := read(t, target); got != "mine\n" {
@@ -244,7 +245,7 @@ func TestSyncedVersionsAndClash(t *testing.T) {
 		t.Fatalf("history from the json: %+v", hist)
 	}
 	clashing := NewDoc("claude code") + "\n## docs\n\n- Test the examples <!-- gp-bbbbbbbbbbbb -->\n"
-	rec, _ := json.Marshal(map[string]any{"schema_version": ProposalSchema, "id": "clash-claude code-v1-0a0b0c0d0e0f", "type": ClashType,
+	rec, _ := json.Marshal(map[string]any{"schema_version": store.ProposalSchema, "id": "clash-claude code-v1-0a0b0c0d0e0f", "type": ClashType,
 		"time": "2026-07-14T10:00:00Z", "agent": "claude code", "status": "proposed", "version": 1, "lesson_text": "Two clones wrote v1",
 		"kept": map[string]any{"md": kept}, "clashing": map[string]any{"md": clashing,
 			"json": map[string]any{"version": 1, "lines": []map[string]any{{"id": "gp-bbbbbbbbbbbb", "section": "docs", "text": "Test the examples", "sources": []string{"fb-1"}}}}}})

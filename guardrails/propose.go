@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/orket/orket/store"
 )
 
 // Config holds the numbers of SPEC 8.5; DefaultConfig gives the seed's.
@@ -271,7 +273,7 @@ func ProposeRemovals(agent string, v *Version, evidence []Evidence, prior []*Pro
 		seen[key] = true
 		c := Cluster{Kind: KindLine, Key: key, Label: "line: " + oneLine(e.Line.Text, 60), Section: e.Line.Section}
 		p := &Proposal{
-			Schema: ProposalSchema, Record: recordProposal, Agent: agent, CreatedAt: now.UTC(), Cluster: c,
+			Schema: store.ProposalSchema, Record: recordProposal, Agent: agent, CreatedAt: now.UTC(), Cluster: c,
 			LessonText: "Remove \"" + e.Line.Text + "\": " + e.Why(),
 			TextSource: SourceDeterministic, Status: StatusProposed, Impact: "low", Confidence: 0.9,
 			SourceFeedback: []string{}, Sources: []Signal{},
@@ -316,7 +318,7 @@ func newProposal(agent string, c Cluster, generation int, members []Signal, tota
 	}
 	text := lessonText(c, members)
 	p := &Proposal{
-		Schema: ProposalSchema, Record: recordProposal, Agent: agent, CreatedAt: now.UTC(), Cluster: c, Generation: generation,
+		Schema: store.ProposalSchema, Record: recordProposal, Agent: agent, CreatedAt: now.UTC(), Cluster: c, Generation: generation,
 		LessonText: text, TextSource: SourceDeterministic,
 		ConstraintUpdate: Change{Type: Addition, Section: c.Section, NewText: text},
 		SourceFeedback:   ids, Sources: append([]Signal(nil), src...), Count: n, Total: total,

@@ -29,14 +29,13 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/orket/orket/internal/flock"
 	"github.com/orket/orket/internal/rawjson"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/verdict"
-	"golang.org/x/sys/unix"
 )
-
-// EvaluationsFile is the evaluation log, relative to .orket.
-const EvaluationsFile = "memory/evaluations.jsonl"
 
 // A Run is what stats read of one evaluation.
 type Run struct {
@@ -422,8 +421,8 @@ func ReadRuns(evaluations, exposures, agent string) ([]Run, error) {
 // Stats reads the evaluation and exposure logs and every agent's history
 // (one agent's when agent is set) and computes the figures.
 func (s *Store) Stats(ctx context.Context, agent string) (*Stats, error) {
-	runs, err := ReadRuns(filepath.Join(s.OrketDir, filepath.FromSlash(EvaluationsFile)),
-		filepath.Join(s.OrketDir, filepath.FromSlash(ExposuresFile)), agent)
+	runs, err := ReadRuns(filepath.Join(s.OrketDir, filepath.FromSlash(store.EvaluationsFile)),
+		filepath.Join(s.OrketDir, filepath.FromSlash(store.ExposuresFile)), agent)
 	if err != nil {
 		return nil, err
 	}
@@ -454,7 +453,7 @@ func (s *Store) Agents() ([]string, error) {
 		return nil, err
 	}
 	defer root.Close()
-	names, err := root.ReadDirNames(Dir)
+	names, err := root.ReadDirNames(store.GuardrailsDir)
 	if err != nil {
 		return nil, err
 	}
@@ -464,11 +463,11 @@ func (s *Store) Agents() ([]string, error) {
 		if !validAgentDir(n) {
 			continue
 		}
-		if st, err := root.Lstat(Dir + "/" + n); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		if st, err := root.Lstat(store.GuardrailsDir + "/" + n); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			continue
 		}
 		name := ""
-		if err := scanLog(filepath.Join(s.OrketDir, Dir, n, "history.jsonl"), func(line []byte) {
+		if err := scanLog(filepath.Join(s.OrketDir, store.GuardrailsDir, n, store.HistoryFile), func(line []byte) {
 			if name == "" {
 				rawjson.Object(line, func(k, v []byte) {
 					if string(k) == "agent" {
@@ -504,7 +503,7 @@ func scanLog(path string, fn func(line []byte)) error {
 		return err
 	}
 	defer f.Close()
-	unlock, err := flock.Acquire(context.Background(), path+".lock", flock.Mode{Wait: true})
+	unlock, err := flock.Acquire(context.Background(), store.Lock(path), flock.Mode{Wait: true})
 	if err != nil {
 		return err
 	}

@@ -27,21 +27,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/orket/orket/internal/flock"
 	"github.com/orket/orket/internal/fsroot"
-	"github.com/orket/orket/internal/jsonl"
 	"github.com/orket/orket/internal/lazyre"
-	"golang.org/x/sys/unix"
+	"github.com/orket/orket/store"
 )
-
-// VersionSchema is the schema of v<N>.json.
-const VersionSchema = "orket.guardrails_version/v1"
-
-// HistorySchema is the schema of history.jsonl's lines.
-const HistorySchema = "orket.guardrails_history/v1"
-
-// Dir is where guardrails live, relative to the .orket directory.
-const Dir = "guardrails"
 
 // Version kinds.
 const (
@@ -199,7 +191,7 @@ func validAgentDir(name string) bool {
 	return true
 }
 
-func (s *Store) agentRel(agent string) string { return Dir + "/" + AgentDir(agent) }
+func (s *Store) agentRel(agent string) string { return store.GuardrailsDir + "/" + AgentDir(agent) }
 
 func mdName(n int) string   { return "v" + strconv.Itoa(n) + ".md" }
 func jsonName(n int) string { return "v" + strconv.Itoa(n) + ".json" }
@@ -217,10 +209,6 @@ func (s *Store) root() (*fsroot.Root, error) {
 	return fsroot.Open(s.OrketDir)
 }
 
-// ErrSymlink reports a guardrails file that is a symlink or not a
-// regular file: orket never writes through one.
-var ErrSymlink = errors.New("not a regular file (orket never follows a symlink there)")
-
 // regularOrMissing fails when rel exists and is not a regular file.
 func regularOrMissing(root *fsroot.Root, rel string) error {
 	st, err := root.Lstat(rel)
@@ -231,7 +219,7 @@ func regularOrMissing(root *fsroot.Root, rel string) error {
 		return err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fmt.Errorf("%s: %w", rel, ErrSymlink)
+		return fmt.Errorf("%s: %w", rel, store.ErrSymlink)
 	}
 	return nil
 }
@@ -242,10 +230,10 @@ func (s *Store) lock(ctx context.Context, root *fsroot.Root, agent string) (func
 	if err := root.MkdirAll(rel, 0o755); err != nil {
 		return nil, err
 	}
-	if err := regularOrMissing(root, rel+"/.lock"); err != nil {
+	if err := regularOrMissing(root, path.Join(rel, store.DirLockName)); err != nil {
 		return nil, err
 	}
-	unlock, err := flock.Acquire(ctx, filepath.Join(s.OrketDir, filepath.FromSlash(rel), ".lock"), flock.Mode{Exclusive: true, Wait: true})
+	unlock, err := flock.Acquire(ctx, store.DirLock(store.Path(s.OrketDir, rel)), flock.Mode{Exclusive: true, Wait: true})
 	if err != nil {
 		return nil, fmt.Errorf("lock the guardrails of %s: %w", agent, err)
 	}
@@ -362,8 +350,8 @@ func sha(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (s *Store) historyLog(agent string) *jsonl.Log {
-	return &jsonl.Log{Path: filepath.Join(s.OrketDir, filepath.FromSlash(s.agentRel(agent)), "history.jsonl")}
+func (s *Store) historyLog(agent string) *store.Log {
+	return &store.Log{Path: filepath.Join(s.OrketDir, filepath.FromSlash(s.agentRel(agent)), store.HistoryFile)}
 }
 
 // History returns the agent's versions as written, oldest first, each
@@ -424,7 +412,7 @@ func (s *Store) History(agent string) ([]Event, error) {
 
 // eventOf is the history event of a version written.
 func eventOf(v *Version) Event {
-	e := Event{Schema: HistorySchema, Agent: v.Agent, Version: v.Version, Time: v.CreatedAt, Kind: v.Kind, By: v.ApprovedBy,
+	e := Event{Schema: store.HistorySchema, Agent: v.Agent, Version: v.Version, Time: v.CreatedAt, Kind: v.Kind, By: v.ApprovedBy,
 		Reason: v.Reason, Lessons: v.AppliedLessons, Previous: v.Previous, Restores: v.Restores, Changes: len(v.Changes), Kept: true}
 	if e.Kind == "" {
 		e.Kind = KindApproval
@@ -438,9 +426,9 @@ func eventOf(v *Version) Event {
 // oldest versions beyond MaxVersions.
 func (s *Store) write(root *fsroot.Root, v *Version) error {
 	rel := s.agentRel(v.Agent)
-	v.Schema = VersionSchema
+	v.Schema = store.VersionSchema
 	v.ContentSHA256 = sha([]byte(v.Text))
-	for _, name := range []string{mdName(v.Version), jsonName(v.Version), "history.jsonl"} {
+	for _, name := range []string{mdName(v.Version), jsonName(v.Version), store.HistoryFile} {
 		if err := regularOrMissing(root, rel+"/"+name); err != nil {
 			return err
 		}

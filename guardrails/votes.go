@@ -23,16 +23,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orket/orket/internal/jsonl"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/verdict"
-)
-
-// Schemas and files of exposures and votes, relative to .orket.
-const (
-	ExposureSchema = "orket.guardrails_exposure/v1"
-	VoteSchema     = "orket.guardrails_vote/v1"
-	ExposuresFile  = "memory/advised.jsonl"
-	VotesFile      = "memory/votes.jsonl"
 )
 
 // An Exposure is what a run was told before it started: the guardrails
@@ -59,7 +51,7 @@ type Exposure struct {
 // the first glob character); advised are the folds of its lesson
 // advisories (AdvisoryFold).
 func NewExposure(runID, agent string, now time.Time, v *Version, scope []string, advised []Fold) *Exposure {
-	x := &Exposure{Schema: ExposureSchema, ID: "gx-" + runID, RunID: runID, Agent: agent, Time: now.UTC()}
+	x := &Exposure{Schema: store.ExposureSchema, ID: "gx-" + runID, RunID: runID, Agent: agent, Time: now.UTC()}
 	seen := map[string]bool{}
 	addFold := func(k string) {
 		if k != "" && !seen[k] {
@@ -114,11 +106,11 @@ func staticPrefix(p string) string {
 }
 
 // An ExposureLog is .orket/memory/advised.jsonl.
-type ExposureLog struct{ log *jsonl.Log }
+type ExposureLog struct{ log *store.Log }
 
 // OpenExposures returns the exposure log of the .orket directory.
 func OpenExposures(orketDir string) *ExposureLog {
-	return &ExposureLog{log: &jsonl.Log{Path: filepath.Join(orketDir, filepath.FromSlash(ExposuresFile))}}
+	return &ExposureLog{log: &store.Log{Path: filepath.Join(orketDir, filepath.FromSlash(store.ExposuresFile))}}
 }
 
 // Path returns the log's file.
@@ -126,7 +118,7 @@ func (l *ExposureLog) Path() string { return l.log.Path }
 
 // Record appends an exposure.
 func (l *ExposureLog) Record(x *Exposure) error {
-	x.Schema = ExposureSchema
+	x.Schema = store.ExposureSchema
 	if x.ID == "" {
 		x.ID = "gx-" + x.RunID
 	}
@@ -221,7 +213,7 @@ func VotesFor(x *Exposure, v *Version, o Outcome) []Vote {
 		if t.IsZero() {
 			t = time.Now()
 		}
-		vt := Vote{Schema: VoteSchema, Key: x.RunID + "/" + id, RunID: x.RunID, Agent: x.Agent, Line: id, Version: x.Version,
+		vt := Vote{Schema: store.VoteSchema, Key: x.RunID + "/" + id, RunID: x.RunID, Agent: x.Agent, Line: id, Version: x.Version,
 			Delta: d, Reason: why, Time: t.UTC()}
 		vt.ID = hashKey("gv-", vt.Key+"\x00"+strconv.Itoa(d)+"\x00"+vt.Time.Format(time.RFC3339Nano))
 		out = append(out, vt)
@@ -277,11 +269,11 @@ func (t Tally) Net() int { return t.Up - t.Down }
 func (t Tally) String() string { return fmt.Sprintf("+%d/-%d", t.Up, t.Down) }
 
 // A VoteLog is .orket/memory/votes.jsonl.
-type VoteLog struct{ log *jsonl.Log }
+type VoteLog struct{ log *store.Log }
 
 // OpenVotes returns the vote log of the .orket directory.
 func OpenVotes(orketDir string) *VoteLog {
-	return &VoteLog{log: &jsonl.Log{Path: filepath.Join(orketDir, filepath.FromSlash(VotesFile))}}
+	return &VoteLog{log: &store.Log{Path: filepath.Join(orketDir, filepath.FromSlash(store.VotesFile))}}
 }
 
 // Path returns the log's file.
@@ -342,33 +334,8 @@ func (l *VoteLog) Prune(maxPerAgent int, maxAge time.Duration, now time.Time) (i
 	return prunePerAgent(l.log, maxPerAgent, maxAge, now)
 }
 
-// prunePerAgent keeps, of a log whose lines have "agent" and "time", at
-// most maxPerAgent lines per agent (the newest) none older than maxAge.
-func prunePerAgent(log *jsonl.Log, maxPerAgent int, maxAge time.Duration, now time.Time) (int, error) {
-	type head struct {
-		Agent string    `json:"agent"`
-		Time  time.Time `json:"time"`
-	}
-	total := map[string]int{}
-	if _, err := log.Each(func(line []byte) error {
-		var h head
-		if json.Unmarshal(line, &h) == nil {
-			total[h.Agent]++
-		}
-		return nil
-	}); err != nil {
-		return 0, err
-	}
-	seen := map[string]int{}
-	return log.Rewrite(func(line []byte) bool {
-		var h head
-		if json.Unmarshal(line, &h) != nil {
-			return false
-		}
-		seen[h.Agent]++
-		if maxPerAgent > 0 && total[h.Agent]-seen[h.Agent] >= maxPerAgent {
-			return false
-		}
-		return maxAge == 0 || now.Sub(h.Time) <= maxAge
-	})
+// prunePerAgent applies the retention rule (store.Retention) to a log
+// whose lines have "agent" and "time": per agent and by age.
+func prunePerAgent(log *store.Log, maxPerAgent int, maxAge time.Duration, now time.Time) (int, error) {
+	return log.Prune(store.Retention{MaxPerAgent: maxPerAgent, MaxAge: maxAge}, now, store.AgentTime)
 }

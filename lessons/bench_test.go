@@ -15,6 +15,7 @@ import (
 
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/preflight"
+	"github.com/orket/orket/store"
 )
 
 // BenchmarkAdvisories scores a log of realistic lessons (output tails of
@@ -100,7 +101,7 @@ func generate(b *testing.B, path string, n int) int64 {
 			line += line
 		}
 		sc := scopes[rng.Intn(len(scopes))]
-		l := &Lesson{SchemaVersion: SchemaVersion, ID: fmt.Sprintf("%032x", i), CreatedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute),
+		l := &Lesson{SchemaVersion: store.LessonSchema, ID: fmt.Sprintf("%032x", i), CreatedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute),
 			Command: "run", Request: Request{EditSource: "command", Argv: []string{"agent", "-p", "fix the handler"}, Scope: sc, VerifyProfile: "quick"},
 			Repo:   RepoContext{HeadPre: "41eef37a0c5d3f0c4a3b2b1e0f9d8c7b6a5f4e3d", HeadPost: "41eef37a0c5d3f0c4a3b2b1e0f9d8c7b6a5f4e3d"},
 			Plan:   Plan{TouchSet: []string{sc[0] + "/server.go", sc[0] + "/handler.go"}, TouchCount: 2},

@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/orket/orket/classify"
-	"io"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/orket/orket/classify"
+	"github.com/orket/orket/store"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,8 +28,8 @@ import (
 // word is the index format's version: an index of another version is
 // stale like one that does not match the log.
 
-func (s *Store) indexPath() string { return s.Path + ".idx" }
-func (s *Store) metaPath() string  { return s.Path + ".idx.meta" }
+func (s *Store) indexPath() string { return store.Index(s.Path) }
+func (s *Store) metaPath() string  { return store.IndexMeta(s.Path) }
 
 var escaper = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\x1f", `\u`)
 var unescaper = strings.NewReplacer(`\\`, `\`, `\t`, "\t", `\n`, "\n", `\u`, "\x1f")
@@ -195,24 +196,19 @@ func (s *Store) rebuildIndex() ([]Damaged, error) {
 	defer os.Remove(tmp.Name())
 	idx := bufio.NewWriterSize(tmp, 1<<20)
 	var damaged []Damaged
-	br := bufio.NewReaderSize(f, 1<<20)
-	var off int64
-	for n := 1; ; n++ {
-		line, length, rerr := readLine(br)
-		if len(bytes.TrimSpace(line)) > 0 {
-			if l, err := parseLine(line); err != nil {
-				damaged = append(damaged, Damaged{Line: n, Err: err.Error()})
-			} else {
-				idx.WriteString(indexLine(l, off, length))
-			}
+	err = store.ScanLines(f, func(ln store.Line) error {
+		if ln.Bytes != nil && len(bytes.TrimSpace(ln.Bytes)) == 0 {
+			return nil
 		}
-		off += length
-		if rerr == io.EOF {
-			break
+		if l, err := parseLine(ln.Bytes); err != nil {
+			damaged = append(damaged, Damaged{Line: ln.N, Err: err.Error()})
+		} else {
+			idx.WriteString(indexLine(l, ln.Offset, ln.Size))
 		}
-		if rerr != nil {
-			return damaged, rerr
-		}
+		return nil
+	})
+	if err != nil {
+		return damaged, err
 	}
 	if err := idx.Flush(); err != nil {
 		tmp.Close()
@@ -229,7 +225,7 @@ func (s *Store) rebuildIndex() ([]Damaged, error) {
 
 // appendIndex extends a fresh index with records just appended at
 // offset (the caller holds the exclusive lock and checked freshness
-// before writing the log).
+// before writing the log); lines are their lines without the newline.
 func (s *Store) appendIndex(ls []*Lesson, lines [][]byte, offset int64) error {
 	f, err := os.OpenFile(s.indexPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -237,8 +233,8 @@ func (s *Store) appendIndex(ls []*Lesson, lines [][]byte, offset int64) error {
 	}
 	var buf strings.Builder
 	for i, l := range ls {
-		buf.WriteString(indexLine(l, offset, int64(len(lines[i]))))
-		offset += int64(len(lines[i]))
+		buf.WriteString(indexLine(l, offset, int64(len(lines[i])+1)))
+		offset += int64(len(lines[i]) + 1)
 	}
 	_, err = f.WriteString(buf.String())
 	if cerr := f.Close(); err == nil {
@@ -280,20 +276,15 @@ func (s *Store) eachEntry(fn func(e *rawEntry)) ([]Damaged, func(), error) {
 		return damaged, nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
 	var e rawEntry
-	for {
-		line, _, rerr := readLine(br)
-		if len(line) > 0 && e.parse(line) {
+	if err := store.ScanLines(f, func(ln store.Line) error {
+		if len(ln.Bytes) > 0 && e.parse(ln.Bytes) {
 			fn(&e)
 		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			unlock()
-			return damaged, nil, rerr
-		}
+		return nil
+	}); err != nil {
+		unlock()
+		return damaged, nil, err
 	}
 	return damaged, unlock, nil
 }

@@ -12,14 +12,8 @@ import (
 	"time"
 
 	"github.com/orket/orket/classify"
+	"github.com/orket/orket/store"
 )
-
-// SchemaVersion is the version of the records orket writes.
-const SchemaVersion = "orket.failure_lesson/v1"
-
-// originSchema is the origin project's schema, whose records orket reads
-// too.
-const originSchema = "core_pillars/failure_lesson/v1"
 
 // A Lesson is one failure, as recorded. Key names are fixed: other tools
 // read the log. Readers ignore keys they do not know.
@@ -105,7 +99,7 @@ type Outcome struct {
 // it, and sets its schema and its content-derived id. Call it last,
 // before Append.
 func (l *Lesson) Seal(r *Redactor) {
-	l.SchemaVersion = SchemaVersion
+	l.SchemaVersion = store.LessonSchema
 	l.stripANSI()
 	l.Request.Argv = r.Argv(l.Request.Argv)
 	l.Request.Instruction = r.Redact(l.Request.Instruction)

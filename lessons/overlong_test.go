@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/orket/orket/store"
 )
 
 // TestOverlongLineKeepsLaterLessons: a line longer than a record may be
@@ -22,7 +24,7 @@ func TestOverlongLineKeepsLaterLessons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Write(append(bytes.Repeat([]byte("x"), maxLine+3<<20), '\n'))
+	f.Write(append(bytes.Repeat([]byte("x"), store.MaxLine+3<<20), '\n'))
 	f.Close()
 	if err := s.Append(lesson("after", day, []string{"web"}, []string{"web/x.ts"}, "npm test", []string{"type_error"}, "error TS2322")); err != nil {
 		t.Fatal(err)

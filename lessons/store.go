@@ -1,23 +1,20 @@
 package lessons
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"sort"
 	"time"
 
-	"github.com/orket/orket/internal/flock"
-	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/store"
 )
 
-// A Store is the lesson log: a JSON-lines file, appended under a lock.
+// A Store is the lesson log: a JSON-lines log of the state directory
+// (store.LessonsFile unless lessons.path says otherwise), with an index
+// beside it that retrieval reads.
 type Store struct {
 	Path string
 	// MaxPerAgent makes Prune keep at most this many lessons of each agent
@@ -25,58 +22,32 @@ type Store struct {
 	MaxPerAgent int
 }
 
-// lock takes the log's lock file (beside the log, so that a prune can
-// replace the log itself), waiting for it: exclusive for writers, shared
-// for readers that must not see a prune half done.
-func (s *Store) lock(exclusive bool) (func(), error) {
-	return flock.Acquire(context.Background(), s.Path+".lock", flock.Mode{Exclusive: exclusive, Wait: true})
-}
+func (s *Store) log() *store.Log { return &store.Log{Path: s.Path} }
+
+// lock takes the log's lock, waiting for it: exclusive for writers,
+// shared for readers that must not see a prune half done.
+func (s *Store) lock(exclusive bool) (func(), error) { return s.log().Lock(exclusive) }
 
 // Append writes lessons at the end of the log: under the lock, all lines
 // in one write, then fsync. Concurrent writers (other runs, CI jobs) lose
 // no line and tear none.
 func (s *Store) Append(ls ...*Lesson) error {
-	var buf bytes.Buffer
 	lines := make([][]byte, 0, len(ls))
 	for _, l := range ls {
 		b, err := json.Marshal(l)
 		if err != nil {
 			return err
 		}
-		b = append(b, '\n')
 		lines = append(lines, b)
-		buf.Write(b)
 	}
-	unlock, err := s.lock(true)
+	log := s.log()
+	unlock, err := log.Lock(true)
 	if err != nil {
 		return fmt.Errorf("lock lesson log: %w", err)
 	}
 	defer unlock()
 	fresh := s.indexFresh()
-	f, err := os.OpenFile(s.Path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	out := buf.Bytes()
-	var offset int64
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
-		offset = fi.Size()
-		// A crash in an earlier write may have left a line without its
-		// end: finish it, so the damage stays one line and ours start on
-		// their own.
-		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, offset-1); err == nil && last[0] != '\n' {
-			out = append([]byte{'\n'}, out...)
-			offset++ // that newline belongs to the torn line
-		}
-	}
-	_, err = f.Write(out)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	offset, err := log.WriteLines(lines...)
 	if err != nil {
 		return err
 	}
@@ -92,10 +63,7 @@ func (s *Store) Append(ls ...*Lesson) error {
 }
 
 // A Damaged line could not be read as a lesson.
-type Damaged struct {
-	Line int
-	Err  string
-}
+type Damaged = store.Damaged
 
 // Each streams the log, calling fn for every lesson in order, and returns
 // the damaged lines it skipped. A missing log has no lessons.
@@ -111,65 +79,28 @@ func (s *Store) Each(fn func(l *Lesson) error) ([]Damaged, error) {
 	return Read(f, fn)
 }
 
-// maxLine bounds one record; a longer line is reported damaged.
-const maxLine = 16 << 20
-
 // Read reads lessons from a JSON-lines stream.
 func Read(r io.Reader, fn func(l *Lesson) error) ([]Damaged, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
 	var damaged []Damaged
-	for n := 1; ; n++ {
-		line, _, err := readLine(br)
-		if len(bytes.TrimSpace(line)) > 0 {
-			l, perr := parseLine(line)
-			if perr != nil {
-				damaged = append(damaged, Damaged{Line: n, Err: perr.Error()})
-			} else if ferr := fn(l); ferr != nil {
-				return damaged, ferr
-			}
+	err := store.ScanLines(r, func(ln store.Line) error {
+		if ln.Bytes != nil && len(bytes.TrimSpace(ln.Bytes)) == 0 {
+			return nil
 		}
-		if err == io.EOF {
-			return damaged, nil
-		}
+		l, err := parseLine(ln.Bytes)
 		if err != nil {
-			return damaged, err
+			damaged = append(damaged, Damaged{Line: ln.N, Err: err.Error()})
+			return nil
 		}
-	}
+		return fn(l)
+	})
+	return damaged, err
 }
 
 var errTooLong = errors.New("line too long")
 
-// readLine returns the next line and how many bytes of the stream it
-// took (an overlong line is returned as a marker, but its whole length is
-// counted, so offsets after it stay right); the slice may alias the
-// reader's buffer and is valid until the next call.
-func readLine(br *bufio.Reader) ([]byte, int64, error) {
-	chunk, err := br.ReadSlice('\n')
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		return chunk, int64(len(chunk)), err
-	}
-	line := append([]byte(nil), chunk...)
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(line)+len(chunk) > maxLine {
-			// Skip the rest of an overlong line, counting it.
-			n := int64(len(line) + len(chunk))
-			for errors.Is(err, bufio.ErrBufferFull) {
-				chunk, err = br.ReadSlice('\n')
-				n += int64(len(chunk))
-			}
-			return []byte("\x00" + errTooLong.Error()), n, err
-		}
-		line = append(line, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return line, int64(len(line)), err
-	}
-}
-
+// parseLine reads a lesson's line (nil: a line too long to read).
 func parseLine(line []byte) (*Lesson, error) {
-	if bytes.HasPrefix(line, []byte("\x00")) {
+	if line == nil {
 		return nil, errTooLong
 	}
 	var l Lesson
@@ -177,7 +108,7 @@ func parseLine(line []byte) (*Lesson, error) {
 		return nil, fmt.Errorf("not JSON: %v", shortErr(err))
 	}
 	switch l.SchemaVersion {
-	case SchemaVersion, originSchema:
+	case store.LessonSchema, store.OriginLessonSchema:
 	default:
 		return nil, fmt.Errorf("unknown schema_version %q", l.SchemaVersion)
 	}
@@ -196,95 +127,45 @@ func shortErr(err error) string {
 	return s
 }
 
-// Prune applies retention: keeps at most maxEntries lessons, none older
-// than maxAge (0: no age limit), dropping damaged lines, and rewrites the
-// log atomically under the lock. It returns how many lessons it removed.
+// Prune applies retention (store.Retention, with MaxPerAgent): at most
+// maxEntries lessons, none older than maxAge (0: no age limit); damaged
+// lines go. The log is rewritten atomically under the lock, the lessons
+// kept byte for byte. It returns how many lessons it removed.
 func (s *Store) Prune(maxEntries int, maxAge time.Duration, now time.Time) (int, error) {
-	unlock, err := s.lock(true)
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
-	type kept struct {
-		created time.Time
-		line    []byte
-	}
-	var all []kept
-	total := 0
-	_, err = s.Each(func(l *Lesson) error {
-		total++
-		if maxAge > 0 && now.Sub(l.CreatedAt) > maxAge {
-			return nil
-		}
-		b, err := json.Marshal(l)
-		if err == nil {
-			all = append(all, kept{l.CreatedAt, b})
-		}
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].created.Before(all[j].created) })
-	if s.MaxPerAgent > 0 {
-		all = newestPerAgent(all, s.MaxPerAgent, func(k kept) string { return agentOf(k.line) })
-	}
-	if maxEntries > 0 && len(all) > maxEntries {
-		all = all[len(all)-maxEntries:]
-	}
-	if len(all) == total {
-		return 0, nil
-	}
-	var buf bytes.Buffer
-	for _, k := range all {
-		buf.Write(k.line)
-		buf.WriteByte('\n')
-	}
-	if err := s.replace(buf.Bytes()); err != nil {
-		return 0, err
-	}
-	return total - len(all), nil
+	keep := store.Retention{MaxEntries: maxEntries, MaxPerAgent: s.MaxPerAgent, MaxAge: maxAge}
+	return s.log().Prune(keep, now, Meta)
 }
 
-// replace swaps the log for new content atomically (temporary file,
-// fsync, rename); the index goes stale and is rebuilt on its next use.
-// The caller holds the exclusive lock.
-func (s *Store) replace(content []byte) error {
-	root, err := fsroot.Open(filepath.Dir(s.Path))
+// Meta is what retention reads of a lesson's line (false: not a lesson).
+func Meta(line []byte) (store.Meta, bool) {
+	l, err := parseLine(line)
 	if err != nil {
-		return err
+		return store.Meta{}, false
 	}
-	defer root.Close()
-	return root.WriteFile(filepath.Base(s.Path), content, 0o644, fsroot.Options{Sync: true})
+	return store.Meta{Agent: l.Request.Agent, Time: l.CreatedAt}, true
 }
 
 // Rewrite applies fn to every lesson and replaces the log atomically, under
-// the lock; damaged lines are dropped. It returns how many lessons fn
-// changed.
+// the lock; damaged lines are dropped, and lessons fn leaves as they were
+// are kept byte for byte. It returns how many lessons fn changed.
 func (s *Store) Rewrite(fn func(l *Lesson) bool) (int, error) {
-	unlock, err := s.lock(true)
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
-	var buf bytes.Buffer
 	changed := 0
-	_, err = s.Each(func(l *Lesson) error {
-		if fn(l) {
-			changed++
+	_, err := s.log().Edit(func(line []byte) ([]byte, bool) {
+		l, err := parseLine(line)
+		if err != nil {
+			return nil, false
+		}
+		if !fn(l) {
+			return line, true
 		}
 		b, err := json.Marshal(l)
 		if err != nil {
-			return err
+			return line, true
 		}
-		buf.Write(b)
-		buf.WriteByte('\n')
-		return nil
+		changed++
+		return b, true
 	})
-	if err != nil || changed == 0 {
-		return 0, err
-	}
-	if err := s.replace(buf.Bytes()); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	return changed, nil
@@ -296,80 +177,20 @@ func (s *Store) Rewrite(fn func(l *Lesson) bool) (int, error) {
 // When fn selects nothing the log is left as it is. It returns how many
 // lessons it removed.
 func (s *Store) Remove(fn func(l *Lesson) bool) (int, error) {
-	unlock, err := s.lock(true)
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
-	f, err := os.Open(s.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	var buf bytes.Buffer
 	removed := 0
-	br := bufio.NewReaderSize(f, 1<<20)
-	for {
-		line, _, rerr := readLine(br)
-		if t := bytes.TrimSpace(line); len(t) > 0 {
-			if l, err := parseLine(t); err == nil {
-				if fn(l) {
-					removed++
-				} else {
-					buf.Write(t)
-					buf.WriteByte('\n')
-				}
-			}
+	_, err := s.log().Rewrite(func(line []byte) bool {
+		l, err := parseLine(line)
+		if err != nil {
+			return false
 		}
-		if rerr == io.EOF {
-			break
+		if fn(l) {
+			removed++
+			return false
 		}
-		if rerr != nil {
-			return 0, rerr
-		}
-	}
-	if removed == 0 {
-		return 0, nil
-	}
-	if err := s.replace(buf.Bytes()); err != nil {
+		return true
+	})
+	if err != nil {
 		return 0, err
 	}
 	return removed, nil
-}
-
-// newestPerAgent keeps, of items sorted oldest first, the newest n of each
-// agent, in order.
-func newestPerAgent[T any](items []T, n int, agent func(T) string) []T {
-	count := map[string]int{}
-	keep := make([]bool, len(items))
-	for i := len(items) - 1; i >= 0; i-- {
-		a := agent(items[i])
-		if count[a] < n {
-			count[a]++
-			keep[i] = true
-		}
-	}
-	out := items[:0]
-	for i, it := range items {
-		if keep[i] {
-			out = append(out, it)
-		}
-	}
-	return out
-}
-
-// agentOf reads a lesson line's agent ("default" when it names none).
-func agentOf(line []byte) string {
-	var l struct {
-		Request struct {
-			Agent string `json:"agent"`
-		} `json:"request"`
-	}
-	if json.Unmarshal(line, &l) != nil || l.Request.Agent == "" {
-		return "default"
-	}
-	return l.Request.Agent
 }

@@ -21,10 +21,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/orket/orket/internal/rawjson"
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/orket/orket/internal/rawjson"
+	"github.com/orket/orket/store"
 )
 
 // A version is one guardrails version's files.
@@ -183,7 +185,7 @@ func clashRecord(k versionKey, win, lose *version) ([]byte, string) {
 		Kept       clashSide `json:"kept"`
 		Clashing   clashSide `json:"clashing"`
 	}{
-		Schema: ProposalSchema, ID: id, Type: ClashType, Agent: k.Agent, Status: "proposed", Version: k.N,
+		Schema: store.ProposalSchema, ID: id, Type: ClashType, Agent: k.Agent, Status: "proposed", Version: k.N,
 		LessonText: "Two clones wrote guardrails v" + strconv.Itoa(k.N) + " of " + k.Agent +
 			" with different texts; the first kept the number, the other is proposed here for review.",
 		Kept: side(win), Clashing: side(lose),

@@ -17,8 +17,8 @@ import (
 
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/feedback"
-	"github.com/orket/orket/internal/jsonl"
 	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/verdict"
 )
 
@@ -107,7 +107,7 @@ func (c *clone) appendLines(log string, lines ...[]byte) {
 	for i, l := range lines {
 		recs[i] = json.RawMessage(l)
 	}
-	if err := (&jsonl.Log{Path: c.path(log)}).Append(recs...); err != nil {
+	if err := (&store.Log{Path: c.path(log)}).Append(recs...); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -154,7 +154,7 @@ var t0 = time.Date(2026, 7, 14, 9, 0, 0, 0, time.UTC)
 // Realistic records, built with orket's own types.
 
 func evaluationLine(agent, runID string, at time.Time, verdictName string) []byte {
-	e := &verdict.Evaluation{Schema: verdict.EvaluationSchema, ID: "ev-" + runID, Time: at, RunID: runID, Task: "pkg/api|test",
+	e := &verdict.Evaluation{Schema: store.EvaluationSchema, ID: "ev-" + runID, Time: at, RunID: runID, Task: "pkg/api|test",
 		Agent: agent, Profile: "test", EditSource: "command", Verdict: verdictName, Score: 55, Code: "E_VERIFY_FAILED",
 		FailedStep: "test", FailedCommand: "go test ./...", Tags: []string{"test_failure"},
 		Summary: "go test ./... failed: TestParse", DurationMS: 1234, EvaluatorVersion: verdict.EvaluatorVersion}
@@ -185,7 +185,7 @@ func feedbackLine(agent string, at time.Time, reason string) []byte {
 }
 
 func taskLine(agent string, at time.Time, typ string) []byte {
-	e := &verdict.TaskEvent{Schema: verdict.TaskEventSchema, Time: at, Type: typ, Task: "pkg/api|test", Agent: agent, Reason: "looked at it", By: agent}
+	e := &verdict.TaskEvent{Schema: store.TaskEventSchema, Time: at, Type: typ, Task: "pkg/api|test", Agent: agent, Reason: "looked at it", By: agent}
 	e.ID = e.Type + "-" + e.Time.UTC().Format("20060102T150405.000000000Z")
 	b, _ := json.Marshal(e)
 	return b

@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/orket/orket/internal/jsonl"
 	"github.com/orket/orket/internal/rawjson"
+	"github.com/orket/orket/store"
 )
 
 // ImportOptions say where records are imported to.
@@ -74,7 +74,7 @@ func Import(ctx context.Context, o ImportOptions, files ...string) (*ImportResul
 		}
 		m := map[string]bool{}
 		var buf bytes.Buffer
-		_, err := (&jsonl.Log{Path: l.Path}).Each(func(line []byte) error {
+		_, err := (&store.Log{Path: l.Path}).Each(func(line []byte) error {
 			if r, ok := parseRecord(l, line, &buf); ok {
 				m[r.identity(l.Kind)] = true
 			}
@@ -151,7 +151,7 @@ func Import(ctx context.Context, o ImportOptions, files ...string) (*ImportResul
 			if err := os.MkdirAll(filepath.Dir(b.log.Path), 0o755); err != nil {
 				return res, err
 			}
-			if err := (&jsonl.Log{Path: b.log.Path}).Append(recs...); err != nil {
+			if err := (&store.Log{Path: b.log.Path}).Append(recs...); err != nil {
 				return res, fmt.Errorf("append to %s: %w", b.log.Name, err)
 			}
 			fr.Added[name] += len(b.recs)

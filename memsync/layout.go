@@ -6,37 +6,17 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/orket/orket/store"
 )
 
 // RefName is the ref that holds the shared memory, in every clone and on
 // the remote.
 const RefName = "refs/orket/memory"
 
-// The memory tree's format, in its file "format". A tree of another format
-// is refused rather than misread.
-const (
-	formatFile = "format"
-	Format     = "orket.memory/v1"
-)
-
-// Schemas of the logs orket writes, as their records' schema_version
-// says. They match lessons.SchemaVersion, verdict.EvaluationSchema,
-// verdict.TaskEventSchema and feedback.Schema (a test checks).
-const (
-	LessonSchema       = "orket.failure_lesson/v1"
-	OriginLessonSchema = "core_pillars/failure_lesson/v1" // the origin project's lessons
-	EvaluationSchema   = "orket.evaluation/v1"
-	TaskEventSchema    = "orket.task_event/v1"
-	FeedbackSchema     = "orket.feedback/v1"
-	ProposalSchema     = "orket.proposal/v1"
-)
-
-// Files of .orket that travel besides the logs.
-const (
-	MemoryFile    = "memory/AGENT_MEMORY.md"
-	GuardrailsDir = "guardrails"
-	ProposalsLog  = "memory/proposals.jsonl"
-)
+// The memory tree's format (store.MemoryFormat) is in its file "format".
+// A tree of another format is refused rather than misread.
+const formatFile = "format"
 
 // A Kind says what makes two lines of a log the same record.
 type Kind int
@@ -79,15 +59,15 @@ type Log struct {
 // feedback, task events and guardrail proposals.
 func DefaultLogs() []Log {
 	return []Log{
-		{Name: "memory/failure_lessons.jsonl", Kind: Records, Schemas: []string{LessonSchema, OriginLessonSchema},
+		{Name: store.LessonsFile, Kind: Records, Schemas: []string{store.LessonSchema, store.OriginLessonSchema},
 			TimeFields: []string{"created_at"}, AgentField: []string{"request", "agent"}, Retained: true},
-		{Name: "memory/evaluations.jsonl", Kind: Records, Schemas: []string{EvaluationSchema},
+		{Name: store.EvaluationsFile, Kind: Records, Schemas: []string{store.EvaluationSchema},
 			TimeFields: []string{"time"}, AgentField: []string{"agent"}, Retained: true},
-		{Name: "memory/feedback.jsonl", Kind: Records, Schemas: []string{FeedbackSchema},
+		{Name: store.FeedbackFile, Kind: Records, Schemas: []string{store.FeedbackSchema},
 			TimeFields: []string{"time"}, AgentField: []string{"agent"}, Retained: true},
-		{Name: "memory/tasks.jsonl", Kind: Events, Schemas: []string{TaskEventSchema},
+		{Name: store.TasksFile, Kind: Events, Schemas: []string{store.TaskEventSchema},
 			TimeFields: []string{"time"}, AgentField: []string{"agent"}},
-		{Name: ProposalsLog, Kind: Events, Schemas: []string{ProposalSchema},
+		{Name: store.ProposalsFile, Kind: Events, Schemas: []string{store.ProposalSchema},
 			TimeFields: []string{"time", "updated_at", "created_at"}, AgentField: []string{"agent"}},
 	}
 }
@@ -185,5 +165,5 @@ func validAgent(name string) bool {
 }
 
 func guardrailPath(agent string, n int, ext string) string {
-	return GuardrailsDir + "/" + agent + "/v" + strconv.Itoa(n) + "." + ext
+	return store.GuardrailsDir + "/" + agent + "/v" + strconv.Itoa(n) + "." + ext
 }

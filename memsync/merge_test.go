@@ -11,9 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/orket/orket/feedback"
-	"github.com/orket/orket/lessons"
-	"github.com/orket/orket/verdict"
+	"github.com/orket/orket/store"
 )
 
 func logNamed(name string) Log {
@@ -23,21 +21,6 @@ func logNamed(name string) Log {
 		}
 	}
 	panic(name)
-}
-
-// TestSchemas: the schemas memsync routes by are the ones orket writes.
-func TestSchemas(t *testing.T) {
-	for _, c := range [][2]string{
-		{LessonSchema, lessons.SchemaVersion},
-		{EvaluationSchema, verdict.EvaluationSchema},
-		{TaskEventSchema, verdict.TaskEventSchema},
-		{FeedbackSchema, feedback.Schema},
-		{MemoryFile, feedback.MemoryFile},
-	} {
-		if c[0] != c[1] {
-			t.Errorf("memsync has %q, orket writes %q", c[0], c[1])
-		}
-	}
 }
 
 func TestParseRecord(t *testing.T) {
@@ -150,7 +133,7 @@ func TestRedactedWins(t *testing.T) {
 // TestEventsOfOneInstant: a proposal and a status line of one id at one
 // time are two records; the same status line redacted or not is one.
 func TestEventsOfOneInstant(t *testing.T) {
-	l := logNamed(ProposalsLog)
+	l := logNamed(store.ProposalsFile)
 	prop := `{"schema_version":"orket.proposal/v1","record":"proposal","id":"p1","created_at":"2026-07-14T10:00:00Z","status":"proposed"}`
 	st := `{"schema_version":"orket.proposal/v1","record":"status","id":"p1","time":"2026-07-14T10:00:00Z","status":"approved","reason":"ok hunter2"}`
 	red := `{"schema_version":"orket.proposal/v1","record":"status","id":"p1","time":"2026-07-14T10:00:00Z","status":"approved","reason":"ok [REDACTED]"}`

@@ -3,9 +3,10 @@ package memsync
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/orket/orket/internal/rawjson"
 	"strconv"
 	"time"
+
+	"github.com/orket/orket/internal/rawjson"
 )
 
 // A record is one line of a log, as the merge sees it: its bytes (compact

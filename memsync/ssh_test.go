@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/orket/orket/store"
 )
 
 // An sshServer is an OpenSSH sshd on 127.0.0.1 at a random port, with a
@@ -171,12 +173,12 @@ func TestSSH(t *testing.T) {
 	remote := newBare(t)
 	a, b := sshClone(t, srv, remote), sshClone(t, srv, remote)
 	idsA := addRecords(a, "alice", 20, t0)
-	a.write(MemoryFile, "# Agent Memory\n\n- from a\n")
+	a.write(store.MemoryFile, "# Agent Memory\n\n- from a\n")
 	if res := a.sync(); !res.Pushed || res.Sent != 20 {
 		t.Fatalf("%+v", res)
 	}
 	idsB := addRecords(b, "bob", 20, t0)
-	b.write(MemoryFile, "# Agent Memory\n\n- from b\n")
+	b.write(store.MemoryFile, "# Agent Memory\n\n- from b\n")
 	if res := b.sync(); res.Received != 20 || !res.Pushed {
 		t.Fatalf("%+v", res)
 	}
@@ -188,7 +190,7 @@ func TestSSH(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if m := a.read(MemoryFile); !strings.Contains(m, "from a") || !strings.Contains(m, "from b") {
+	if m := a.read(store.MemoryFile); !strings.Contains(m, "from a") || !strings.Contains(m, "from b") {
 		t.Errorf("memory:\n%s", m)
 	}
 	sameFiles(t, a, b)

@@ -28,13 +28,13 @@ import (
 	"path/filepath"
 
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/store"
 )
 
 const (
-	stateDir    = "sync"
-	stateFile   = "sync/state.json"
-	journalFile = "sync/journal.json"
-	lockFile    = "sync/sync.lock"
+	stateFile   = store.SyncState
+	journalFile = store.SyncJournal
+	lockFile    = store.SyncLock
 	tailWindow  = 4096
 )
 
@@ -109,7 +109,7 @@ func tailHash(b []byte) string {
 
 // openOrketDir opens the .orket directory, creating it.
 func openOrketDir(dir string) (*fsroot.Root, error) {
-	if err := os.MkdirAll(filepath.Join(dir, stateDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(store.Path(dir, stateFile)), 0o755); err != nil {
 		return nil, err
 	}
 	return fsroot.Open(dir)

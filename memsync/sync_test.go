@@ -17,9 +17,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orket/orket/feedback"
-	"github.com/orket/orket/guardrails"
 	"github.com/orket/orket/internal/flock"
 	"github.com/orket/orket/redact"
+	"github.com/orket/orket/store"
 )
 
 // TestTwoClones: what one clone learns, the other has after a sync each,
@@ -184,18 +184,18 @@ func TestDisplayURL(t *testing.T) {
 func TestMemoryEdits(t *testing.T) {
 	remote := newBare(t)
 	a, b := newClone(t, remote), newClone(t, remote)
-	a.write(MemoryFile, feedback.MemoryTemplate)
+	a.write(store.MemoryFile, feedback.MemoryTemplate)
 	a.sync()
 	b.sync()
-	if b.read(MemoryFile) != feedback.MemoryTemplate {
+	if b.read(store.MemoryFile) != feedback.MemoryTemplate {
 		t.Fatalf("the memory did not travel")
 	}
 	// On a, a person rewrites the intro and adds a note; orket appends a
 	// learning. On b, orket appends a rejection row, and a person deletes
 	// the comment line.
-	edited := strings.Replace(a.read(MemoryFile), "Edit or prune anything here: orket only appends.", "Team rule: keep examples runnable.", 1)
+	edited := strings.Replace(a.read(store.MemoryFile), "Edit or prune anything here: orket only appends.", "Team rule: keep examples runnable.", 1)
 	edited = strings.Replace(edited, "## Rejection log", "Note from Ana: ask before touching pkg/api.\n\n## Rejection log", 1)
-	a.write(MemoryFile, edited)
+	a.write(store.MemoryFile, edited)
 	st, err := feedback.OpenMemory(a.orket).Append(context.Background(), []feedback.Learning{{Time: t0, Context: "Rejected run r1 (pkg/api)", Text: "Validate all code examples"}}, nil)
 	if err != nil || st.Created {
 		t.Fatal(err, st)
@@ -203,12 +203,12 @@ func TestMemoryEdits(t *testing.T) {
 	if _, err := feedback.OpenMemory(b.orket).Append(context.Background(), nil, []feedback.Row{{Date: t0, Type: "code", Item: "pkg/api", Reason: "no tests", Category: "completeness", Action: "Add tests"}}); err != nil {
 		t.Fatal(err)
 	}
-	b.write(MemoryFile, strings.Replace(b.read(MemoryFile), "<!-- New learnings are appended here automatically -->\n", "", 1))
+	b.write(store.MemoryFile, strings.Replace(b.read(store.MemoryFile), "<!-- New learnings are appended here automatically -->\n", "", 1))
 	a.sync()
 	b.sync()
 	a.sync()
 	for _, c := range []*clone{a, b} {
-		m := c.read(MemoryFile)
+		m := c.read(store.MemoryFile)
 		for _, want := range []string{"Team rule: keep examples runnable.", "Note from Ana: ask before touching pkg/api.", "Validate all code examples", `| "no tests" |`} {
 			if !strings.Contains(m, want) {
 				t.Errorf("%s lost %q:\n%s", c.dir, want, m)
@@ -232,17 +232,17 @@ func TestRedaction(t *testing.T) {
 	a.opts.Redact = red.Redact
 	clear := feedbackLine("alice", t0, "the deploy failed with password "+secret)
 	a.appendLines("memory/feedback.jsonl", clear)
-	a.write(MemoryFile, "# Agent Memory\n\n- the staging password is "+secret+"\n")
+	a.write(store.MemoryFile, "# Agent Memory\n\n- the staging password is "+secret+"\n")
 	a.sync()
 	if got := gitGrep(t, remote, secret); got != "" {
 		t.Fatalf("the secret reached the remote in %s", got)
 	}
 	// The person's own file keeps what they wrote; what travelled does not.
-	if !strings.Contains(a.read(MemoryFile), secret) {
+	if !strings.Contains(a.read(store.MemoryFile), secret) {
 		t.Errorf("the local memory was rewritten")
 	}
 	b.sync()
-	if strings.Contains(b.read("memory/feedback.jsonl"), secret) || strings.Contains(b.read(MemoryFile), secret) {
+	if strings.Contains(b.read("memory/feedback.jsonl"), secret) || strings.Contains(b.read(store.MemoryFile), secret) {
 		t.Errorf("the secret reached the other clone")
 	}
 	if !strings.Contains(b.read("memory/feedback.jsonl"), redact.Redacted) {
@@ -320,7 +320,7 @@ func TestGuardrails(t *testing.T) {
 		if c.read("guardrails/codex/v1.md") == "" {
 			t.Errorf("%s: codex's version did not travel", c.dir)
 		}
-		p := c.read(ProposalsLog)
+		p := c.read(store.ProposalsFile)
 		if strings.Count(p, "\n") != 1 || !strings.Contains(p, `"type":"version_clash"`) || !strings.Contains(p, "never edit testdata") {
 			t.Errorf("%s: proposals:\n%s", c.dir, p)
 		}
@@ -633,7 +633,7 @@ func TestClashRedacted(t *testing.T) {
 		t.Fatalf("the secret reached the remote in %s", got)
 	}
 	a.sync()
-	if p := a.read(ProposalsLog); strings.Contains(p, secret) || !strings.Contains(p, redact.Redacted) {
+	if p := a.read(store.ProposalsFile); strings.Contains(p, secret) || !strings.Contains(p, redact.Redacted) {
 		t.Errorf("the clash travelled unredacted:\n%s", p)
 	}
 }
@@ -645,17 +645,17 @@ func TestClashRedacted(t *testing.T) {
 func TestMemoryAfterPull(t *testing.T) {
 	remote := newBare(t)
 	a, b := newClone(t, remote), newClone(t, remote)
-	a.write(MemoryFile, "# Agent Memory\n\n- shared line\n")
+	a.write(store.MemoryFile, "# Agent Memory\n\n- shared line\n")
 	a.sync()
 	b.sync()
-	b.write(MemoryFile, b.read(MemoryFile)+"- learned on b\n")
+	b.write(store.MemoryFile, b.read(store.MemoryFile)+"- learned on b\n")
 	b.sync(pull)
-	a.write(MemoryFile, a.read(MemoryFile)+"- learned on a\n")
+	a.write(store.MemoryFile, a.read(store.MemoryFile)+"- learned on a\n")
 	a.sync()
 	b.sync()
 	a.sync()
 	for _, c := range []*clone{a, b} {
-		m := c.read(MemoryFile)
+		m := c.read(store.MemoryFile)
 		for _, want := range []string{"shared line", "learned on a", "learned on b"} {
 			if !strings.Contains(m, want) {
 				t.Errorf("%s lost %q:\n%s", c.dir, want, m)
@@ -671,19 +671,19 @@ func TestLostRace(t *testing.T) {
 	remote := newBare(t)
 	a, b := newClone(t, remote), newClone(t, remote)
 	addRecords(a, "alice", 40, t0.Add(-72*time.Hour))
-	a.write(MemoryFile, "# Agent Memory\n\n- shared line\n")
+	a.write(store.MemoryFile, "# Agent Memory\n\n- shared line\n")
 	a.sync()
 	b.sync()
 	addRecords(b, "bob", 20, t0.Add(time.Hour))
 	b.sync()
 	addRecords(a, "alice", 10, t0.Add(2*time.Hour))
-	a.write(MemoryFile, a.read(MemoryFile)+"- learned on a\n")
+	a.write(store.MemoryFile, a.read(store.MemoryFile)+"- learned on a\n")
 	raced := false
 	testHookAfterJournal = func() error {
 		if !raced {
 			raced = true
 			addRecords(b, "bob", 5, t0.Add(3*time.Hour))
-			b.write(MemoryFile, b.read(MemoryFile)+"- learned on b\n")
+			b.write(store.MemoryFile, b.read(store.MemoryFile)+"- learned on b\n")
 			b.sync()
 		}
 		return nil
@@ -706,7 +706,7 @@ func TestLostRace(t *testing.T) {
 	}
 	for _, c := range []*clone{a, b} {
 		for _, line := range []string{"learned on a", "learned on b"} {
-			if !strings.Contains(c.read(MemoryFile), line) {
+			if !strings.Contains(c.read(store.MemoryFile), line) {
 				t.Errorf("%s lost %q", c.dir, line)
 			}
 		}
@@ -722,7 +722,7 @@ func TestSymlinkedGuardrailsLock(t *testing.T) {
 	if err := os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), a.path("guardrails/claude/.lock")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.trySync(); !errors.Is(err, guardrails.ErrSymlink) {
-		t.Fatalf("err %v, want guardrails.ErrSymlink", err)
+	if _, err := a.trySync(); !errors.Is(err, store.ErrSymlink) {
+		t.Fatalf("err %v, want store.ErrSymlink", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/store"
 )
 
 // statFile returns a file's identity and size (zeros when it is absent).
@@ -76,17 +77,17 @@ func notExist(err error) bool {
 // wrote them.
 func (s *syncer) mergeMemory(in *inputs, out flat) (*memPlan, error) {
 	p := &memPlan{}
-	local, st, err := readRegularAt(s.root, MemoryFile)
+	local, st, err := readRegularAt(s.root, store.MemoryFile)
 	switch {
 	case err == nil:
 		p.exists, p.before = true, st
 	case notExist(err):
 		local = nil
 	default:
-		return nil, fmt.Errorf("read %s: %w", MemoryFile, err)
+		return nil, fmt.Errorf("read %s: %w", store.MemoryFile, err)
 	}
 	blob := func(f flat) ([]byte, error) {
-		h, ok := f[MemoryFile]
+		h, ok := f[store.MemoryFile]
 		if !ok {
 			return nil, nil
 		}
@@ -116,11 +117,11 @@ func (s *syncer) mergeMemory(in *inputs, out flat) (*memPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	out[MemoryFile] = h
+	out[store.MemoryFile] = h
 	if remote == nil || !bytes.Equal(shared, remote) {
 		if local != nil && !bytes.Equal(merged, local) {
 			s.res.Memory = "merged"
-		} else if h != in.fRemote[MemoryFile] {
+		} else if h != in.fRemote[store.MemoryFile] {
 			s.res.Memory = "sent"
 		}
 	} else if local == nil || !bytes.Equal(merged, local) {
@@ -142,8 +143,8 @@ func (p *memPlan) write(s *syncer) error {
 	if p.exists {
 		mode = os.FileMode(p.before.Mode & 0o7777)
 	}
-	err := s.root.WriteFile(MemoryFile, p.merged, mode, fsroot.Options{Sync: true, Check: func() error {
-		now, err := s.root.Lstat(MemoryFile)
+	err := s.root.WriteFile(store.MemoryFile, p.merged, mode, fsroot.Options{Sync: true, Check: func() error {
+		now, err := s.root.Lstat(store.MemoryFile)
 		if p.exists != (err == nil) {
 			return errRetryMerge
 		}
@@ -156,7 +157,7 @@ func (p *memPlan) write(s *syncer) error {
 		return nil
 	}})
 	if err != nil && !errors.Is(err, errRetryMerge) {
-		return fmt.Errorf("write %s: %w", MemoryFile, err)
+		return fmt.Errorf("write %s: %w", store.MemoryFile, err)
 	}
 	return err
 }
@@ -170,7 +171,7 @@ type guardPlan struct {
 // localVersions reads .orket/guardrails/<agent>/v<N>.{md,json}.
 func (s *syncer) localVersions() (map[versionKey]*version, error) {
 	out := map[versionKey]*version{}
-	agents, err := s.root.ReadDirNames(GuardrailsDir)
+	agents, err := s.root.ReadDirNames(store.GuardrailsDir)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +179,7 @@ func (s *syncer) localVersions() (map[versionKey]*version, error) {
 		if !validAgent(a) {
 			continue
 		}
-		ad, err := s.root.OpenDir(GuardrailsDir + "/" + a)
+		ad, err := s.root.OpenDir(store.GuardrailsDir + "/" + a)
 		if err != nil {
 			continue // a file, or a symlink: not a version directory
 		}
@@ -192,7 +193,7 @@ func (s *syncer) localVersions() (map[versionKey]*version, error) {
 			if !ok {
 				continue
 			}
-			b, _, err := readRegularAt(s.root, GuardrailsDir+"/"+a+"/"+n)
+			b, _, err := readRegularAt(s.root, store.GuardrailsDir+"/"+a+"/"+n)
 			if err != nil {
 				continue
 			}
@@ -216,7 +217,7 @@ func (s *syncer) localVersions() (map[versionKey]*version, error) {
 func (s *syncer) treeVersions(f flat) (map[versionKey]*version, error) {
 	out := map[versionKey]*version{}
 	for p, h := range f {
-		rest, ok := strings.CutPrefix(p, GuardrailsDir+"/")
+		rest, ok := strings.CutPrefix(p, store.GuardrailsDir+"/")
 		if !ok {
 			continue
 		}
@@ -249,7 +250,7 @@ func (s *syncer) mergeGuardrails(in *inputs, out flat) (*guardPlan, error) {
 	p := &guardPlan{writes: map[string][]byte{}}
 	local, err := s.localVersions()
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", GuardrailsDir, err)
+		return nil, fmt.Errorf("read %s: %w", store.GuardrailsDir, err)
 	}
 	base, err := s.treeVersions(in.fShared)
 	if err != nil {

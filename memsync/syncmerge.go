@@ -13,8 +13,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/orket/orket/guardrails"
 	"github.com/orket/orket/internal/flock"
+	"github.com/orket/orket/store"
 )
 
 // testHookAfterJournal, set by tests, runs once the logs are written
@@ -110,7 +110,7 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		if f := strings.TrimSpace(string(b)); f != Format {
+		if f := strings.TrimSpace(string(b)); f != store.MemoryFormat {
 			return plumbing.ZeroHash, &FormatError{Format: f}
 		}
 	}
@@ -128,13 +128,13 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 	// other.
 	for _, agent := range s.guardrailAgents(in) {
 		// Made through the root: never through a symlink.
-		if err := s.root.MkdirAll(GuardrailsDir+"/"+agent, 0o755); err != nil {
+		if err := s.root.MkdirAll(store.GuardrailsDir+"/"+agent, 0o755); err != nil {
 			return plumbing.ZeroHash, err
 		}
-		dir := filepath.Join(s.o.OrketDir, filepath.FromSlash(GuardrailsDir), agent)
-		lock := filepath.Join(dir, ".lock")
+		dir := filepath.Join(s.o.OrketDir, filepath.FromSlash(store.GuardrailsDir), agent)
+		lock := store.DirLock(dir)
 		if fi, err := os.Lstat(lock); err == nil && !fi.Mode().IsRegular() {
-			return plumbing.ZeroHash, fmt.Errorf("%s/%s/.lock: %w", GuardrailsDir, agent, guardrails.ErrSymlink)
+			return plumbing.ZeroHash, fmt.Errorf("%s/%s/.lock: %w", store.GuardrailsDir, agent, store.ErrSymlink)
 		}
 		u, err := flock.Acquire(ctx, lock, flock.Mode{Exclusive: true, Wait: true})
 		if err != nil {
@@ -143,15 +143,15 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 		unlocks = append(unlocks, u)
 	}
 	for _, l := range s.logs {
-		u, err := flock.Acquire(ctx, l.Path+".lock", flock.Mode{Exclusive: true, Wait: true})
+		u, err := flock.Acquire(ctx, store.Lock(l.Path), flock.Mode{Exclusive: true, Wait: true})
 		if err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("lock %s: %w", l.Name, err)
 		}
 		unlocks = append(unlocks, u)
 	}
-	u, err := flock.Acquire(ctx, filepath.Join(s.o.OrketDir, filepath.FromSlash(MemoryFile))+".lock", flock.Mode{Exclusive: true, Wait: true})
+	u, err := flock.Acquire(ctx, store.Lock(store.Path(s.o.OrketDir, store.MemoryFile)), flock.Mode{Exclusive: true, Wait: true})
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("lock %s: %w", MemoryFile, err)
+		return plumbing.ZeroHash, fmt.Errorf("lock %s: %w", store.MemoryFile, err)
 	}
 	unlocks = append(unlocks, u)
 
@@ -164,7 +164,7 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 	for i := range s.logs {
 		l := &s.logs[i]
 		var extra [][]byte
-		if l.Name == ProposalsLog {
+		if l.Name == store.ProposalsFile {
 			extra = gp.clashRecords
 		}
 		p, err := s.mergeLog(in, l, extra, out)
@@ -178,7 +178,7 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 		return plumbing.ZeroHash, err
 	}
 	s.carryUnknown(in, out)
-	if out[formatFile], err = writeObject(s.objs, plumbing.BlobObject, []byte(Format+"\n")); err != nil {
+	if out[formatFile], err = writeObject(s.objs, plumbing.BlobObject, []byte(store.MemoryFormat+"\n")); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	tree := in.treeBase
@@ -296,7 +296,7 @@ func (s *syncer) commit(in *inputs, tree plumbing.Hash) (plumbing.Hash, error) {
 // files): the remote's, else the base's.
 func (s *syncer) carryUnknown(in *inputs, out flat) {
 	known := func(p string) bool {
-		if p == formatFile || p == MemoryFile {
+		if p == formatFile || p == store.MemoryFile {
 			return true
 		}
 		for _, l := range s.logs {
@@ -304,7 +304,7 @@ func (s *syncer) carryUnknown(in *inputs, out flat) {
 				return true
 			}
 		}
-		if rest, ok := strings.CutPrefix(p, GuardrailsDir+"/"); ok {
+		if rest, ok := strings.CutPrefix(p, store.GuardrailsDir+"/"); ok {
 			agent, file, ok := strings.Cut(rest, "/")
 			if _, _, vok := versionName(file); ok && vok && validAgent(agent) {
 				return true
@@ -726,7 +726,7 @@ func (p *logPlan) writeIf(full func() ([]byte, error), prefix int64, tail []byte
 // those with a directory here, and those the remote's memory holds.
 func (s *syncer) guardrailAgents(in *inputs) []string {
 	seen := map[string]bool{}
-	if es, err := os.ReadDir(filepath.Join(s.o.OrketDir, filepath.FromSlash(GuardrailsDir))); err == nil {
+	if es, err := os.ReadDir(filepath.Join(s.o.OrketDir, filepath.FromSlash(store.GuardrailsDir))); err == nil {
 		for _, e := range es {
 			if e.IsDir() && validAgent(e.Name()) {
 				seen[e.Name()] = true
@@ -734,7 +734,7 @@ func (s *syncer) guardrailAgents(in *inputs) []string {
 		}
 	}
 	for p := range in.fRemote {
-		if rest, ok := strings.CutPrefix(p, GuardrailsDir+"/"); ok {
+		if rest, ok := strings.CutPrefix(p, store.GuardrailsDir+"/"); ok {
 			if agent, _, ok := strings.Cut(rest, "/"); ok && validAgent(agent) {
 				seen[agent] = true
 			}

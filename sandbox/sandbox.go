@@ -13,6 +13,7 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
 	"github.com/orket/orket/internal/gitdir"
+	"github.com/orket/orket/store"
 )
 
 // A Mode says whether edit commands run in the sandbox (orket.yaml
@@ -408,7 +409,7 @@ func dedupe(grants []Grant) []Grant {
 // unguarded lists the guarded paths (.orket, git's configuration, hooks
 // and info) that a grant with write rights reaches.
 func unguarded(root string, gitDirs []string, grants []Grant) []string {
-	guarded := []string{filepath.Join(root, ".orket")}
+	guarded := []string{filepath.Join(root, store.Dir)}
 	for _, d := range gitDirs {
 		guarded = append(guarded, filepath.Join(d, "config"), filepath.Join(d, "hooks"), filepath.Join(d, "info"))
 	}

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/orket/orket/scope"
 )
 
 // maxExpansions bounds brace expansion; past it a pattern falls back to
@@ -51,7 +53,7 @@ func ScopeDirs(root string, patterns []string) []ScopeDir {
 		sd.Widened = !exact
 		seen := map[string]bool{}
 		for _, b := range bases {
-			if reserved(b) {
+			if scope.Reserved(b) {
 				sd.Notes = appendOnce(sd.Notes, "names only "+first(b)+" paths, which no edit may write: nothing opened")
 				continue
 			}
@@ -237,10 +239,6 @@ func first(p string) string {
 	f, _, _ := strings.Cut(p, "/")
 	return f
 }
-
-// reserved reports whether p is .git or .orket or below: no scope
-// allows a write there.
-func reserved(p string) bool { f := first(p); return f == ".git" || f == ".orket" }
 
 // nearestDir returns the deepest real directory (reached without
 // following a symbolic link) at or above rel, and why it is not rel.

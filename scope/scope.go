@@ -10,10 +10,9 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-)
 
-// OrketDir is orket's state directory at the repository root.
-const OrketDir = ".orket"
+	"github.com/orket/orket/store"
+)
 
 // A Scope is the set of paths an edit may write, repository-relative.
 type Scope struct {
@@ -115,7 +114,7 @@ func (s Scope) Outside(paths []string) []string {
 // edit.
 func Reserved(p string) bool {
 	first, _, _ := strings.Cut(p, "/")
-	return first == OrketDir || first == ".git"
+	return first == store.Dir || first == ".git"
 }
 
 // Resolve makes a scope pattern given on the command line, relative to

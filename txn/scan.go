@@ -24,7 +24,7 @@ import (
 
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitignore"
-	"github.com/orket/orket/scope"
+	"github.com/orket/orket/store"
 )
 
 // A File is one path of the working tree as a scan saw it.
@@ -525,7 +525,7 @@ func (s *scanner) dir(sw *scanWorker, j dirJob, res *dirResult, push func(dirJob
 		}
 		if typ == unix.DT_DIR {
 			child := dirJob{rel: rel, patterns: patterns, ignored: j.ignored, guarded: j.guarded}
-			if j.rel == "" && name == scope.OrketDir {
+			if j.rel == "" && name == store.Dir {
 				if s.noOrket {
 					continue
 				}

@@ -15,7 +15,7 @@ import (
 	"github.com/orket/orket/internal/fsmonitor"
 	"github.com/orket/orket/internal/fsmonitor/watchmantest"
 	"github.com/orket/orket/internal/gittest"
-	"github.com/orket/orket/scope"
+	"github.com/orket/orket/store"
 )
 
 // gitEnv isolates git from the machine's configuration.
@@ -118,7 +118,7 @@ func wantScan(t *testing.T, what, whole string, info ScanInfo) {
 
 func fp(t *testing.T, dir string) string {
 	t.Helper()
-	s, err := fingerprint.Of(dir, scope.OrketDir)
+	s, err := fingerprint.Of(dir, store.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

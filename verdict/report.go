@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/store"
 )
-
-// ReportSchema is the schema of an escalation report's JSON file.
-const ReportSchema = "orket.escalation/v1"
 
 // A Report is what a person gets when a task is escalated: why, every
 // attempt's evidence, and what to do (SPEC 8.2).
@@ -37,7 +35,7 @@ type Trigger struct {
 // NewReport makes the report of an escalation after consecutive
 // rejections (or by hand, with the person's reason).
 func NewReport(id string, now time.Time, task, agent string, attempts []*Evaluation, reason string) *Report {
-	r := &Report{Schema: ReportSchema, ID: id, Time: now.UTC(), Severity: "high", Task: task, Agent: agent, Attempts: attempts,
+	r := &Report{Schema: store.ReportSchema, ID: id, Time: now.UTC(), Severity: "high", Task: task, Agent: agent, Attempts: attempts,
 		ActionRequired: "Human intervention needed: runs of this task stop (E_ESCALATED) until `orket task resolve " + config.ShellQuote([]string{task}) + " --reason \"...\"`."}
 	if reason != "" {
 		r.Trigger = Trigger{Type: "human_request", Description: "escalated by hand: " + reason}

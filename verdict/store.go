@@ -7,13 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/orket/orket/internal/jsonl"
-)
-
-// Schemas of the two logs.
-const (
-	EvaluationSchema = "orket.evaluation/v1"
-	TaskEventSchema  = "orket.task_event/v1"
+	"github.com/orket/orket/store"
 )
 
 // EvaluatorVersion names the rules Judge applies, for the evaluation log.
@@ -85,19 +79,19 @@ type TaskEvent struct {
 
 // A Store is the evaluation log and the task events of a repository.
 type Store struct {
-	Evaluations *jsonl.Log
-	Events      *jsonl.Log
+	Evaluations *store.Log
+	Events      *store.Log
 }
 
 // Open returns the store kept in dir (.orket/memory).
 func Open(dir string) *Store {
-	return &Store{Evaluations: &jsonl.Log{Path: filepath.Join(dir, "evaluations.jsonl")},
-		Events: &jsonl.Log{Path: filepath.Join(dir, "tasks.jsonl")}}
+	return &Store{Evaluations: &store.Log{Path: filepath.Join(dir, "evaluations.jsonl")},
+		Events: &store.Log{Path: filepath.Join(dir, "tasks.jsonl")}}
 }
 
 // Record appends an evaluation.
 func (s *Store) Record(e *Evaluation) error {
-	e.Schema, e.EvaluatorVersion = EvaluationSchema, EvaluatorVersion
+	e.Schema, e.EvaluatorVersion = store.EvaluationSchema, EvaluatorVersion
 	if e.ID == "" {
 		e.ID = "ev-" + e.RunID
 	}
@@ -106,7 +100,7 @@ func (s *Store) Record(e *Evaluation) error {
 
 // Event appends a task event.
 func (s *Store) Event(e *TaskEvent) error {
-	e.Schema = TaskEventSchema
+	e.Schema = store.TaskEventSchema
 	if e.ID == "" {
 		e.ID = e.Type + "-" + e.Time.UTC().Format("20060102T150405.000000000Z")
 	}
@@ -114,14 +108,14 @@ func (s *Store) Event(e *TaskEvent) error {
 }
 
 // EachEvaluation streams the evaluation log; damaged lines are skipped.
-func (s *Store) EachEvaluation(fn func(*Evaluation) error) ([]jsonl.Damaged, error) {
+func (s *Store) EachEvaluation(fn func(*Evaluation) error) ([]store.Damaged, error) {
 	return s.EachEvaluationOf("", fn)
 }
 
 // EachEvaluationOf is EachEvaluation of the lines that can hold the string
 // value (all of them when value is ""): a log of a thousand evaluations
 // is decoded only where it can matter (see mayHold).
-func (s *Store) EachEvaluationOf(value string, fn func(*Evaluation) error) ([]jsonl.Damaged, error) {
+func (s *Store) EachEvaluationOf(value string, fn func(*Evaluation) error) ([]store.Damaged, error) {
 	return s.Evaluations.Each(func(line []byte) error {
 		if !mayHold(line, value) {
 			return nil
@@ -150,7 +144,7 @@ func mayHold(line []byte, value string) bool {
 }
 
 // EachEvent streams the task events.
-func (s *Store) EachEvent(fn func(*TaskEvent) error) ([]jsonl.Damaged, error) {
+func (s *Store) EachEvent(fn func(*TaskEvent) error) ([]store.Damaged, error) {
 	return s.Events.Each(func(line []byte) error {
 		var e TaskEvent
 		if json.Unmarshal(line, &e) != nil || e.Type == "" {
@@ -368,30 +362,15 @@ func (s *Store) OpenRuns() (map[string]bool, error) {
 // evaluations a task's state rests on (its open attempts, its escalation)
 // are kept whatever their age: retention never resets a count.
 func (s *Store) Prune(maxPerAgent int, maxAge time.Duration, now time.Time) (int, error) {
-	counts := map[string]int{}
-	total := map[string]int{}
-	if _, err := s.EachEvaluation(func(e *Evaluation) error {
-		total[e.Agent]++
-		return nil
-	}); err != nil {
-		return 0, err
-	}
 	open, err := s.OpenRuns()
 	if err != nil {
 		return 0, err
 	}
-	return s.Evaluations.Rewrite(func(line []byte) bool {
+	return s.Evaluations.Prune(store.Retention{MaxPerAgent: maxPerAgent, MaxAge: maxAge}, now, func(line []byte) (store.Meta, bool) {
 		var e Evaluation
 		if json.Unmarshal(line, &e) != nil {
-			return false
+			return store.Meta{}, false
 		}
-		counts[e.Agent]++
-		if open[e.RunID] {
-			return true
-		}
-		if maxPerAgent > 0 && total[e.Agent]-counts[e.Agent] >= maxPerAgent {
-			return false // older than the newest maxPerAgent
-		}
-		return maxAge == 0 || now.Sub(e.Time) <= maxAge
+		return store.Meta{Agent: e.Agent, Time: e.Time, Pinned: open[e.RunID]}, true
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 )
 
@@ -96,9 +97,9 @@ func runInit(o *options, force bool) (*initResult, error) {
 		return nil, writeError(file, err)
 	}
 	res.Wrote = append(res.Wrote, rel(r, file))
-	ignore := filepath.Join(r.Root, ".orket", ".gitignore")
+	ignore := filepath.Join(r.Root, store.Dir, store.IgnoreFile)
 	if _, err := os.Lstat(ignore); errors.Is(err, os.ErrNotExist) || force {
-		if err := writeFile(ignore, []byte(config.GitIgnore)); err != nil {
+		if err := writeFile(ignore, []byte(store.InitIgnore)); err != nil {
 			return nil, writeError(ignore, err)
 		}
 		res.Wrote = append(res.Wrote, rel(r, ignore))

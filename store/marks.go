@@ -1,4 +1,4 @@
-package orket
+package store
 
 import (
 	"fmt"
@@ -42,9 +42,9 @@ func readMark(path string) (pruneMark, bool) {
 	return m, true
 }
 
-// dueForPrune reports whether the log at path should be pruned now, to
+// DueForPrune reports whether the log at path should be pruned now, to
 // bound entries and maxAge.
-func dueForPrune(path string, floor int64, bound int, maxAge time.Duration, now time.Time) bool {
+func DueForPrune(path string, floor int64, bound int, maxAge time.Duration, now time.Time) bool {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return false
@@ -63,24 +63,24 @@ func dueForPrune(path string, floor int64, bound int, maxAge time.Duration, now 
 	return fi.Size() >= m.size+m.size/8 || fi.Size() < m.size
 }
 
-// pruneIfDue runs prune on the log at path when dueForPrune says so (a
+// PruneIfDue runs prune on the log at path when DueForPrune says so (a
 // log past bound lines of some lineBytes each, grown or re-bounded since
 // its last prune), and notes the prune.
-func pruneIfDue(path string, lineBytes int64, bound int, maxAge time.Duration, now time.Time, prune func() error) error {
-	if !dueForPrune(path, int64(bound)*lineBytes, bound, maxAge, now) {
+func PruneIfDue(path string, lineBytes int64, bound int, maxAge time.Duration, now time.Time, prune func() error) error {
+	if !DueForPrune(path, int64(bound)*lineBytes, bound, maxAge, now) {
 		return nil
 	}
 	if err := prune(); err != nil {
 		return err
 	}
-	prunedAt(path, bound, maxAge, now)
+	PrunedAt(path, bound, maxAge, now)
 	return nil
 }
 
-// prunedAt notes what a prune (or a count that found nothing to prune)
+// PrunedAt notes what a prune (or a count that found nothing to prune)
 // saw. It is a hint: losing it costs one early prune, never a record, so
 // it is not fsynced.
-func prunedAt(path string, bound int, maxAge time.Duration, now time.Time) {
+func PrunedAt(path string, bound int, maxAge time.Duration, now time.Time) {
 	if fi, err := os.Stat(path); err == nil {
 		m := pruneMark{size: fi.Size(), bound: bound, maxAge: maxAge.Truncate(time.Second), at: now}
 		os.WriteFile(path+".pruned", []byte(m.String()), 0o644)

@@ -1,4 +1,4 @@
-package jsonl
+package store
 
 import (
 	"encoding/json"
