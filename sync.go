@@ -84,8 +84,7 @@ func syncOptions(repo *txn.Repo, cfg *config.Config, env Env) memsync.Options {
 	}
 	return memsync.Options{Repo: repo.Git, OrketDir: dir, WorkTree: filepath.Dir(dir), Remote: cfg.Memory.Remote,
 		Logs: logs, Redact: red.Redact, Now: now,
-		Retention: memsync.Retention{MaxEntriesPerAgent: cfg.Lessons.Retention.MaxEntriesPerAgent, MaxAge: cfg.Lessons.Retention.MaxAge,
-			MaxVersions: cfg.Guardrails.MaxVersions, Keep: keepOpenRuns(repo)}}
+		Retention: memsync.Retention{Logs: cfg.Lessons.Retention.Rule(), MaxVersions: cfg.Guardrails.MaxVersions, Keep: keepOpenRuns(repo)}}
 }
 
 // keepOpenRuns protects from a sync's retention the evaluations an open

@@ -134,6 +134,12 @@ type Retention struct {
 	MaxAge             time.Duration
 }
 
+// Rule is lessons.retention as the one retention rule of the state
+// directory (store.Retention): each log takes its bounds with Of.
+func (r Retention) Rule() store.Retention {
+	return store.Retention{MaxEntries: r.MaxEntries, MaxPerAgent: r.MaxEntriesPerAgent, MaxAge: r.MaxAge}
+}
+
 // Tail caps the output kept from a step.
 type Tail struct {
 	MaxLines int

@@ -12,6 +12,8 @@ import (
 	"bytes"
 	"sort"
 	"time"
+
+	"github.com/orket/orket/store"
 )
 
 // parseLines reads the records of a JSON-lines text; lines that are not a
@@ -106,15 +108,13 @@ func MergeLog(l Log, texts ...[]byte) []byte {
 
 // Retention bounds what is shared. Its zero value keeps everything.
 type Retention struct {
-	// MaxEntriesPerAgent keeps each agent's newest records of a
-	// retained log. To keep a sync cheap, a log is pruned only once an
-	// agent holds more than an eighth over the bound, and then down to
-	// it. 0: no bound.
-	MaxEntriesPerAgent int
-	// MaxAge drops the days of a retained log older than Now-MaxAge
-	// (whole days, UTC: a record lives at most a day past MaxAge).
-	// Records without a time are not aged. 0: no bound.
-	MaxAge time.Duration
+	// Logs bounds the records of a retained log by the one rule of
+	// package store (store.Retention.Keep, which a run's prune of the
+	// local log applies too): each log's bounds are Logs.Of(its name).
+	// To keep a sync cheap, a log is pruned only once it holds more than
+	// an eighth over a bound (or a day past its age bound), and then down
+	// to it.
+	Logs store.Retention
 	// MaxVersions keeps each agent's newest guardrail versions. 0: all.
 	MaxVersions int
 	// Keep, when set, protects records retention would drop (the
@@ -151,102 +151,85 @@ type shard struct {
 // retain applies r to the shards of log l (sorted by day), loading a
 // shard's records with load when it needs them, and returns how many
 // records it dropped. Shards left empty are removed from the result.
+// When a prune is due (pruneDue), every shard is read and the rule is
+// applied to all of the log's records in their order, as a local prune
+// applies it to the file: the two keep the same records.
 func retain(l *Log, shards []*shard, r Retention, now time.Time, load func(*shard) error) ([]*shard, int, error) {
-	if !l.Retained || (r.MaxAge <= 0 && r.MaxEntriesPerAgent <= 0) {
+	keep := r.Logs.Of(l.Name)
+	if !l.Retained || keep == (store.Retention{}) {
 		return shards, 0, nil
 	}
-	dropped := 0
-	keep := func(rec *record) bool { return r.Keep != nil && r.Keep(l.Name, rec.raw) }
-	filter := func(s *shard, drop func(*record) bool) error {
+	due, err := pruneDue(shards, keep, now, load)
+	if err != nil || !due {
+		return shards, 0, err
+	}
+	var metas []store.Meta
+	for _, s := range shards {
 		if err := load(s); err != nil {
-			return err
+			return nil, 0, err
 		}
-		kept := s.recs[:0:0]
 		for i := range s.recs {
-			if drop(&s.recs[i]) && !keep(&s.recs[i]) {
-				dropped++
-				continue
+			rec := &s.recs[i]
+			m := store.Meta{Agent: rec.agent, Pinned: r.Keep != nil && r.Keep(l.Name, rec.raw)}
+			if rec.nanos != 0 {
+				m.Time = time.Unix(0, rec.nanos).UTC()
 			}
-			kept = append(kept, s.recs[i])
+			metas = append(metas, m)
 		}
-		if len(kept) != len(s.recs) {
-			s.recs, s.dirty = kept, true
-			in := infoOf(kept)
+	}
+	kept, dropped, n := keep.Keep(metas, now), 0, 0
+	out := shards[:0]
+	for _, s := range shards {
+		recs := s.recs[:0:0]
+		for i := range s.recs {
+			if kept[n] {
+				recs = append(recs, s.recs[i])
+			} else {
+				dropped++
+			}
+			n++
+		}
+		if len(recs) != len(s.recs) {
+			s.recs, s.dirty = recs, true
+			in := infoOf(recs)
 			s.info = &in
 		}
-		return nil
+		if len(s.recs) > 0 {
+			out = append(out, s)
+		}
 	}
+	return out, dropped, nil
+}
+
+// pruneDue reports whether a log's shards hold more than an eighth over
+// a bound (of one agent, or of all), or a day older than the age bound:
+// what they hold is read from their infos, loading a shard without one.
+func pruneDue(shards []*shard, r store.Retention, now time.Time, load func(*shard) error) (bool, error) {
 	if r.MaxAge > 0 {
 		cutoff := now.Add(-r.MaxAge).UTC().Format("2006-01-02")
 		for _, s := range shards {
 			if s.day != undatedDay && s.day < cutoff {
-				if err := filter(s, func(*record) bool { return true }); err != nil {
-					return nil, 0, err
-				}
+				return true, nil
 			}
 		}
 	}
-	if n := r.MaxEntriesPerAgent; n > 0 {
-		total := map[string]int{}
-		for _, s := range shards {
-			if s.info == nil {
-				if err := load(s); err != nil {
-					return nil, 0, err
-				}
-			}
-			for a, c := range s.info.Agents {
-				total[a] += c
-			}
-		}
-		over := map[string]bool{}
-		for a, c := range total {
-			if c > n+n/8 {
-				over[a] = true
-			}
-		}
-		if len(over) > 0 {
-			// Newest first: each agent keeps its first n records met.
-			seen := map[string]int{}
-			for i := len(shards) - 1; i >= 0; i-- {
-				s := shards[i]
-				hit := false
-				for a := range over {
-					if s.info.Agents[a] > 0 && seen[a]+s.info.Agents[a] > n {
-						hit = true
-					}
-				}
-				if !hit {
-					for a := range over {
-						seen[a] += s.info.Agents[a]
-					}
-					continue
-				}
-				if err := load(s); err != nil {
-					return nil, 0, err
-				}
-				// Within a shard, newest last: count from the end.
-				drop := make([]bool, len(s.recs))
-				for j := len(s.recs) - 1; j >= 0; j-- {
-					a := s.recs[j].agent
-					if !over[a] {
-						continue
-					}
-					seen[a]++
-					drop[j] = seen[a] > n
-				}
-				k := 0
-				if err := filter(s, func(rec *record) bool { d := drop[k]; k++; return d }); err != nil {
-					return nil, 0, err
-				}
-			}
-		}
-	}
-	out := shards[:0]
+	perAgent, all := map[string]int{}, 0
 	for _, s := range shards {
-		if s.info != nil && s.info.Lines == 0 {
-			continue
+		if s.info == nil {
+			if err := load(s); err != nil {
+				return false, err
+			}
 		}
-		out = append(out, s)
+		for a, c := range s.info.Agents {
+			perAgent[a] += c
+			all += c
+		}
 	}
-	return out, dropped, nil
+	over := func(n, bound int) bool { return bound > 0 && n > bound+bound/8 }
+	for _, c := range perAgent {
+		if over(c, r.MaxPerAgent) {
+			return true, nil
+		}
+	}
+	return over(all, r.MaxEntries), nil
 }

@@ -350,7 +350,7 @@ func TestRetention(t *testing.T) {
 	a.appendLines("memory/tasks.jsonl", taskLine("alice", t0, "reset"))
 	keepRun := "r010"
 	a.sync(func(o *Options) {
-		o.Retention = Retention{MaxEntriesPerAgent: 20, MaxAge: 90 * 24 * time.Hour,
+		o.Retention = Retention{Logs: store.Retention{MaxPerAgent: 20, MaxAge: 90 * 24 * time.Hour},
 			Keep: func(log string, rec []byte) bool { return strings.Contains(string(rec), `"run_id":"`+keepRun+`"`) }}
 		o.Now = func() time.Time { return now }
 	})

@@ -219,7 +219,7 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 			return plumbing.ZeroHash, fmt.Errorf("write %s: %w", p.log.Name, err)
 		}
 		nst.Logs[p.log.Name] = ls
-		if s.o.Retention.MaxEntriesPerAgent > 0 {
+		if s.o.Retention.Logs != (store.Retention{}) {
 			for _, sh := range ls.Shards {
 				if in, ok := in.infos[sh.Blob]; ok {
 					nst.Infos[sh.Blob] = in

@@ -22,6 +22,17 @@ type Retention struct {
 	MaxAge      time.Duration // no record older than this
 }
 
+// Of is the retention of the log rel of the state directory: each log
+// keeps each agent's newest MaxPerAgent records within MaxAge, and the
+// lesson log, besides, its newest MaxEntries of all. Runs and syncs both
+// ask it.
+func (r Retention) Of(rel string) Retention {
+	if rel != LessonsFile {
+		r.MaxEntries = 0
+	}
+	return r
+}
+
 // Meta is what retention reads of a record.
 type Meta struct {
 	Agent string    // "" counts as DefaultAgent
