@@ -17,8 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/lazyre"
 	"github.com/orket/orket/store"
@@ -368,7 +366,7 @@ func (m *Memory) Read() ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	b, _, _, err := readRegular(root, store.MemoryFile, maxMemoryRead)
+	b, _, _, err := store.ReadRegular(root, store.MemoryFile, maxMemoryRead)
 	return b, err
 }
 
@@ -380,8 +378,6 @@ type MemoryStatus struct {
 	// once per run).
 	WantsPruning bool `json:"wants_pruning,omitempty"`
 }
-
-var errChanged = errors.New("agent memory changed while orket wrote it")
 
 // testHookMemoryRead, set by tests, runs between the read of the memory
 // and its write: where a person's save would race orket's.
@@ -398,14 +394,14 @@ func (m *Memory) Append(ctx context.Context, learnings []Learning, rows []Row) (
 		return MemoryStatus{}, err
 	}
 	defer root.Close()
-	unlock, err := lockAt(ctx, root, store.Lock(store.MemoryFile), true)
+	unlock, err := store.LockAt(ctx, root, store.Lock(store.MemoryFile), true)
 	if err != nil {
 		return MemoryStatus{}, fmt.Errorf("lock %s: %w", store.MemoryFile, err)
 	}
 	defer unlock()
 	for try := 0; ; try++ {
 		st, err := m.append(root, learnings, rows)
-		if !errors.Is(err, errChanged) || try == 20 {
+		if !errors.Is(err, store.ErrChanged) || try == 20 {
 			if err != nil {
 				err = fmt.Errorf("write %s: %w", store.MemoryFile, err)
 			}
@@ -421,7 +417,7 @@ func (m *Memory) Append(ctx context.Context, learnings []Learning, rows []Row) (
 
 func (m *Memory) append(root *fsroot.Root, learnings []Learning, rows []Row) (MemoryStatus, error) {
 	var status MemoryStatus
-	doc, more, before, err := readRegular(root, store.MemoryFile, maxMemoryRead)
+	doc, more, before, err := store.ReadRegular(root, store.MemoryFile, maxMemoryRead)
 	existed := err == nil
 	if testHookMemoryRead != nil {
 		testHookMemoryRead()
@@ -434,22 +430,8 @@ func (m *Memory) append(root *fsroot.Root, learnings []Learning, rows []Row) (Me
 	case more:
 		return status, fmt.Errorf("larger than %d MiB: prune it", maxMemoryRead>>20)
 	}
-	mode := fs.FileMode(0o644)
-	if existed {
-		mode = fs.FileMode(before.Mode & 0o7777)
-	}
 	out := InsertMemory(doc, learnings, rows)
-	err = root.WriteFile(store.MemoryFile, out, mode, fsroot.Options{Sync: true, Check: func() error {
-		now, err := root.Lstat(store.MemoryFile)
-		if existed != (err == nil) || (existed && !sameFile(before, now)) {
-			return errChanged
-		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENOENT) {
-			return err
-		}
-		return nil
-	}})
-	if err != nil {
+	if err := store.WriteIfSame(root, store.MemoryFile, out, existed, before); err != nil {
 		return status, err
 	}
 	status.Learnings = CountLearnings(out)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/store"
 )
 
 var (
@@ -472,7 +473,7 @@ func TestMemoryRefusesOddFiles(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if !errors.Is(err, ErrNotRegular) {
+		if !errors.Is(err, store.ErrNotRegular) {
 			t.Errorf("FIFO memory: %v", err)
 		}
 	case <-time.After(10 * time.Second):

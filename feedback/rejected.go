@@ -163,8 +163,8 @@ func (r *Reviewer) ReviewAll(ctx context.Context) ([]Reviewed, MemoryStatus, err
 	if err != nil || len(names) == 0 {
 		return nil, status, err
 	}
-	unlock, err := lockAt(ctx, root, store.ReviewLock, false)
-	if errors.Is(err, errBusy) {
+	unlock, err := store.LockAt(ctx, root, store.ReviewLock, false)
+	if errors.Is(err, store.ErrBusy) {
 		return nil, status, ErrReviewBusy
 	}
 	if err != nil {
@@ -210,7 +210,7 @@ func (r *Reviewer) review(ctx context.Context, root *fsroot.Root, mem *Memory, n
 	if err != nil {
 		return rv, status, err
 	}
-	content, more, st, rerr := readRegularAt(int(d.Fd()), name, store.RejectedDir+"/"+name, maxRejectedRead)
+	content, more, st, rerr := store.ReadRegularAt(int(d.Fd()), name, store.RejectedDir+"/"+name, maxRejectedRead)
 	d.Close()
 	if errors.Is(rerr, fs.ErrNotExist) {
 		rv.Status, rv.Error = StatusUnreviewed, "gone before it was reviewed"

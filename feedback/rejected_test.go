@@ -239,7 +239,7 @@ func TestReviewBusyAndEmpty(t *testing.T) {
 	write(t, filepath.Join(dir, "rejected", "plan.md"), "x\n")
 	root, _ := fsroot.Open(dir)
 	defer root.Close()
-	unlock, err := lockAt(context.Background(), root, store.RejectedDir+"/.review.lock", false)
+	unlock, err := store.LockAt(context.Background(), root, store.RejectedDir+"/.review.lock", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,16 +57,16 @@ type memPlan struct {
 // readRegularAt reads the regular file rel below root, refusing symlinks
 // and anything that is not a regular file.
 func readRegularAt(root *fsroot.Root, rel string) ([]byte, unix.Stat_t, error) {
-	st, err := root.Lstat(rel)
-	if err != nil {
-		return nil, st, err
+	b, more, st, err := store.ReadRegular(root, rel, maxFile)
+	if err == nil && more {
+		err = fmt.Errorf("%s: larger than %d MiB", rel, maxFile>>20)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, st, &os.PathError{Op: "read", Path: rel, Err: errors.New("not a regular file")}
-	}
-	b, err := root.ReadFile(rel)
 	return b, st, err
 }
+
+// maxFile bounds a file of .orket a sync reads (the agent memory, a
+// guardrails version).
+const maxFile = 64 << 20
 
 func notExist(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOENT)
@@ -139,27 +139,14 @@ func (p *memPlan) write(s *syncer) error {
 	if p.merged == nil {
 		return nil
 	}
-	mode := os.FileMode(0o644)
-	if p.exists {
-		mode = os.FileMode(p.before.Mode & 0o7777)
+	err := store.WriteIfSame(s.root, store.MemoryFile, p.merged, p.exists, p.before)
+	if errors.Is(err, store.ErrChanged) {
+		return errRetryMerge
 	}
-	err := s.root.WriteFile(store.MemoryFile, p.merged, mode, fsroot.Options{Sync: true, Check: func() error {
-		now, err := s.root.Lstat(store.MemoryFile)
-		if p.exists != (err == nil) {
-			return errRetryMerge
-		}
-		if err != nil && !notExist(err) {
-			return err
-		}
-		if p.exists && (now.Ino != p.before.Ino || now.Size != p.before.Size || now.Mtim != p.before.Mtim || now.Ctim != p.before.Ctim) {
-			return errRetryMerge
-		}
-		return nil
-	}})
-	if err != nil && !errors.Is(err, errRetryMerge) {
+	if err != nil {
 		return fmt.Errorf("write %s: %w", store.MemoryFile, err)
 	}
-	return err
+	return nil
 }
 
 // guardPlan is what the guardrails' merge will write back.

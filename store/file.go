@@ -1,10 +1,11 @@
-package feedback
+package store
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"time"
@@ -14,19 +15,20 @@ import (
 	"github.com/orket/orket/internal/fsroot"
 )
 
-// Every file of this package below .orket is reached through an fsroot
-// (no symlink followed, no "..") and opened so that nothing odd a person
-// put there (a FIFO, a device, a symlink to elsewhere) blocks orket or
-// makes it write outside .orket.
+// The state directory's files that people edit or drop there (the agent
+// memory, the rejected folder) are reached through an fsroot (no symlink
+// followed, no "..") and opened so that nothing odd a person put there (a
+// FIFO, a device, a symlink to elsewhere) blocks orket or makes it write
+// outside .orket.
 
 // ErrNotRegular reports a file that is a FIFO, a device, a socket or a
 // directory where a regular file was expected.
 var ErrNotRegular = errors.New("not a regular file")
 
-// lockAt takes an exclusive flock on the file rel below root (created if
+// LockAt takes an exclusive flock on the file rel below root (created if
 // missing, never through a symlink) and returns its release. With wait
-// it polls until ctx ends; otherwise a held lock is errBusy.
-func lockAt(ctx context.Context, root *fsroot.Root, rel string, wait bool) (func(), error) {
+// it polls until ctx ends; otherwise a held lock is ErrBusy.
+func LockAt(ctx context.Context, root *fsroot.Root, rel string, wait bool) (func(), error) {
 	dir, base := path.Split(rel)
 	dir = path.Clean(dir)
 	if dir == "." {
@@ -55,7 +57,7 @@ func lockAt(ctx context.Context, root *fsroot.Root, rel string, wait bool) (func
 		}
 		if !wait {
 			unix.Close(fd)
-			return nil, errBusy
+			return nil, ErrBusy
 		}
 		select {
 		case <-ctx.Done():
@@ -70,12 +72,13 @@ func lockAt(ctx context.Context, root *fsroot.Root, rel string, wait bool) (func
 	}, nil
 }
 
-var errBusy = errors.New("held by another process")
+// ErrBusy reports a lock held by another process (LockAt without wait).
+var ErrBusy = errors.New("held by another process")
 
-// readRegular reads at most max bytes of the regular file rel (without
+// ReadRegular reads at most max bytes of the regular file rel (without
 // following a symlink, without blocking on a FIFO) and reports whether
 // there was more, with the file's stat.
-func readRegular(root *fsroot.Root, rel string, max int64) ([]byte, bool, unix.Stat_t, error) {
+func ReadRegular(root *fsroot.Root, rel string, max int64) ([]byte, bool, unix.Stat_t, error) {
 	var st unix.Stat_t
 	dir, base := path.Split(rel)
 	dir = path.Clean(dir)
@@ -87,11 +90,11 @@ func readRegular(root *fsroot.Root, rel string, max int64) ([]byte, bool, unix.S
 		return nil, false, st, err
 	}
 	defer d.Close()
-	return readRegularAt(int(d.Fd()), base, rel, max)
+	return ReadRegularAt(int(d.Fd()), base, rel, max)
 }
 
-// readRegularAt is readRegular in the directory dirfd.
-func readRegularAt(dirfd int, name, shown string, max int64) ([]byte, bool, unix.Stat_t, error) {
+// ReadRegularAt is ReadRegular in the directory dirfd.
+func ReadRegularAt(dirfd int, name, shown string, max int64) ([]byte, bool, unix.Stat_t, error) {
 	var st unix.Stat_t
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if errors.Is(err, unix.ELOOP) {
@@ -118,7 +121,32 @@ func readRegularAt(dirfd int, name, shown string, max int64) ([]byte, bool, unix
 	return b, false, st, nil
 }
 
-// sameFile reports whether two stats are of one unchanged file.
-func sameFile(a, b unix.Stat_t) bool {
+// SameFile reports whether two stats are of one unchanged file.
+func SameFile(a, b unix.Stat_t) bool {
 	return a.Ino == b.Ino && a.Dev == b.Dev && a.Size == b.Size && a.Mtim == b.Mtim && a.Ctim == b.Ctim
+}
+
+// ErrChanged reports a file that changed since it was read: a person
+// saved it meanwhile (WriteIfSame).
+var ErrChanged = errors.New("changed since it was read")
+
+// WriteIfSame writes data to the regular file rel below root, atomically
+// and synced, with the mode it had (0644 for a new one), unless the file
+// changed since it was read (existed, with the stat before): then it
+// writes nothing and returns ErrChanged, and the caller reads it again.
+func WriteIfSame(root *fsroot.Root, rel string, data []byte, existed bool, before unix.Stat_t) error {
+	mode := os.FileMode(0o644)
+	if existed {
+		mode = os.FileMode(before.Mode & 0o7777)
+	}
+	return root.WriteFile(rel, data, mode, fsroot.Options{Sync: true, Check: func() error {
+		now, err := root.Lstat(rel)
+		if existed != (err == nil) || existed && !SameFile(before, now) {
+			return ErrChanged
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENOENT) {
+			return err
+		}
+		return nil
+	}})
 }
