@@ -1,4 +1,4 @@
-package orket
+package orket_test
 
 import (
 	"bytes"
@@ -14,11 +14,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/fingerprint"
 	"github.com/orket/orket/internal/fsmonitor"
 	"github.com/orket/orket/internal/fsmonitor/watchmantest"
 	"github.com/orket/orket/internal/gittest"
+	"github.com/orket/orket/learn"
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/sandbox"
 	"github.com/orket/orket/txn"
@@ -217,18 +219,18 @@ func barrierSuite(t *testing.T, as []attack, run func(int) bool, mode string, wa
 				watchOut = ""
 			}
 			before := worldState(t, repo.Root, watchOut)
-			req := Request{Repo: repo, Config: cfg, Scope: []string{"pkg"}, Profile: a.profile, AutoConfirm: true, Env: OSEnv()}
+			req := orket.Request{Repo: repo, Config: cfg, Scope: []string{"pkg"}, Profile: a.profile, AutoConfirm: true, Env: orket.OSEnv(), Learner: learn.Loop{}}
 			req.Env.Environ = append(req.Env.Environ, "OUT="+out)
 			if a.patch != "" {
 				p, err := patch.Parse(strings.NewReader(strings.ReplaceAll(a.patch, "$OUT", out)))
 				if err != nil {
 					return // refused before planning: nothing can have been written
 				}
-				req.Edit = PatchEdit{Name: a.name, Patch: p}
+				req.Edit = orket.PatchEdit{Name: a.name, Patch: p}
 			} else {
-				req.Edit = CommandEdit{Argv: []string{"sh", "-c", a.command}}
+				req.Edit = orket.CommandEdit{Argv: []string{"sh", "-c", a.command}}
 			}
-			rec, err := Execute(context.Background(), req, nil)
+			rec, err := orket.Execute(context.Background(), req, nil)
 			if a.family == "later" {
 				shell(t, repo.Root, "sleep 0.5") // anything left running would write now
 			}
@@ -244,11 +246,11 @@ func barrierSuite(t *testing.T, as []attack, run func(int) bool, mode string, wa
 			if rec != nil && rec.Barrier != nil {
 				caught[rec.Barrier.CaughtBy]++
 			} else {
-				caught[string(Describe(err).Code)]++
+				caught[string(orket.Describe(err).Code)]++
 			}
 			if before != after {
 				escapes++
-				t.Errorf("ESCAPE (outcome %s): the world outside the scope changed:\n%s", Describe(err).Code, diffLines(before, after))
+				t.Errorf("ESCAPE (outcome %s): the world outside the scope changed:\n%s", orket.Describe(err).Code, diffLines(before, after))
 			}
 		})
 	}

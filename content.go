@@ -1,10 +1,8 @@
 package orket
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -15,10 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/sys/unix"
 
-	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/store"
-	"github.com/orket/orket/verdict"
-	"github.com/orket/orket/verify"
 )
 
 // maxContentBytes bounds what a run reads to name its tree's content; a
@@ -174,64 +169,4 @@ func (r *Run) baseCommit(rev string) plumbing.Hash {
 		return plumbing.ZeroHash
 	}
 	return *h
-}
-
-// markFlaky is the tree-content rule of SPEC 8.2: a step that passes on
-// content an earlier run failed it on makes that run's lessons of it
-// flaky. It returns the lessons it marked.
-func (r *Run) markFlaky(store *verdict.Store) ([]string, error) {
-	if r.content == "" {
-		return nil, nil
-	}
-	passed := map[string]bool{}
-	for _, s := range r.rec.Steps {
-		if s.Status == verify.Passed {
-			passed[s.Dir+"\x00"+s.Command] = true
-		}
-	}
-	if len(passed) == 0 {
-		return nil, nil
-	}
-	// Only the lines that name this content and a failing verdict are
-	// decoded: on most runs none does (a repository verified again and
-	// again as it is names one content a thousand times, passing), and
-	// decoding a thousand evaluations was most of a passing run's reading.
-	runs := map[string]bool{}
-	key := []byte(r.content)
-	if _, err := store.Evaluations.Each(func(line []byte) error {
-		if !bytes.Contains(line, key) || !bytes.Contains(line, []byte(verdict.Reject)) && !bytes.Contains(line, []byte(verdict.Escalate)) {
-			return nil
-		}
-		var e verdict.Evaluation
-		if json.Unmarshal(line, &e) == nil && e.Content == r.content && e.RunID != "" && e.RunID != r.rec.RunID &&
-			(e.Verdict == verdict.Reject || e.Verdict == verdict.Escalate) {
-			runs[e.RunID] = true
-		}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if len(runs) == 0 {
-		return nil, nil
-	}
-	var marked []string
-	s := &lessons.Store{Path: LessonPath(r.req.Repo, r.req.Config)}
-	_, err := s.Rewrite(func(l *lessons.Lesson) bool {
-		if !runs[l.Outcome.RunID] || !passed[l.Verify.FailedDir+"\x00"+l.Verify.FailedCommand] || hasTag(l.Classification.Tags, FlakyTag) {
-			return false
-		}
-		l.Classification.Tags = append(l.Classification.Tags, FlakyTag)
-		marked = append(marked, l.ID)
-		return true
-	})
-	return marked, err
-}
-
-func hasTag(tags []string, t string) bool {
-	for _, x := range tags {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }

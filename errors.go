@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/orket/orket/config"
-	"github.com/orket/orket/guardrails"
 	"github.com/orket/orket/patch"
-	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verify"
 )
@@ -37,19 +34,24 @@ func (p Problem) Line() string {
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
-// problemer is implemented by this package's typed errors.
-type problemer interface{ problem() Problem }
+// A Coded error says what it is as a Problem: the typed errors of this
+// package and of package learn, and *Error.
+type Coded interface {
+	error
+	Problem() Problem
+}
 
 // Describe maps an error to its Problem (nil is OK). It is the one place where errors
-// become codes and exit statuses: this package's typed errors say what
-// they are, errors of the domain packages are recognised here, and
-// anything else is E_INTERNAL, with its text (never a stack trace).
+// become codes and exit statuses: coded errors say what they are (package
+// learn gives its domain's errors their codes as they leave it), errors
+// of the transaction's domain packages are recognised here, and anything
+// else is E_INTERNAL, with its text (never a stack trace).
 func Describe(err error) Problem {
 	if err == nil {
 		return Problem{Code: OK}
 	}
 	var (
-		pr   problemer
+		pr   Coded
 		ce   *config.Error
 		ue   *txn.UnsupportedError
 		le   *txn.LockedError
@@ -60,12 +62,9 @@ func Describe(err error) Problem {
 		pe   *patch.Error
 	)
 	var p Problem
-	sp, isSync := syncProblem(err)
 	switch {
-	case isSync:
-		p = sp
 	case errors.As(err, &pr):
-		p = pr.problem()
+		p = pr.Problem()
 	case errors.As(err, &ce):
 		p = Problem{Code: EConfigInvalid, Msg: ce.Error(), Hint: ce.Hint, Fields: map[string]any{"file": ce.File, "line": ce.Line}}
 	case errors.As(err, &upe):
@@ -82,30 +81,12 @@ func Describe(err error) Problem {
 	case errors.As(err, &slp):
 		p = Problem{Code: EWriteOutOfScope, Msg: "the patch writes through a symlink: " + slp.Error(),
 			Hint: "nothing was written; patch the symlink's target path instead", Fields: map[string]any{"outside": []string{slp.Path}}}
-	case errors.Is(err, guardrails.ErrNotFound):
-		p = Problem{Code: EUsage, Msg: err.Error(), Hint: "orket lessons review lists the pending proposals; an id may be shortened to a unique prefix"}
-	case errors.Is(err, guardrails.ErrNoVersion):
-		p = Problem{Code: EUsage, Msg: err.Error(), Hint: "orket guardrails log lists the versions (and which are still kept)"}
-	case errors.Is(err, guardrails.ErrTransition):
-		p = Problem{Code: EUsage, Msg: err.Error(), Hint: "only a proposed or deferred proposal can be approved or rejected; a rejected cluster comes back as a new proposal once it grows"}
-	case errors.Is(err, guardrails.ErrReasonRequired):
-		p = Problem{Code: EUsage, Msg: err.Error(), Hint: `say why with --reason "..."`}
-	case errors.Is(err, guardrails.ErrNoChange):
-		p = Problem{Code: EUsage, Msg: "that version's text is the current text: " + err.Error(), Hint: "orket guardrails log lists the versions; name another with --to N"}
-	case errors.Is(err, guardrails.ErrBadVersion):
-		p = Problem{Code: EConfigInvalid, Msg: store.Dir + "/" + err.Error(),
-			Hint: "fix that file's JSON, or restore it (git show refs/orket/memory:guardrails/... after orket sync, or a backup); v<N>.md holds the text"}
-	case errors.Is(err, store.ErrSymlink):
-		p = Problem{Code: ERepoUnsupported, Msg: err.Error(), Hint: "replace the symlink under .orket/guardrails with the file itself"}
 	case errors.As(err, &pe):
 		p = Problem{Code: EPatchInvalid, Msg: "the patch does not apply: " + pe.Error(),
 			Hint: "nothing was written; regenerate the patch against the current tree (git diff --binary)"}
-	case errors.Is(err, guardrails.ErrAlreadyThere), errors.Is(err, guardrails.ErrLineGone):
-		p = Problem{Code: EUsage, Msg: "the proposal no longer applies: " + err.Error(),
-			Hint: `nothing was written; orket guardrails show has the current text; orket lessons reject ID --reason "..." closes the proposal`}
 	case errors.Is(err, context.Canceled):
 		// Interrupted while it waited (for a lock, say), with no more said.
-		p = (&InterruptedError{During: "while it waited"}).problem()
+		p = (&InterruptedError{During: "while it waited"}).Problem()
 	default:
 		p = Problem{Code: EInternal, Msg: err.Error(), Hint: "this is a bug in orket; please report it with the command you ran"}
 	}
@@ -132,7 +113,7 @@ func Errorf(code Code, hint, format string, args ...any) *Error {
 
 func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Err }
-func (e *Error) problem() Problem {
+func (e *Error) Problem() Problem {
 	return Problem{Code: e.Code, Msg: e.Msg, Hint: e.Hint, Fields: e.Fields}
 }
 
@@ -146,7 +127,7 @@ func internal(what, hint string, err error) *Error {
 type ScopeRequiredError struct{}
 
 func (*ScopeRequiredError) Error() string { return "a mutating run needs a scope" }
-func (e *ScopeRequiredError) problem() Problem {
+func (e *ScopeRequiredError) Problem() Problem {
 	return Problem{Code: EScopeRequired, Msg: e.Error(), Hint: "pass --scope DIR (repeatable) or set scope in orket.yaml"}
 }
 
@@ -178,7 +159,7 @@ func (e *OutOfScopeError) Error() string {
 	return "the edit writes outside its scope: " + strings.Join(all, ", ")
 }
 
-func (e *OutOfScopeError) problem() Problem {
+func (e *OutOfScopeError) Problem() Problem {
 	hint := "nothing was written; widen --scope deliberately or change the edit"
 	if e.DuringVerify {
 		hint = "the change was reverted; list generated paths steps may write in verify.writes in orket.yaml"
@@ -214,7 +195,7 @@ func (e *ProtectedWriteError) Error() string {
 	return "the edit modifies protected paths: " + strings.Join(e.Paths, ", ")
 }
 
-func (e *ProtectedWriteError) problem() Problem {
+func (e *ProtectedWriteError) Problem() Problem {
 	hint := "nothing was written"
 	if e.Reverted {
 		hint = "the change was reverted"
@@ -234,7 +215,7 @@ func (e *SandboxUnavailableError) Error() string {
 	return "sandbox: required, but the kernel sandbox is unavailable: " + e.Reason
 }
 
-func (e *SandboxUnavailableError) problem() Problem {
+func (e *SandboxUnavailableError) Problem() Problem {
 	return Problem{Code: ESandboxUnavailable, Msg: e.Error(),
 		Hint: "nothing was written; run on a kernel with Landlock (Linux 5.19 or later, enabled), or set sandbox: auto in orket.yaml"}
 }
@@ -249,7 +230,7 @@ func (e *TouchsetEmptyError) Error() string {
 	return "the edit changed no file"
 }
 
-func (e *TouchsetEmptyError) problem() Problem {
+func (e *TouchsetEmptyError) Problem() Problem {
 	hint := "check that the edit command edits files in this repository"
 	if e.Worktree {
 		hint = "make the change first, or use -- EDIT-COMMAND"
@@ -271,7 +252,7 @@ func (e *PreflightFailedError) Error() string {
 	return msg
 }
 
-func (e *PreflightFailedError) problem() Problem {
+func (e *PreflightFailedError) Problem() Problem {
 	hint := "satisfy the check before starting"
 	if e.Run {
 		hint = "satisfy the check and run again (strict mode comes from --strict-preflight, preflight.strict or ORKET_STRICT_PREFLIGHT=1)"
@@ -291,7 +272,7 @@ func (e *ConfirmationError) Error() string {
 	return "not confirmed; nothing was written"
 }
 
-func (e *ConfirmationError) problem() Problem {
+func (e *ConfirmationError) Problem() Problem {
 	hint := "answer y to proceed, or pass --yes"
 	if e.NoTerminal {
 		hint = "pass --yes to run without asking"
@@ -315,7 +296,7 @@ func (e *RecoveryNeededError) Error() string {
 
 func (e *RecoveryNeededError) Unwrap() error { return e.Err }
 
-func (e *RecoveryNeededError) problem() Problem {
+func (e *RecoveryNeededError) Problem() Problem {
 	if e.Journal == nil {
 		return Problem{Code: ERecoveryNeeded, Msg: e.Error(), Hint: "run orket recover, or orket recover --discard to forget it"}
 	}
@@ -343,7 +324,7 @@ func (e *UnsavedChangeError) Error() string {
 
 func (e *UnsavedChangeError) Unwrap() error { return e.Err }
 
-func (e *UnsavedChangeError) problem() Problem {
+func (e *UnsavedChangeError) Problem() Problem {
 	return Problem{Code: ERecoveryNeeded, Msg: e.Error(),
 		Hint:   "fix what stopped the save, then orket recover saves the change and restores the tree as it was before the run (orket recover --discard keeps the tree as it is)",
 		Fields: map[string]any{"snapshot_ref": e.Ref}}
@@ -363,7 +344,7 @@ func (e *CommitRefusedError) Error() string {
 	return "verification passed and the change is kept in the tree, but the commit was refused: " + first
 }
 
-func (e *CommitRefusedError) problem() Problem {
+func (e *CommitRefusedError) Problem() Problem {
 	return Problem{Code: ECommitRefused, Msg: e.Error(),
 		Hint: "see commit_refused in --json for all git said; fix it and commit the change yourself (it is staged)"}
 }
@@ -378,7 +359,7 @@ type RevertError struct {
 
 func (e *RevertError) Error() string { return "the revert failed: " + e.Err.Error() }
 func (e *RevertError) Unwrap() error { return e.Err }
-func (e *RevertError) problem() Problem {
+func (e *RevertError) Problem() Problem {
 	hint := "the snapshot is kept as " + e.Ref + "; run orket recover to retry, or restore by hand as its commit message says"
 	if e.Saved != "" {
 		hint += "; the change is saved in " + e.Saved
@@ -396,7 +377,7 @@ func (e *DraftFailedError) Error() string {
 	return fmt.Sprintf("the edit command failed (%s); its changes were reverted", ExitText(e.Edit))
 }
 
-func (e *DraftFailedError) problem() Problem {
+func (e *DraftFailedError) Problem() Problem {
 	return Problem{Code: EDraftFailure, Msg: e.Error(), Hint: "see the edit's output above (or edit.output_tail in --json)" + keptIn(e.Saved)}
 }
 
@@ -439,7 +420,7 @@ func (e *VerifyFailedError) Error() string {
 	return msg
 }
 
-func (e *VerifyFailedError) problem() Problem {
+func (e *VerifyFailedError) Problem() Problem {
 	switch e.Disposition {
 	case Kept:
 		return Problem{Code: EVerifyFailedKept, Msg: e.Error(), Hint: "fix the tree, or restore it with git"}
@@ -505,39 +486,10 @@ func (e *InterruptedError) name() string {
 
 func (e *InterruptedError) Error() string { return "interrupted by " + e.name() + " " + e.During }
 
-func (e *InterruptedError) problem() Problem {
+func (e *InterruptedError) Problem() Problem {
 	exit := 130
 	if s, ok := e.Sig.(syscall.Signal); ok && s != syscall.SIGINT {
 		exit = 128 + int(s)
 	}
 	return Problem{Code: EInterrupted, Exit: exit, Msg: e.Error(), Hint: "run again when ready"}
 }
-
-// An EscalatedError is a run of an escalated task: either the run whose
-// rejection escalated it (Err is its own failure; the change was reverted
-// and its lesson recorded), or a later run, stopped before the snapshot
-// with nothing written (Refused).
-type EscalatedError struct {
-	Task, Agent string
-	Report      string // the report's Markdown file
-	Attempts    int    // consecutive rejections that escalated it (0: by hand)
-	Refused     bool
-	Err         error
-}
-
-func (e *EscalatedError) Error() string {
-	if e.Refused {
-		return "task " + quoteTask(e.Task) + " is escalated to a person (report: " + e.Report + "); nothing was written"
-	}
-	return fmt.Sprintf("agent %s was rejected %d times in a row on task %s: escalated to a person (report: %s); this change was reverted",
-		e.Agent, e.Attempts, quoteTask(e.Task), e.Report)
-}
-
-func (e *EscalatedError) Unwrap() error { return e.Err }
-
-func (e *EscalatedError) problem() Problem {
-	hint := "stop retrying: a person reads the report and runs orket task resolve " + config.ShellQuote([]string{e.Task}) + " --reason \"...\""
-	return Problem{Code: EEscalated, Msg: e.Error(), Hint: hint, Fields: map[string]any{"task": e.Task, "report": e.Report}}
-}
-
-func quoteTask(t string) string { return strconv.Quote(t) }

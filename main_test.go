@@ -1,4 +1,4 @@
-package orket
+package orket_test
 
 import (
 	"os"

@@ -17,10 +17,84 @@ import (
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
+	"github.com/orket/orket/redact"
 	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verify"
 )
+
+// An Attempt is where a run stands among its agent's consecutive attempts
+// at its task (SPEC 8.2): what the edit was told of the earlier ones, and
+// the count after this run's verdict. An agent reads it to decide whether
+// to try again.
+type Attempt struct {
+	Task     string            `json:"task"`
+	Agent    string            `json:"agent"`
+	Number   int               `json:"number"`  // this run's number: 1 + the rejections before it
+	Maximum  int               `json:"maximum"` // the rejections that escalate (verdict.escalate_after)
+	Previous []PreviousAttempt `json:"previous"`
+	// Rejections is the count of consecutive rejections once this run
+	// was judged: 0 after an approval, Maximum when it escalated.
+	Rejections *int `json:"rejections,omitempty"`
+}
+
+// A PreviousAttempt is an earlier rejected attempt, as the next one is
+// told of it.
+type PreviousAttempt struct {
+	RunID      string   `json:"run_id"`
+	Verdict    string   `json:"verdict"`
+	Score      int      `json:"score"`
+	FailedStep string   `json:"failed_step,omitempty"`
+	Tags       []string `json:"tags"`
+	Summary    string   `json:"summary"`
+}
+
+// An Escalation names a task's escalation report.
+type Escalation struct {
+	Report     string `json:"report"`      // the Markdown file
+	ReportJSON string `json:"report_json"` // the same as JSON
+	Trigger    string `json:"trigger"`     // third_rejection, human_request
+	// Notified says how escalation.notify went: "ok", or what failed.
+	Notified string `json:"notified,omitempty"`
+}
+
+// A GuardrailsView is what a run or an agent is given of its guardrails:
+// the version, the file ORKET_GUARDRAILS names, and the lines demoted
+// because what they cite is gone.
+type GuardrailsView struct {
+	Agent   string `json:"agent"`
+	Version int    `json:"version"`
+	// File is the text the agent reads: v<N>.md, or current.md with the
+	// demoted lines marked.
+	File    string   `json:"file"`
+	Rules   int      `json:"rules"`
+	Demoted []string `json:"demoted,omitempty"` // why, one per demoted line
+	// Text is the guardrails as the agent reads them (not in --json of a
+	// run: the file holds it).
+	Text string `json:"text,omitempty"`
+}
+
+// A ProposalView is a guardrails proposal a run or a review made.
+type ProposalView struct {
+	ID      string `json:"id"`
+	Agent   string `json:"agent"`
+	Type    string `json:"type"` // addition, modification, removal
+	Section string `json:"section"`
+	Text    string `json:"text"`
+	Count   int    `json:"count"`
+}
+
+// A SyncView is what memory.sync: auto did around a run.
+type SyncView struct {
+	When     string `json:"when"` // start (pull) or end (push)
+	Remote   string `json:"remote"`
+	Received int    `json:"received"`
+	Sent     int    `json:"sent"`
+	Pushed   bool   `json:"pushed"`
+	// Error is why the sync failed; the run went on.
+	Error string `json:"error,omitempty"`
+	Code  Code   `json:"code,omitempty"`
+}
 
 // RunsDir is where run records are kept, repository-relative.
 const RunsDir = store.Dir + "/" + store.RunsDir
@@ -276,4 +350,44 @@ func pruneRuns(repo *txn.Repo, root *fsroot.Root, dir string, keep config.Retent
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// redactRecord removes secrets from everything a run record (and --json)
+// carries of the run's command line and outcome; step output was redacted
+// as it streamed.
+func redactRecord(rec *Record, red *redact.Redactor) {
+	rec.Request.Argv = red.Argv(rec.Request.Argv)
+	rec.Request.Instruction = red.Redact(rec.Request.Instruction)
+	rec.Error = red.Redact(rec.Error)
+	for i := range rec.Plan.Steps {
+		rec.Plan.Steps[i].Command = red.Redact(rec.Plan.Steps[i].Command)
+	}
+	for _, s := range append(append([]*verify.StepResult{}, rec.Steps...), rec.Edit) {
+		if s != nil {
+			s.Command = red.Redact(s.Command)
+		}
+	}
+}
+
+// rewriteRecord writes the run record again, with the end's sync.
+func (r *Run) rewriteRecord() {
+	root, err := r.req.Repo.FS()
+	if err == nil {
+		err = writeRecord(root, r.rec)
+	}
+	if err != nil {
+		r.obs.Warn("could not write the run record again after memory.sync: " + err.Error())
+	}
+}
+
+// FailedChecks describes the failed checks that fail a strict preflight:
+// not those that are advisory only.
+func FailedChecks(rs []preflight.Result) []string {
+	var out []string
+	for _, r := range rs {
+		if !r.OK && !r.AdvisoryOnly {
+			out = append(out, r.Detail)
+		}
+	}
+	return out
 }

@@ -56,6 +56,10 @@ type Request struct {
 	// does not cover; an error stops the run. nil refuses.
 	Confirm func(*Record) error
 
+	// Learner advises the run and learns from it (package learn); nil
+	// learns nothing.
+	Learner Learner
+
 	Env Env
 }
 

@@ -13,10 +13,8 @@ import (
 	"time"
 
 	"github.com/orket/orket/config"
-	"github.com/orket/orket/guardrails"
 	"github.com/orket/orket/internal/contain"
 	"github.com/orket/orket/internal/fsroot"
-	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/redact"
 	"github.com/orket/orket/scope"
@@ -44,23 +42,18 @@ type Run struct {
 	edited       bool           // the edit wrote (or may have written) into the tree
 	group        *contain.Group // every process the run starts, and their descendants
 	red          *redact.Redactor
-	ctx          context.Context
-	baselineOff  bool              // verify.baseline: off
-	baselineMax  time.Duration     // verify.baseline_max
-	verdictNotes []string          // notes on the run beside its steps' (tests modified)
-	content      string            // names the content of the verified tree (contentKey)
-	guard        guard             // protect: and --allow-protected
-	newLessons   []*lessons.Lesson // what this run recorded
-	locked       bool              // the run took the repository lock
+	baselineOff  bool          // verify.baseline: off
+	baselineMax  time.Duration // verify.baseline_max
+	verdictNotes []string      // notes on the run beside its steps' (tests modified)
+	content      string        // names the content of the verified tree (contentKey)
+	guard        guard         // protect: and --allow-protected
+	locked       bool          // the run took the repository lock
 
-	guardCheck     *guardrails.Checker
-	guardrailsText string // the agent's guardrails as the edit reads them
-	guardrailsPath string // the file ORKET_GUARDRAILS names
-	// exposure is what the edit was told, recorded; exposedTo the
-	// guardrails version it names (nil: none). The run's votes follow
-	// from them.
-	exposure  *guardrails.Exposure
-	exposedTo *guardrails.Version
+	// info is what the learner is told of the run, learning what it
+	// keeps of it (nil: none), told what it tells an edit command.
+	info     *RunInfo
+	learning Learning
+	told     []string
 }
 
 // Execute runs a request in the order of SPEC section 3.2 and returns its
@@ -72,15 +65,13 @@ func Execute(ctx context.Context, req Request, obs Observer) (*Record, error) {
 	if obs == nil {
 		obs = NopObserver{}
 	}
-	r := &Run{req: req, obs: obs, rec: newRecord(), ctx: ctx, baselineMax: BaselineMax}
+	r := &Run{req: req, obs: obs, rec: newRecord(), baselineMax: BaselineMax}
 	r.red = redact.New(redact.Options{Environ: req.Env.Environ})
 	rec, err := r.execute(ctx)
-	if r.locked && ctx.Err() == nil && r.req.Config.Memory.Sync == "auto" {
-		// After the lock is released: the push may wait on the network.
-		r.autoSync(ctx, "end")
-		if rec.RecordFile != "" {
-			r.rewriteRecord()
-		}
+	// After the lock is released: what the learner does then (a push)
+	// may wait on the network.
+	if r.locked && ctx.Err() == nil && r.learning != nil && r.learning.Finish(ctx) && rec.RecordFile != "" {
+		r.rewriteRecord()
 	}
 	return rec, err
 }
@@ -108,12 +99,11 @@ func (r *Run) execute(ctx context.Context) (*Record, error) {
 	r.obs.Planned(r.rec)
 
 	// 3. Advisories and preflight, with what the team learned.
-	r.autoSync(ctx, "start")
 	r.obs.Phase(PhaseAdvise, r.rec)
-	if err := r.advise(); err != nil {
+	if err := r.advise(ctx); err != nil {
 		return r.rec, r.outcome(err)
 	}
-	if failed := failedChecks(r.rec.Preflight); r.strict && len(failed) > 0 {
+	if failed := FailedChecks(r.rec.Preflight); r.strict && len(failed) > 0 {
 		return r.rec, r.outcome(&PreflightFailedError{Failed: failed, Run: true})
 	}
 
@@ -150,15 +140,18 @@ func (r *Run) execute(ctx context.Context) (*Record, error) {
 	}()
 	r.env = append(append([]string{}, r.req.Env.Environ...),
 		"ORKET_RUN_ID="+r.rec.RunID, "ORKET_SCOPE="+strings.Join(r.scope.Patterns(), "\n"))
+	if r.info != nil {
+		r.info.Environ = r.env
+	}
 
 	// 7 to 12.
 	if mutating(r.req.Edit) {
-		r.exposeGuardrails()
+		defer r.brief(ctx)()
 		err = r.transact(ctx)
 	} else {
 		err = r.verifyOnly(ctx)
 	}
-	return r.rec, r.finish(err)
+	return r.rec, r.finish(ctx, err)
 }
 
 // outcome sets the record's outcome for a run that ends before its lock:
@@ -330,35 +323,41 @@ func planSteps(p *config.Resolved, skip map[string]bool, touch []string) []PlanS
 	return out
 }
 
-// advise is step 3: advisories, preflight, and the task's attempts (an
-// escalated task stops a mutating run here).
-func (r *Run) advise() error {
-	a := Advise(AdviceQuery{Repo: r.req.Repo, Config: r.req.Config, Profile: r.prof, Scope: r.rec.Request.Scope,
-		TouchSet: r.rec.Plan.TouchSet, Getenv: r.req.Env.Getenv, Now: r.req.Env.Now(), Strict: r.strict})
-	if a.Err != nil {
-		r.obs.Warn("cannot read lessons: " + a.Err.Error())
+// advise is step 3: what the learner says of the run (advisories,
+// preflight, the task's attempts: an escalated task stops a mutating run
+// here).
+func (r *Run) advise(ctx context.Context) error {
+	var err error
+	if l := r.req.Learner; l != nil {
+		r.info = &RunInfo{Repo: r.req.Repo, Config: r.req.Config, Profile: r.prof, Record: r.rec, Env: r.req.Env,
+			Edit: r.req.Edit.Source(), DryRun: r.req.DryRun, Strict: r.strict, Started: r.start, Warn: r.obs.Warn}
+		r.learning, err = l.Advise(ctx, r.info)
 	}
-	if len(a.Damaged) > 0 {
-		r.obs.Warn(damagedText(r.req.Config.Lessons.Path, a.Damaged))
-	}
-	r.rec.Advisories, r.rec.Preflight = a.Advisories, a.Preflight
-	if !r.req.DryRun {
-		r.reviewRejected()
-	}
-	r.rec.Feedback = r.feedbackAdvice()
-	r.prepareGuardrails()
-	err := r.checkAttempts()
 	r.obs.Advised(r.rec)
 	return err
 }
 
-func damagedText(file string, d []lessons.Damaged) string {
-	return file + ": skipped " + itoa(len(d)) + " damaged line(s) (first: line " + itoa(d[0].Line) + ")"
+// brief has the learner, under the lock and before the snapshot (what it
+// writes is not the edit's), tell an edit command what the memory says;
+// it returns what to call once the run is done with it.
+func (r *Run) brief(ctx context.Context) func() {
+	if _, ok := r.req.Edit.(CommandEdit); !ok || r.learning == nil {
+		return func() {}
+	}
+	told, done, err := r.learning.Brief(ctx)
+	if err != nil {
+		r.obs.Warn("cannot tell the edit what the memory says: " + err.Error())
+	}
+	r.told = told
+	if done == nil {
+		return func() {}
+	}
+	return done
 }
 
 // lock is step 6: exclusive for a mutating run, shared for verify-only.
 func (r *Run) lock(ctx context.Context) (func(), error) {
-	return lockRepo(ctx, r.req.Repo, mutating(r.req.Edit), r.req.Wait, txn.Holder{RunID: r.rec.RunID,
+	return LockRepo(ctx, r.req.Repo, mutating(r.req.Edit), r.req.Wait, txn.Holder{RunID: r.rec.RunID,
 		Started: r.start, Command: "orket run " + r.rec.Request.Instruction})
 }
 
@@ -404,20 +403,19 @@ func (r *Run) verifyOptions() verify.Options {
 		Skip: r.skip, Tail: r.req.Config.Lessons.Tail, Group: r.group, Redactor: r.red}
 }
 
-// finish is the last step of a run that took the lock: lessons, the run
-// record, retention. It returns the run's error unchanged; what goes wrong
+// finish is the last step of a run that took the lock: what the learner
+// learns of it, the run record, retention. It returns the run's error,
+// or the one the learner gives instead (an escalation); what goes wrong
 // here is a warning.
-func (r *Run) finish(runErr error) error {
+func (r *Run) finish(ctx context.Context, runErr error) error {
 	rec := r.rec
 	r.obs.Phase(PhaseRecord, rec)
+	redactRecord(rec, r.red)
 	rec.setOutcome(runErr)
-	if err := r.recordLessons(); err != nil {
-		r.obs.Warn("could not record the lesson: " + err.Error())
+	if r.learning != nil {
+		r.info.Content, r.info.Notes, r.info.DirtyBefore = r.content, r.verdictNotes, r.dirtyBefore
+		runErr = r.learning.Learn(ctx, runErr)
 	}
-	if err := r.keepPassing(); err != nil {
-		r.obs.Warn("could not keep the passing steps' output: " + err.Error())
-	}
-	runErr = r.judge(runErr)
 	rec.setOutcome(runErr)
 	rec.Timings["total_ms"] = r.req.Env.Now().Sub(r.start).Milliseconds()
 	rec.RecordFile = RunsDir + "/" + rec.RunID + ".json"

@@ -46,7 +46,7 @@ func (r *Run) transact(ctx context.Context) (err error) {
 			err = &Error{Code: EInternal, Msg: fmt.Sprint("panic: ", p), Hint: "this is a bug in orket; please report it"}
 		}
 		if !tx.Ended() {
-			err = r.undo(err)
+			err = r.undo(ctx, err)
 		}
 	}()
 
@@ -108,15 +108,7 @@ func (PatchEdit) apply(_ context.Context, r *Run) error {
 
 func (e CommandEdit) apply(ctx context.Context, r *Run) error {
 	repo := r.req.Repo
-	adv := filepath.Join(repo.GitDir, "orket", "advisories-"+r.rec.RunID+".md")
-	if err := writeRunFile(adv, AdvisoriesMarkdown(r.rec, memoryMarkdown(r.req.Repo), r.guardrailsText)); err != nil {
-		r.obs.Warn("cannot write the ORKET_ADVISORIES file: " + err.Error())
-	}
-	defer os.Remove(adv)
-	env := append(append([]string{}, r.env...), "ORKET_ADVISORIES="+adv)
-	if r.guardrailsPath != "" {
-		env = append(env, "ORKET_GUARDRAILS="+r.guardrailsPath)
-	}
+	env := append(append([]string{}, r.env...), r.told...)
 	box, err := r.sandbox()
 	if err != nil {
 		return err
@@ -319,7 +311,7 @@ func (r *Run) keepFailed(failed []*verify.StepResult) error {
 // and keeps the saved change under .orket/runs. If the change cannot be
 // saved, nothing is taken out: the tree and the snapshot stay, and the
 // outcome says so. It returns the run's outcome.
-func (r *Run) undo(cause error) error {
+func (r *Run) undo(ctx context.Context, cause error) error {
 	rec := r.rec
 	r.obs.Phase(PhaseRevert, rec)
 	saved, err := r.saveChange()
@@ -340,15 +332,15 @@ func (r *Run) undo(cause error) error {
 		}
 	}
 	if err != nil {
-		return &RevertError{Err: err, Ref: r.tx.Ref(), Saved: displayPath(r.req.Repo, saved)}
+		return &RevertError{Err: err, Ref: r.tx.Ref(), Saved: DisplayPath(r.req.Repo, saved)}
 	}
-	if err := r.baseline(cause); err != nil {
+	if err := r.baseline(ctx, cause); err != nil {
 		return err
 	}
 	if _, ok := r.req.Edit.(WorktreeEdit); ok && r.edited {
 		if err := r.tx.TakeOut(rec.Plan.TouchSet, r.worktreeBase); err != nil {
 			return &Error{Code: EInternal, Err: err, Msg: "take the candidate out: " + err.Error(),
-				Hint: "your changes are in " + displayPath(r.req.Repo, saved) + "; restore them with git apply"}
+				Hint: "your changes are in " + DisplayPath(r.req.Repo, saved) + "; restore them with git apply"}
 		}
 	}
 	file, published := r.publish(saved)
@@ -372,9 +364,9 @@ const BaselineMax = 2 * time.Minute
 // too: such a failure is not the change's (SPEC 4.1). Whatever the steps
 // write is reverted again. A --worktree candidate's tree without the
 // change is HEAD's, which the revert does not give: no baseline there.
-func (r *Run) baseline(cause error) error {
+func (r *Run) baseline(ctx context.Context, cause error) error {
 	var vf *VerifyFailedError
-	if !errors.As(cause, &vf) || r.baselineOff || r.ctx.Err() != nil {
+	if !errors.As(cause, &vf) || r.baselineOff || ctx.Err() != nil {
 		return nil
 	}
 	if _, ok := r.req.Edit.(WorktreeEdit); ok {
@@ -400,7 +392,7 @@ func (r *Run) baseline(cause error) error {
 		if !ok {
 			continue
 		}
-		res := verify.RunStep(r.ctx, step, r.verifyOptions(), nil)
+		res := verify.RunStep(ctx, step, r.verifyOptions(), nil)
 		s.Baseline = verify.Passes
 		if res.FailedRequired() && !res.Interrupted {
 			s.Baseline = verify.FailsToo
@@ -544,7 +536,7 @@ func (r *Run) publish(saved string) (file string, published bool) {
 	dst := RunsDir + "/" + r.rec.RunID + "/change.patch"
 	err := copyInto(r.req.Repo, saved, dst)
 	if err != nil {
-		file = displayPath(r.req.Repo, saved)
+		file = DisplayPath(r.req.Repo, saved)
 		r.obs.Warn("could not keep the change in " + dst + " (" + err.Error() + "); it is kept in " + file)
 		return file, false
 	}
@@ -580,9 +572,9 @@ func copyInto(repo *txn.Repo, src, dst string) error {
 	})
 }
 
-// displayPath names a file for a person: repository-relative inside the
+// DisplayPath names a file for a person: repository-relative inside the
 // work tree (or its .git), absolute elsewhere.
-func displayPath(repo *txn.Repo, p string) string {
+func DisplayPath(repo *txn.Repo, p string) string {
 	if p == "" {
 		return ""
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/learn"
 	"github.com/orket/orket/redact"
 	"github.com/orket/orket/txn"
 )
@@ -84,7 +85,7 @@ func TestNoSecretIsStored(t *testing.T) {
 	var records []string
 	for _, profile := range []string{"quick", "cut"} {
 		rec, err := orket.Execute(context.Background(), orket.Request{Repo: repo, Config: cfg, Profile: profile, Scope: []string{"pkg"},
-			Edit: orket.CommandEdit{Argv: []string{"sh", "-c", "echo b > pkg/a.txt", "--password", "argv-secret-123456"}}, AutoConfirm: true, Env: env}, nil)
+			Edit: orket.CommandEdit{Argv: []string{"sh", "-c", "echo b > pkg/a.txt", "--password", "argv-secret-123456"}}, AutoConfirm: true, Env: env, Learner: learn.Loop{}}, nil)
 		if orket.Describe(err).Code != orket.EVerifyFailedReverted {
 			t.Fatalf("profile %s: %v", profile, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/orket/orket"
+	"github.com/orket/orket/learn"
 )
 
 func correctCommand(o *options, result *any) *cli.Command {
@@ -28,7 +29,7 @@ a patch. Corrections feed the proposals people approve as guardrails.`,
 			if err != nil {
 				return err
 			}
-			res, err := orket.Correct(c.Context, orket.CorrectRequest{Repo: r, Config: cfg, RunID: c.Args().First(), Note: note,
+			res, err := learn.Correct(c.Context, learn.CorrectRequest{Repo: r, Config: cfg, RunID: c.Args().First(), Note: note,
 				By: person(o, r), Env: orket.Env{Environ: o.environ(), Getenv: o.getenv, Now: o.now}})
 			if err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/feedback"
+	"github.com/orket/orket/learn"
 )
 
 // feedbackCommand groups the commands that read the feedback log.
@@ -48,7 +49,7 @@ func (fo *feedbackOptions) entries(o *options) ([]*feedback.Entry, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	all, damaged, err := feedback.OpenLog(orket.OrketDir(r)).Entries(feedback.Filter{Agent: fo.agent, Since: since})
+	all, damaged, err := feedback.OpenLog(learn.OrketDir(r)).Entries(feedback.Filter{Agent: fo.agent, Since: since})
 	if err != nil {
 		return nil, 0, memoryError(err)
 	}
@@ -166,7 +167,7 @@ func feedbackPatternsCommand(o *options, result *any) *cli.Command {
 			if agent == "" {
 				agent = orket.DefaultAgent
 			}
-			a, err := feedback.OpenLog(orket.OrketDir(r)).Analyze(agent, since)
+			a, err := feedback.OpenLog(learn.OrketDir(r)).Analyze(agent, since)
 			if err != nil {
 				return memoryError(err)
 			}

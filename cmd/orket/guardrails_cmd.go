@@ -16,6 +16,7 @@ import (
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/guardrails"
+	"github.com/orket/orket/learn"
 	"github.com/orket/orket/redact"
 	"github.com/orket/orket/txn"
 )
@@ -43,7 +44,7 @@ func guardrailsStore(o *options) (*txn.Repo, *config.Config, *guardrails.Store, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return r, cfg, orket.OpenGuardrails(r, cfg), nil
+	return r, cfg, learn.OpenGuardrails(r, cfg), nil
 }
 
 func lessonsProposeCommand(o *options, result *any) *cli.Command {
@@ -65,7 +66,7 @@ each new entry; propose is for after an import or a change of the rules.`,
 			if err != nil {
 				return err
 			}
-			res, err := orket.Propose(c.Context, r, cfg, redact.New(redact.Options{Environ: o.environ()}), agent, o.now())
+			res, err := learn.Propose(c.Context, r, cfg, redact.New(redact.Options{Environ: o.environ()}), agent, o.now())
 			if err != nil {
 				return err
 			}
@@ -86,14 +87,7 @@ each new entry; propose is for after an import or a change of the rules.`,
 	}
 }
 
-// storeError is a failure to read or write the guardrails' files, unless
-// Describe knows it better.
-func storeError(err error) error {
-	if orket.Describe(err).Code != orket.EInternal {
-		return err
-	}
-	return &orket.Error{Code: orket.EInternal, Err: err, Msg: "the guardrails store: " + err.Error(), Hint: "check that .orket/guardrails and .orket/memory are readable and writable"}
-}
+func storeError(err error) error { return learn.StoreError(err) }
 
 func lessonsReviewCommand(o *options, result *any) *cli.Command {
 	var agent string
@@ -129,7 +123,7 @@ orket lessons approve|reject ID decide them.`,
 				}
 				return nil
 			}
-			g := &gate{o: o, in: in, st: st, ck: orket.GuardrailsChecker(r, cfg), by: person(o, r), r: r}
+			g := &gate{o: o, in: in, st: st, ck: learn.GuardrailsChecker(r, cfg), by: person(o, r), r: r}
 			decided, err := g.review(c.Context, undecided)
 			*result = map[string]any{"code": orket.OK, "decided": decided}
 			return err
@@ -479,7 +473,7 @@ func guardrailsShowCommand(o *options, result *any) *cli.Command {
 			if err != nil {
 				return storeError(err)
 			}
-			ev := orket.GuardrailsChecker(r, cfg).Check(c.Context, v.AllLines())
+			ev := learn.GuardrailsChecker(r, cfg).Check(c.Context, v.AllLines())
 			*result = map[string]any{"code": orket.OK, "agent": agent, "version": v, "text": v.Text, "votes": votes, "evidence": ev}
 			if o.json {
 				return nil

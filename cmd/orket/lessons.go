@@ -11,6 +11,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/learn"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/txn"
 )
@@ -37,7 +38,7 @@ func lessonStore(o *options) (*txn.Repo, *config.Config, *lessons.Store, error) 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return r, cfg, &lessons.Store{Path: orket.LessonPath(r, cfg), MaxPerAgent: cfg.Lessons.Retention.MaxEntriesPerAgent}, nil
+	return r, cfg, &lessons.Store{Path: learn.LessonPath(r, cfg), MaxPerAgent: cfg.Lessons.Retention.MaxEntriesPerAgent}, nil
 }
 
 // lockShared takes the repository lock (shared, waiting) for a command

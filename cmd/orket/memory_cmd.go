@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/orket/orket"
+	"github.com/orket/orket/learn"
 	"github.com/orket/orket/redact"
 )
 
@@ -26,7 +27,7 @@ func memoryCommand(o *options, result *any) *cli.Command {
 				return err
 			}
 			red := redact.New(redact.Options{Environ: o.environ()})
-			done, st, err := orket.ReviewRejected(c.Context, r, cfg, red, o.now)
+			done, st, err := learn.ReviewRejected(c.Context, r, cfg, red, o.now)
 			if err != nil {
 				return memoryError(err)
 			}
@@ -87,7 +88,7 @@ advisories and failed preflight checks for it. Hooks feed it to agents
 			if err != nil {
 				return err
 			}
-			v, err := orket.Memory(orket.MemoryQuery{Repo: r, Config: cfg, Agent: orDefault(agent, o.getenv("ORKET_AGENT")), Scope: resolved,
+			v, err := learn.Memory(learn.MemoryQuery{Repo: r, Config: cfg, Agent: orDefault(agent, o.getenv("ORKET_AGENT")), Scope: resolved,
 				Env: orket.Env{Environ: o.environ(), Getenv: o.getenv, Now: o.now}})
 			if err != nil {
 				return err

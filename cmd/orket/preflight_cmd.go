@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/orket/orket"
+	"github.com/orket/orket/learn"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/scope"
@@ -74,7 +75,7 @@ func runPreflight(o *options, scopes []string, profile, base string, strict bool
 		return nil, err
 	}
 	strict = strict || cfg.Preflight.Strict || o.getenv("ORKET_STRICT_PREFLIGHT") == "1"
-	a := orket.Advise(orket.AdviceQuery{Repo: r, Config: cfg, Profile: prof, Scope: sc.Patterns(), TouchSet: touch,
+	a := learn.Advise(learn.AdviceQuery{Repo: r, Config: cfg, Profile: prof, Scope: sc.Patterns(), TouchSet: touch,
 		Getenv: o.getenv, Now: o.now(), Strict: strict})
 	if a.Err != nil {
 		return nil, &orket.Error{Code: orket.EInternal, Err: a.Err, Msg: "read lessons: " + a.Err.Error(), Hint: "check " + cfg.Lessons.Path}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/learn"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/verify"
@@ -486,7 +487,7 @@ func (p *runPrinter) advisories(adv []lessons.Advisory, checks []preflight.Resul
 		if a.PreExisting {
 			stale += "; red without that change too"
 		}
-		p.line("    %s %s: seen %s, last %s (lesson %s, score %.2f%s)", p.paint(yellow, "!"), title, times, a.LastSeen.Format("2006-01-02"), orket.ShortID(a.ID), a.Score, stale)
+		p.line("    %s %s: seen %s, last %s (lesson %s, score %.2f%s)", p.paint(yellow, "!"), title, times, a.LastSeen.Format("2006-01-02"), learn.ShortID(a.ID), a.Score, stale)
 		if first := lessons.StripANSI(a.FirstError); first != "" && first != lessons.StripANSI(a.Title) {
 			p.line("      %s", clipRunes(first, 100))
 		}

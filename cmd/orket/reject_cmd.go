@@ -11,6 +11,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/feedback"
+	"github.com/orket/orket/learn"
 )
 
 // reasonWait is how long orket reject waits for a person's reason (a
@@ -18,7 +19,7 @@ import (
 var reasonWait = 30 * time.Second
 
 func rejectCommand(o *options, result *any) *cli.Command {
-	var req orket.RejectRequest
+	var req learn.RejectRequest
 	return &cli.Command{
 		Name:      "reject",
 		Usage:     "a reviewer's no: take back a kept change, and learn why",
@@ -48,7 +49,7 @@ orket asks once on a terminal (30 s, Enter to skip).`,
 			req.By = person(o, r)
 			req.Env = orket.Env{Environ: o.environ(), Getenv: o.getenv, Now: o.now}
 			req.AskReason = func() string { return askReason(o) }
-			res, err := orket.Reject(c.Context, req)
+			res, err := learn.Reject(c.Context, req)
 			if err != nil {
 				return err
 			}
@@ -81,7 +82,7 @@ func askReason(o *options) string {
 	}
 }
 
-func printRejected(o *options, res *orket.RejectResult) {
+func printRejected(o *options, res *learn.RejectResult) {
 	if o.json {
 		return
 	}

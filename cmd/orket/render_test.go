@@ -10,6 +10,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/guardrails"
+	"github.com/orket/orket/learn"
 )
 
 func TestRender(t *testing.T) {
@@ -26,7 +27,7 @@ func TestRender(t *testing.T) {
 		{"wrapped", fmt.Errorf("context: %w", orket.Errorf(orket.ELocked, "wait", "locked by pid 1")), 5, "orket: E_LOCKED: locked by pid 1; wait\n"},
 		{"foreign", cause, 70, "orket: E_INTERNAL: boom; this is a bug in orket; please report it with the command you ran\n"},
 		{"canceled", fmt.Errorf("lock claude's guardrails: %w", context.Canceled), 130, "orket: E_INTERRUPTED: interrupted by SIGINT while it waited; run again when ready\n"},
-		{"stale proposal", fmt.Errorf("approve: %w", guardrails.ErrAlreadyThere), 2,
+		{"stale proposal", learn.StoreError(fmt.Errorf("approve: %w", guardrails.ErrAlreadyThere)), 2,
 			"orket: E_USAGE: the proposal no longer applies: approve: the constraint is already in the guardrails; nothing was written; orket guardrails show has the current text; orket lessons reject ID --reason \"...\" closes the proposal\n"},
 		{"multiline", orket.Errorf(orket.EPatchInvalid, "regenerate it", "line one\nline two"), 2, "orket: E_PATCH_INVALID: line one line two; regenerate it\n"},
 	} {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/orket/orket"
+	"github.com/orket/orket/learn"
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/scope"
 	"github.com/orket/orket/txn"
@@ -106,7 +107,8 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*orket.Record, err
 		DryRun: ro.dryRun, AutoConfirm: ro.yes, Wait: ro.wait, KeepOnFail: ro.keepOnFail, Commit: ro.commitMsg,
 		StrictPreflight: ro.strictPreflight || o.getenv("ORKET_STRICT_PREFLIGHT") == "1",
 		Confirm:         func(rec *orket.Record) error { return confirm(o, rec) },
-		Env:             orket.Env{Environ: o.environ(), Getenv: o.getenv, Now: o.now}}
+		Env:             orket.Env{Environ: o.environ(), Getenv: o.getenv, Now: o.now},
+		Learner:         learn.Loop{}}
 	rec, err := orket.Execute(ctx, req, out)
 	if rec == nil {
 		return nil, err

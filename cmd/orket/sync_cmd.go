@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/orket/orket"
+	"github.com/orket/orket/learn"
 )
 
 func syncCommand(o *options, result *any) *cli.Command {
@@ -38,7 +39,7 @@ ssh agent and keys, git's credential helpers. See docs/sync.md.`,
 			if err != nil {
 				return err
 			}
-			res, err := orket.Sync(c.Context, orket.SyncRequest{Repo: r, Config: cfg, Remote: c.Args().First(), Pull: pull,
+			res, err := learn.Sync(c.Context, learn.SyncRequest{Repo: r, Config: cfg, Remote: c.Args().First(), Pull: pull,
 				Env: orket.Env{Environ: o.environ(), Getenv: o.getenv, Now: o.now}})
 			if err != nil {
 				return err
@@ -107,7 +108,7 @@ and damaged lines are counted, not imported. Records are redacted.`,
 			if err != nil {
 				return err
 			}
-			res, err := orket.Import(c.Context, orket.ImportRequest{Repo: r, Config: cfg, Files: c.Args().Slice(),
+			res, err := learn.Import(c.Context, learn.ImportRequest{Repo: r, Config: cfg, Files: c.Args().Slice(),
 				Env: orket.Env{Environ: o.environ(), Getenv: o.getenv, Now: o.now}})
 			if err != nil {
 				return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/learn"
 	"github.com/orket/orket/txn"
 )
 
@@ -40,7 +41,7 @@ func taskListCommand(o *options, result *any) *cli.Command {
 			if err != nil {
 				return err
 			}
-			list, err := orket.ListTasks(r, cfg, task, agent)
+			list, err := learn.ListTasks(r, cfg, task, agent)
 			if err != nil {
 				return memoryError(err)
 			}
@@ -53,7 +54,7 @@ func taskListCommand(o *options, result *any) *cli.Command {
 	}
 }
 
-func printTasks(o *options, list []orket.TaskStatus) {
+func printTasks(o *options, list []learn.TaskStatus) {
 	if len(list) == 0 {
 		fmt.Fprintln(o.stdout, "no tasks yet: runs that verify are judged and counted here")
 		return
@@ -93,7 +94,7 @@ func taskResetCommand(o *options, result *any) *cli.Command {
 				return err
 			}
 			a.Task, a.Agent, a.Reason = c.Args().First(), agent, reason
-			res, err := orket.ResetTask(a)
+			res, err := learn.ResetTask(a)
 			return taskDone(o, result, res, err, fmt.Sprintf("reset task %s: %%d rejection(s) cleared", quoteName(a.Task)))
 		},
 	}
@@ -113,7 +114,7 @@ func taskResolveCommand(o *options, result *any) *cli.Command {
 				return err
 			}
 			a.Task, a.Reason = c.Args().First(), reason
-			res, err := orket.ResolveTask(a)
+			res, err := learn.ResolveTask(a)
 			return taskDone(o, result, res, err, fmt.Sprintf("resolved task %s: runs of it go on (%%d rejection(s) cleared)", quoteName(a.Task)))
 		},
 	}
@@ -134,14 +135,14 @@ func escalateCommand(o *options, result *any) *cli.Command {
 				return err
 			}
 			a.Task, a.Agent, a.Reason = c.Args().First(), agent, reason
-			res, err := orket.EscalateTask(c.Context, a)
+			res, err := learn.EscalateTask(c.Context, a)
 			if res != nil && res.Escalation != nil && !o.json {
 				fmt.Fprintf(o.stdout, "escalated task %s: report %s\n", quoteName(a.Task), res.Escalation.Report)
 			}
 			if res != nil {
 				*result = res
 			}
-			var ne *orket.NotifyError
+			var ne *learn.NotifyError
 			if errors.As(err, &ne) {
 				fmt.Fprintln(o.stderr, "orket: warning: "+ne.Error())
 				return nil
@@ -175,7 +176,7 @@ nothing).`,
 				return err
 			}
 			a.RunID, a.Reason = c.Args().First(), reason
-			res, err := orket.Override(c.Context, a, apply)
+			res, err := learn.Override(c.Context, a, apply)
 			if err != nil {
 				return err
 			}
@@ -196,18 +197,18 @@ nothing).`,
 
 // taskAction opens the repository for a person's action on a task and
 // checks its one argument, named what.
-func taskAction(o *options, c *cli.Context, what string) (orket.TaskAction, error) {
+func taskAction(o *options, c *cli.Context, what string) (learn.TaskAction, error) {
 	if c.NArg() != 1 {
-		return orket.TaskAction{}, orket.Errorf(orket.EUsage, "usage: "+c.Command.UsageText, "orket %s takes one %s, not %d argument(s)", commandPath(c), what, c.NArg())
+		return learn.TaskAction{}, orket.Errorf(orket.EUsage, "usage: "+c.Command.UsageText, "orket %s takes one %s, not %d argument(s)", commandPath(c), what, c.NArg())
 	}
 	r, cfg, err := repoAndConfig(o)
 	if err != nil {
-		return orket.TaskAction{}, err
+		return learn.TaskAction{}, err
 	}
-	return orket.TaskAction{Repo: r, Config: cfg, By: person(o, r), Now: o.now(), Env: o.environ()}, nil
+	return learn.TaskAction{Repo: r, Config: cfg, By: person(o, r), Now: o.now(), Env: o.environ()}, nil
 }
 
-func taskDone(o *options, result *any, res *orket.TaskResult, err error, format string) error {
+func taskDone(o *options, result *any, res *learn.TaskResult, err error, format string) error {
 	if err != nil {
 		return memoryError(err)
 	}

@@ -1,4 +1,4 @@
-package orket
+package learn
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/orket/orket"
 )
 
 // TestGuardrailLogsKeepRetention: what each run was told is one line of
@@ -20,8 +22,8 @@ func TestGuardrailLogsKeepRetention(t *testing.T) {
 	file := filepath.Join(OrketDir(repo), "memory", "advised.jsonl")
 	most := 0
 	for i := 0; i < 12; i++ {
-		_, err := Execute(ctx, Request{Repo: repo, Config: cfg, Scope: []string{"pkg"}, AutoConfirm: true, Env: OSEnv(), Agent: "claude",
-			Edit: CommandEdit{Argv: []string{"sh", "-c", "echo " + strconv.Itoa(i) + " > pkg/a.txt"}}}, nil)
+		_, err := orket.Execute(ctx, orket.Request{Learner: Loop{}, Repo: repo, Config: cfg, Scope: []string{"pkg"}, AutoConfirm: true, Env: orket.OSEnv(), Agent: "claude",
+			Edit: orket.CommandEdit{Argv: []string{"sh", "-c", "echo " + strconv.Itoa(i) + " > pkg/a.txt"}}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package orket
+package learn
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/internal/testhook"
 )
 
@@ -43,9 +44,9 @@ func TestContentKeyReadsNoBlob(t *testing.T) {
 			})
 			defer testhook.Set(nil)
 		}
-		req := Request{Repo: repo, Config: cfg, Edit: CommandEdit{Argv: []string{"sh", "-c", "echo two > pkg/a.txt"}},
-			Scope: []string{"pkg"}, AutoConfirm: true, Env: OSEnv()}
-		if _, err := Execute(context.Background(), req, &recorder{}); err != nil {
+		req := orket.Request{Learner: Loop{}, Repo: repo, Config: cfg, Edit: orket.CommandEdit{Argv: []string{"sh", "-c", "echo two > pkg/a.txt"}},
+			Scope: []string{"pkg"}, AutoConfirm: true, Env: orket.OSEnv()}
+		if _, err := orket.Execute(context.Background(), req, &recorder{}); err != nil {
 			t.Fatalf("the run: %v", err)
 		}
 		f, err := os.Open(filepath.Join(repo.Root, ".orket", "memory", "evaluations.jsonl"))

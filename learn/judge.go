@@ -1,4 +1,4 @@
-package orket
+package learn
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/testhook"
@@ -20,41 +21,6 @@ import (
 	"github.com/orket/orket/verdict"
 	"github.com/orket/orket/verify"
 )
-
-// An Attempt is where a run stands among its agent's consecutive attempts
-// at its task (SPEC 8.2): what the edit was told of the earlier ones, and
-// the count after this run's verdict. An agent reads it to decide whether
-// to try again.
-type Attempt struct {
-	Task     string            `json:"task"`
-	Agent    string            `json:"agent"`
-	Number   int               `json:"number"`  // this run's number: 1 + the rejections before it
-	Maximum  int               `json:"maximum"` // the rejections that escalate (verdict.escalate_after)
-	Previous []PreviousAttempt `json:"previous"`
-	// Rejections is the count of consecutive rejections once this run
-	// was judged: 0 after an approval, Maximum when it escalated.
-	Rejections *int `json:"rejections,omitempty"`
-}
-
-// A PreviousAttempt is an earlier rejected attempt, as the next one is
-// told of it.
-type PreviousAttempt struct {
-	RunID      string   `json:"run_id"`
-	Verdict    string   `json:"verdict"`
-	Score      int      `json:"score"`
-	FailedStep string   `json:"failed_step,omitempty"`
-	Tags       []string `json:"tags"`
-	Summary    string   `json:"summary"`
-}
-
-// An Escalation names a task's escalation report.
-type Escalation struct {
-	Report     string `json:"report"`      // the Markdown file
-	ReportJSON string `json:"report_json"` // the same as JSON
-	Trigger    string `json:"trigger"`     // third_rejection, human_request
-	// Notified says how escalation.notify went: "ok", or what failed.
-	Notified string `json:"notified,omitempty"`
-}
 
 // EscalationsDir is where escalation reports are written,
 // repository-relative.
@@ -78,75 +44,75 @@ func escalateAfter(cfg *config.Config) int { return cfg.Verdict.EscalateAfter }
 // block the edit is told, and an escalation, which stops a mutating run
 // before anything is written. A verify-only run of an escalated task goes
 // on: it writes nothing and counts for nothing.
-func (r *Run) checkAttempts() error {
-	req := r.rec.Request
-	st, err := Verdicts(r.req.Repo).State(req.Task, req.Agent)
+func (r *run) checkAttempts() error {
+	req := r.Record.Request
+	st, err := Verdicts(r.Repo).State(req.Task, req.Agent)
 	if err != nil {
-		r.obs.Warn("cannot read the evaluation log: " + err.Error())
+		r.Warn("cannot read the evaluation log: " + err.Error())
 		return nil
 	}
 	if e := st.Escalation; e != nil {
-		r.rec.Escalation = escalationOf(e)
-		if mutating(r.req.Edit) {
-			return &EscalatedError{Task: req.Task, Agent: req.Agent, Report: r.rec.Escalation.Report, Refused: true}
+		r.Record.Escalation = escalationOf(e)
+		if r.Mutating() {
+			return &EscalatedError{Task: req.Task, Agent: req.Agent, Report: r.Record.Escalation.Report, Refused: true}
 		}
-		r.obs.Warn(fmt.Sprintf("task %q is escalated (report: %s); this verify-only run goes on and counts for nothing", req.Task, r.rec.Escalation.Report))
+		r.Warn(fmt.Sprintf("task %q is escalated (report: %s); this verify-only run goes on and counts for nothing", req.Task, r.Record.Escalation.Report))
 		return nil
 	}
-	if !mutating(r.req.Edit) {
+	if !r.Mutating() {
 		return nil
 	}
-	a := &Attempt{Task: req.Task, Agent: req.Agent, Number: len(st.Attempts) + 1, Maximum: escalateAfter(r.req.Config),
-		Previous: []PreviousAttempt{}}
+	a := &orket.Attempt{Task: req.Task, Agent: req.Agent, Number: len(st.Attempts) + 1, Maximum: escalateAfter(r.Config),
+		Previous: []orket.PreviousAttempt{}}
 	for _, e := range st.Attempts {
-		a.Previous = append(a.Previous, PreviousAttempt{RunID: e.RunID, Verdict: e.Verdict, Score: e.Score,
+		a.Previous = append(a.Previous, orket.PreviousAttempt{RunID: e.RunID, Verdict: e.Verdict, Score: e.Score,
 			FailedStep: e.FailedStep, Tags: nonNil(e.Tags), Summary: e.Summary})
 	}
-	r.rec.Attempt = a
+	r.Record.Attempt = a
 	return nil
 }
 
-func escalationOf(e *verdict.TaskEvent) *Escalation {
+func escalationOf(e *verdict.TaskEvent) *orket.Escalation {
 	trigger := "third_rejection"
 	if e.RunID == "" {
 		trigger = "human_request"
 	}
 	md := e.Report
-	return &Escalation{Report: md, ReportJSON: strings.TrimSuffix(md, ".md") + ".json", Trigger: trigger}
+	return &orket.Escalation{Report: md, ReportJSON: strings.TrimSuffix(md, ".md") + ".json", Trigger: trigger}
 }
 
 // judgedCodes are the outcomes of runs that verified, or whose edit
 // failed or escaped: they get a verdict.
-var judgedCodes = map[Code]bool{OK: true, ECommitRefused: true, EVerifyFailedReverted: true, EVerifyFailedKept: true,
-	EVerifyFailed: true, EDraftFailure: true, EWriteOutOfScope: true, EWriteProtected: true}
+var judgedCodes = map[orket.Code]bool{orket.OK: true, orket.ECommitRefused: true, orket.EVerifyFailedReverted: true, orket.EVerifyFailedKept: true,
+	orket.EVerifyFailed: true, orket.EDraftFailure: true, orket.EWriteOutOfScope: true, orket.EWriteProtected: true}
 
 // judge gives the run its verdict and score, appends its evaluation, and
 // escalates the task on its agent's escalate_after-th consecutive counted
 // rejection: the run's outcome becomes E_ESCALATED (it was reverted, its
 // lesson recorded all the same). The evaluation is one line, appended
 // whole: a crash leaves the run counted once or not at all.
-func (r *Run) judge(runErr error) error {
-	rec := r.rec
+func (r *run) judge(ctx context.Context, runErr error) error {
+	rec := r.Record
 	if !judgedCodes[rec.Code] || rec.RunID == "" {
 		return runErr
 	}
-	cfg := r.req.Config
-	in := verdict.Input{Steps: rec.Steps, Weights: map[string]int{}, Failed: rec.Code != OK && rec.Code != ECommitRefused,
-		Edited: mutating(r.req.Edit), Approve: cfg.Verdict.Approve, Notes: r.verdictNotes}
-	for _, s := range r.prof.Steps {
+	cfg := r.Config
+	in := verdict.Input{Steps: rec.Steps, Weights: map[string]int{}, Failed: rec.Code != orket.OK && rec.Code != orket.ECommitRefused,
+		Edited: r.Mutating(), Approve: cfg.Verdict.Approve, Notes: r.Notes}
+	for _, s := range r.Profile.Steps {
 		in.Weights[s.Name] = s.ScoreWeight()
 	}
 	switch rec.Code {
-	case EDraftFailure:
-		in.Reason = "the edit command failed (" + ExitText(rec.Edit) + ")"
-	case EWriteOutOfScope:
+	case orket.EDraftFailure:
+		in.Reason = "the edit command failed (" + orket.ExitText(rec.Edit) + ")"
+	case orket.EWriteOutOfScope:
 		in.Reason = "the edit wrote outside its scope"
-	case EWriteProtected:
+	case orket.EWriteProtected:
 		in.Reason = "the edit modified protected paths"
 	}
 	j := verdict.Judge(in)
 	ev := r.evaluation(j)
-	store := Verdicts(r.req.Repo)
+	store := Verdicts(r.Repo)
 	var esc *EscalatedError
 	if a := rec.Attempt; a != nil {
 		n := 0
@@ -155,7 +121,7 @@ func (r *Run) judge(runErr error) error {
 			// may have changed (a person's reset) while it ran.
 			st, err := store.State(a.Task, a.Agent)
 			if err != nil {
-				r.obs.Warn("cannot read the evaluation log: " + err.Error())
+				r.Warn("cannot read the evaluation log: " + err.Error())
 				st = &verdict.TaskState{}
 			}
 			n = len(st.Attempts) + 1
@@ -167,25 +133,25 @@ func (r *Run) judge(runErr error) error {
 	}
 	testhook.Point("judge:before-evaluation")
 	if err := store.Record(ev); err != nil {
-		r.obs.Warn("could not append to the evaluation log: " + err.Error())
+		r.Warn("could not append to the evaluation log: " + err.Error())
 	}
 	testhook.Point("judge:after-evaluation")
 	// Flaky first: a lesson marked flaky weighs less, and folds apart,
 	// in the proposals this run's learning makes.
 	marked, err := r.markFlaky(store)
 	if err != nil {
-		r.obs.Warn("could not mark flaky lessons: " + err.Error())
+		r.Warn("could not mark flaky lessons: " + err.Error())
 	}
 	rec.FlakyLessons = marked
-	r.learnFromRun(ev)
-	if err := pruneEvaluations(store, r.req.Config.Lessons.Retention, r.req.Env.Now()); err != nil {
-		r.obs.Warn("could not prune the evaluation log: " + err.Error())
+	r.learnFromRun(ctx, ev)
+	if err := pruneEvaluations(store, r.Config.Lessons.Retention, r.Env.Now()); err != nil {
+		r.Warn("could not prune the evaluation log: " + err.Error())
 	}
 	rec.Verdict, rec.Score, rec.VerdictNotes = ev.Verdict, &ev.Score, j.Notes
 	if esc == nil {
 		return runErr
 	}
-	r.notify(rec.Escalation)
+	r.notify(ctx, rec.Escalation)
 	return esc
 }
 
@@ -200,16 +166,16 @@ func pruneEvaluations(s *verdict.Store, keep config.Retention, now time.Time) er
 }
 
 // evaluation is the run's line of the evaluation log.
-func (r *Run) evaluation(j verdict.Judgement) *verdict.Evaluation {
-	rec := r.rec
-	ev := &verdict.Evaluation{Time: r.req.Env.Now().UTC(), RunID: rec.RunID, Task: rec.Request.Task, Agent: rec.Request.Agent,
+func (r *run) evaluation(j verdict.Judgement) *verdict.Evaluation {
+	rec := r.Record
+	ev := &verdict.Evaluation{Time: r.Env.Now().UTC(), RunID: rec.RunID, Task: rec.Request.Task, Agent: rec.Request.Agent,
 		Profile: rec.Request.Profile, EditSource: rec.Request.EditSource, Verdict: j.Verdict, Score: j.Score, Notes: j.Notes,
-		Counted: j.Counted, Code: string(rec.Code), PatchFile: rec.PatchFile, Content: r.content, DurationMS: r.req.Env.Now().Sub(r.start).Milliseconds()}
+		Counted: j.Counted, Code: string(rec.Code), PatchFile: rec.PatchFile, Content: r.Content, DurationMS: r.Env.Now().Sub(r.Started).Milliseconds()}
 	if g := rec.Guardrails; g != nil {
 		ev.Guardrails = g.Version
 	}
 	var failed *verify.StepResult
-	if rec.Code == EDraftFailure {
+	if rec.Code == orket.EDraftFailure {
 		failed = rec.Edit
 	} else if f := rec.FailedSteps(); len(f) > 0 {
 		failed = f[0]
@@ -252,18 +218,18 @@ func lastLine(out string) string {
 
 // summary is one line on what failed: the step and how, and its first
 // error; or the run's own message.
-func summary(rec *Record, failed *verify.StepResult, firstError string) string {
+func summary(rec *orket.Record, failed *verify.StepResult, firstError string) string {
 	var s string
 	switch {
-	case rec.Code == EWriteOutOfScope && rec.Barrier != nil:
+	case rec.Code == orket.EWriteOutOfScope && rec.Barrier != nil:
 		s = "wrote outside the scope: " + strings.Join(append(append([]string{}, rec.Barrier.Outside...), rec.Barrier.Guarded...), ", ")
-	case rec.Code == EWriteProtected && rec.Barrier != nil:
+	case rec.Code == orket.EWriteProtected && rec.Barrier != nil:
 		s = "modified protected paths: " + strings.Join(rec.Barrier.Protected, ", ")
-	case failed != nil && failed.Name == "edit" && rec.Code == EDraftFailure:
-		s = "the edit command failed (" + ExitText(failed) + ")"
+	case failed != nil && failed.Name == "edit" && rec.Code == orket.EDraftFailure:
+		s = "the edit command failed (" + orket.ExitText(failed) + ")"
 	case failed != nil:
-		s = "step " + failed.Name + " failed (" + ExitText(failed) + ")"
-	case rec.Code == OK:
+		s = "step " + failed.Name + " failed (" + orket.ExitText(failed) + ")"
+	case rec.Code == orket.OK:
 		return "passed"
 	default:
 		s = rec.Error
@@ -280,20 +246,20 @@ func summary(rec *Record, failed *verify.StepResult, firstError string) string {
 // escalate writes the escalation report of the run that escalates its
 // task (before its evaluation line, so that the line never names a report
 // that is not there) and makes the evaluation an ESCALATE.
-func (r *Run) escalate(ev *verdict.Evaluation, attempts []*verdict.Evaluation, runErr error) *EscalatedError {
-	a := r.rec.Attempt
+func (r *run) escalate(ev *verdict.Evaluation, attempts []*verdict.Evaluation, runErr error) *EscalatedError {
+	a := r.Record.Attempt
 	ev.Verdict = verdict.Escalate
-	rep := verdict.NewReport("esc-"+r.rec.RunID, r.req.Env.Now(), a.Task, a.Agent, attempts, "")
+	rep := verdict.NewReport("esc-"+r.Record.RunID, r.Env.Now(), a.Task, a.Agent, attempts, "")
 	r.currentOutputs(rep)
-	addOutputs(r.req.Repo, rep)
-	esc := &Escalation{Trigger: rep.Trigger.Type}
-	md, js, err := WriteReport(r.req.Repo, rep)
+	addOutputs(r.Repo, rep)
+	esc := &orket.Escalation{Trigger: rep.Trigger.Type}
+	md, js, err := WriteReport(r.Repo, rep)
 	if err != nil {
-		r.obs.Warn("could not write the escalation report: " + err.Error())
+		r.Warn("could not write the escalation report: " + err.Error())
 	}
 	esc.Report, esc.ReportJSON = md, js
 	ev.Report = md
-	r.rec.Escalation = esc
+	r.Record.Escalation = esc
 	return &EscalatedError{Task: a.Task, Agent: a.Agent, Report: md, Attempts: len(attempts), Err: runErr}
 }
 
@@ -306,10 +272,10 @@ const reportTailLines = 20
 
 // currentOutputs gives the escalating run's own attempt (the last) its
 // output from the record in memory, which is not written yet.
-func (r *Run) currentOutputs(rep *verdict.Report) {
+func (r *run) currentOutputs(rep *verdict.Report) {
 	if n := len(rep.Attempts); n > 0 {
 		c := *rep.Attempts[n-1]
-		c.OutputTail = failedTail(r.rec)
+		c.OutputTail = failedTail(r.Record)
 		rep.Attempts[n-1] = &c
 	}
 }
@@ -326,14 +292,14 @@ func addOutputs(repo *txn.Repo, rep *verdict.Report) {
 	for i, a := range rep.Attempts {
 		c := *a
 		if c.OutputTail == "" {
-			if rec, err := LoadRecord(repo, c.RunID); err == nil {
+			if rec, err := orket.LoadRecord(repo, c.RunID); err == nil {
 				c.OutputTail = failedTail(rec)
 			}
 		}
 		if c.PatchFile != "" {
 			dst := EscalationsDir + "/" + rep.ID + "/" + c.RunID + ".patch"
 			if b, err := copyPatch(repo, root, c.PatchFile, dst); err == nil {
-				c.PatchFile = displayPath(repo, filepath.Join(mainRoot(repo), filepath.FromSlash(dst)))
+				c.PatchFile = orket.DisplayPath(repo, filepath.Join(mainRoot(repo), filepath.FromSlash(dst)))
 				if len(b) <= maxInlinePatch {
 					c.Patch = string(b)
 				}
@@ -345,9 +311,9 @@ func addOutputs(repo *txn.Repo, rep *verdict.Report) {
 
 // failedTail is the last lines of what a run's failing step (or edit)
 // printed.
-func failedTail(rec *Record) string {
+func failedTail(rec *orket.Record) string {
 	var s *verify.StepResult
-	if rec.Code == EDraftFailure && rec.Edit != nil {
+	if rec.Code == orket.EDraftFailure && rec.Edit != nil {
 		s = rec.Edit
 	} else if f := rec.FailedSteps(); len(f) > 0 {
 		s = f[0]
@@ -419,7 +385,7 @@ func WriteReport(repo *txn.Repo, rep *verdict.Report) (md, js string, err error)
 	if err := fs.WriteFile(base+".md", []byte(rep.Markdown()), 0o644, fsroot.Options{Sync: true}); err != nil {
 		return "", "", err
 	}
-	name := func(p string) string { return displayPath(repo, filepath.Join(root, filepath.FromSlash(p))) }
+	name := func(p string) string { return orket.DisplayPath(repo, filepath.Join(root, filepath.FromSlash(p))) }
 	return name(base + ".md"), name(base + ".json"), nil
 }
 
@@ -430,17 +396,17 @@ const notifyTimeout = time.Minute
 // command gets the report's path as its last argument and in
 // ORKET_ESCALATION_REPORT. Its failure is a warning; the escalation
 // stands.
-func (r *Run) notify(e *Escalation) {
+func (r *run) notify(ctx context.Context, e *orket.Escalation) {
 	if e == nil || e.Report == "" {
 		return
 	}
-	status, err := Notify(r.ctx, r.req.Repo, r.req.Config, r.env, e.Report)
+	status, err := Notify(ctx, r.Repo, r.Config, r.Environ, e.Report)
 	if status == "" {
 		return
 	}
 	e.Notified = status
 	if err != nil {
-		r.obs.Warn("escalation.notify failed: " + err.Error())
+		r.Warn("escalation.notify failed: " + err.Error())
 	}
 }
 

@@ -1,4 +1,4 @@
-package orket
+package learn
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/guardrails"
@@ -106,7 +107,7 @@ func BenchmarkMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	q := MemoryQuery{Repo: repo, Config: cfg, Agent: "claude", Scope: []string{"pkg"}, Env: OSEnv()}
+	q := MemoryQuery{Repo: repo, Config: cfg, Agent: "claude", Scope: []string{"pkg"}, Env: orket.OSEnv()}
 	v, err := Memory(q) // builds the lesson index
 	if err != nil {
 		b.Fatal(err)

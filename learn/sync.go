@@ -1,4 +1,4 @@
-package orket
+package learn
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/rawjson"
 	"github.com/orket/orket/memsync"
@@ -28,12 +29,12 @@ type SyncRequest struct {
 	// Pull fetches and merges into .orket only; otherwise the merge is
 	// pushed too.
 	Pull bool
-	Env  Env
+	Env  orket.Env
 }
 
 // A SyncResult is what a sync did.
 type SyncResult struct {
-	Code Code `json:"code"`
+	Code orket.Code `json:"code"`
 	*memsync.Result
 }
 
@@ -41,7 +42,8 @@ type SyncResult struct {
 // clone's memory by record, writes the merge back and, unless Pull,
 // commits and pushes it (retrying with backoff when another clone pushed
 // first). A remote that cannot be reached changes nothing.
-func Sync(ctx context.Context, req SyncRequest) (*SyncResult, error) {
+func Sync(ctx context.Context, req SyncRequest) (_ *SyncResult, err error) {
+	defer func() { err = coded(err) }()
 	o := syncOptions(req.Repo, req.Config, req.Env)
 	if req.Remote != "" {
 		o.Remote = req.Remote
@@ -54,14 +56,14 @@ func Sync(ctx context.Context, req SyncRequest) (*SyncResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SyncResult{Code: OK, Result: res}, nil
+	return &SyncResult{Code: orket.OK, Result: res}, nil
 }
 
 // syncOptions are a sync of the repository's memory as orket.yaml says:
 // memory.remote, lessons.path, retention, and redaction of whatever
 // leaves the clone with the environment's secrets and orket.yaml's step
 // values.
-func syncOptions(repo *txn.Repo, cfg *config.Config, env Env) memsync.Options {
+func syncOptions(repo *txn.Repo, cfg *config.Config, env orket.Env) memsync.Options {
 	dir := OrketDir(repo)
 	logs := memsync.DefaultLogs()
 	for i := range logs {
@@ -110,61 +112,38 @@ func keepOpenRuns(repo *txn.Repo) func(log string, record []byte) bool {
 	}
 }
 
-// A SyncView is what memory.sync: auto did around a run.
-type SyncView struct {
-	When     string `json:"when"` // start (pull) or end (push)
-	Remote   string `json:"remote"`
-	Received int    `json:"received"`
-	Sent     int    `json:"sent"`
-	Pushed   bool   `json:"pushed"`
-	// Error is why the sync failed; the run went on.
-	Error string `json:"error,omitempty"`
-	Code  Code   `json:"code,omitempty"`
-}
-
 // autoSync is memory.sync: auto: a pull before the run reads the
 // memory, a sync (with the push) once it has written its own. A sync
 // that fails is a warning: the run verifies and reverts as it would
 // without it. Dry runs share nothing.
-func (r *Run) autoSync(ctx context.Context, when string) {
-	if r.req.Config.Memory.Sync != "auto" || r.req.DryRun {
+func (r *run) autoSync(ctx context.Context, when string) {
+	if r.Config.Memory.Sync != "auto" || r.DryRun {
 		return
 	}
-	o := syncOptions(r.req.Repo, r.req.Config, r.req.Env)
+	o := syncOptions(r.Repo, r.Config, r.Env)
 	o.Pull = when == "start"
-	v := SyncView{When: when, Remote: o.Remote}
-	err := ensureOrketState(r.req.Repo)
+	v := orket.SyncView{When: when, Remote: o.Remote}
+	err := ensureOrketState(r.Repo)
 	var res *memsync.Result
 	if err == nil {
 		res, err = memsync.Sync(ctx, o)
 	}
 	if err != nil {
-		p := Describe(err)
+		p := orket.Describe(coded(err))
 		v.Error, v.Code = p.Msg, p.Code
 		if when == "start" {
-			r.obs.Warn(fmt.Sprintf("memory.sync: %s: %s; the run goes on without it", p.Code, p.Msg))
+			r.Warn(fmt.Sprintf("memory.sync: %s: %s; the run goes on without it", p.Code, p.Msg))
 		} else {
-			r.obs.Warn(fmt.Sprintf("memory.sync: %s: %s; this run's records stay in .orket until the next orket sync", p.Code, p.Msg))
+			r.Warn(fmt.Sprintf("memory.sync: %s: %s; this run's records stay in .orket until the next orket sync", p.Code, p.Msg))
 		}
 	} else {
 		v.Remote, v.Received, v.Sent, v.Pushed = res.Remote, res.Received, res.Sent, res.Pushed
 	}
-	r.rec.Sync = append(r.rec.Sync, v)
-}
-
-// rewriteRecord writes the run record again, with the end's sync.
-func (r *Run) rewriteRecord() {
-	root, err := r.req.Repo.FS()
-	if err == nil {
-		err = writeRecord(root, r.rec)
-	}
-	if err != nil {
-		r.obs.Warn("could not write the run record again after memory.sync: " + err.Error())
-	}
+	r.Record.Sync = append(r.Record.Sync, v)
 }
 
 // syncProblem is how Describe tells a sync's failures.
-func syncProblem(err error) (Problem, bool) {
+func syncProblem(err error) (orket.Problem, bool) {
 	var (
 		ue *memsync.UnreachableError
 		ae *memsync.AuthError
@@ -176,31 +155,31 @@ func syncProblem(err error) (Problem, bool) {
 	)
 	switch {
 	case errors.As(err, &ue):
-		return Problem{Code: ESyncUnreachable, Msg: ue.Error(), Hint: "nothing changed on either side; check the remote's address and the network, then run orket sync again",
+		return orket.Problem{Code: orket.ESyncUnreachable, Msg: ue.Error(), Hint: "nothing changed on either side; check the remote's address and the network, then run orket sync again",
 			Fields: map[string]any{"remote": ue.Remote, "url": ue.URL}}, true
 	case errors.As(err, &ae):
 		hint := ae.Hint
 		if hint == "" {
 			hint = "orket uses the credentials git would (ssh agent and keys, credential helpers): check that git fetch works with this remote"
 		}
-		return Problem{Code: ESyncAuth, Msg: ae.Error(), Hint: hint, Fields: map[string]any{"remote": ae.Remote, "url": ae.URL}}, true
+		return orket.Problem{Code: orket.ESyncAuth, Msg: ae.Error(), Hint: hint, Fields: map[string]any{"remote": ae.Remote, "url": ae.URL}}, true
 	case errors.As(err, &re):
-		return Problem{Code: ESyncRefused, Msg: re.Error(), Hint: "the local memory holds the merge; let this clone push refs/orket/memory to that remote (its hooks, protected or hidden refs), then run orket sync again",
+		return orket.Problem{Code: orket.ESyncRefused, Msg: re.Error(), Hint: "the local memory holds the merge; let this clone push refs/orket/memory to that remote (its hooks, protected or hidden refs), then run orket sync again",
 			Fields: map[string]any{"remote": re.Remote, "url": re.URL}}, true
 	case errors.As(err, &ce):
-		return Problem{Code: ESyncContention, Msg: ce.Error(), Hint: "the local memory holds the merge; the next orket sync publishes it"}, true
+		return orket.Problem{Code: orket.ESyncContention, Msg: ce.Error(), Hint: "the local memory holds the merge; the next orket sync publishes it"}, true
 	case errors.As(err, &ne):
 		known := "none; add one with git remote add"
 		if len(ne.Known) > 0 {
 			known = strings.Join(ne.Known, ", ")
 		}
-		return Problem{Code: EUsage, Msg: ne.Error(), Hint: "name a remote (" + known + "), a URL or a path; memory.remote sets the default"}, true
+		return orket.Problem{Code: orket.EUsage, Msg: ne.Error(), Hint: "name a remote (" + known + "), a URL or a path; memory.remote sets the default"}, true
 	case errors.As(err, &pe):
-		return Problem{Code: EUsage, Msg: pe.Error(), Hint: "name the remote by an ssh, https, git or file URL, a path, or a remote's name"}, true
+		return orket.Problem{Code: orket.EUsage, Msg: pe.Error(), Hint: "name the remote by an ssh, https, git or file URL, a path, or a remote's name"}, true
 	case errors.As(err, &fe):
-		return Problem{Code: ERepoUnsupported, Msg: fe.Error(), Hint: "a newer orket wrote the shared memory: upgrade orket to sync with it"}, true
+		return orket.Problem{Code: orket.ERepoUnsupported, Msg: fe.Error(), Hint: "a newer orket wrote the shared memory: upgrade orket to sync with it"}, true
 	}
-	return Problem{}, false
+	return orket.Problem{}, false
 }
 
 // An ImportRequest asks to merge JSON-lines files from elsewhere (a CI
@@ -209,21 +188,22 @@ type ImportRequest struct {
 	Repo   *txn.Repo
 	Config *config.Config
 	Files  []string
-	Env    Env
+	Env    orket.Env
 }
 
 // An ImportResult is what an import added.
 type ImportResult struct {
-	Code Code `json:"code"`
+	Code orket.Code `json:"code"`
 	*memsync.ImportResult
 }
 
 // Import appends to the local logs the records of files they do not
 // hold yet, each to the log its schema names; the next sync shares them.
-func Import(ctx context.Context, req ImportRequest) (*ImportResult, error) {
+func Import(ctx context.Context, req ImportRequest) (_ *ImportResult, err error) {
+	defer func() { err = coded(err) }()
 	for _, f := range req.Files {
 		if fi, err := os.Stat(f); err != nil || fi.IsDir() {
-			return nil, Errorf(EUsage, "name JSON-lines files: a CI artifact's .orket/memory/*.jsonl, or the origin project's lesson files", "cannot import %s: not a readable file", f)
+			return nil, orket.Errorf(orket.EUsage, "name JSON-lines files: a CI artifact's .orket/memory/*.jsonl, or the origin project's lesson files", "cannot import %s: not a readable file", f)
 		}
 	}
 	o := syncOptions(req.Repo, req.Config, req.Env)
@@ -234,7 +214,7 @@ func Import(ctx context.Context, req ImportRequest) (*ImportResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ImportResult{Code: OK, ImportResult: res}, nil
+	return &ImportResult{Code: orket.OK, ImportResult: res}, nil
 }
 
 // ensureOrketState makes the main work tree's .orket (and its

@@ -1,9 +1,11 @@
-package orket
+package learn
 
 import (
 	"context"
 	"strconv"
 	"testing"
+
+	"github.com/orket/orket"
 )
 
 // BenchmarkReject measures a whole orket reject of a kept one-file change:
@@ -16,13 +18,13 @@ func BenchmarkReject(b *testing.B) {
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		_, err := Execute(ctx, Request{Repo: repo, Config: cfg, Scope: []string{"pkg"}, AutoConfirm: true, Env: OSEnv(),
-			Edit: CommandEdit{Argv: []string{"sh", "-c", "echo " + strconv.Itoa(i) + " > pkg/a.txt"}}}, nil)
+		_, err := orket.Execute(ctx, orket.Request{Learner: Loop{}, Repo: repo, Config: cfg, Scope: []string{"pkg"}, AutoConfirm: true, Env: orket.OSEnv(),
+			Edit: orket.CommandEdit{Argv: []string{"sh", "-c", "echo " + strconv.Itoa(i) + " > pkg/a.txt"}}}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		res, err := Reject(ctx, RejectRequest{Repo: repo, Config: cfg, Reason: "the examples are wrong", Env: OSEnv()})
+		res, err := Reject(ctx, RejectRequest{Repo: repo, Config: cfg, Reason: "the examples are wrong", Env: orket.OSEnv()})
 		if err != nil {
 			b.Fatal(err)
 		}

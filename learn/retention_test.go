@@ -1,4 +1,4 @@
-package orket
+package learn
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/verdict"
 )
 
@@ -27,7 +28,7 @@ func TestEvaluationLogNotRewrittenEachRun(t *testing.T) {
 	}
 	rewrites, last := 0, uint64(0)
 	for i := 0; i < 80; i++ {
-		if _, err := Execute(context.Background(), Request{Repo: repo, Config: cfg, Env: OSEnv()}, nil); err != nil {
+		if _, err := orket.Execute(context.Background(), orket.Request{Learner: Loop{}, Repo: repo, Config: cfg, Env: orket.OSEnv()}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if n := inode(); last != 0 && n != last {
@@ -59,7 +60,7 @@ func TestMaxAgeOnSmallLogs(t *testing.T) {
 	if err := store.Record(old); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Execute(context.Background(), Request{Repo: repo, Config: cfg, Env: OSEnv()}, nil); err != nil {
+	if _, err := orket.Execute(context.Background(), orket.Request{Learner: Loop{}, Repo: repo, Config: cfg, Env: orket.OSEnv()}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if e, err := store.Find("ancient"); err != nil || e != nil {

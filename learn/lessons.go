@@ -1,4 +1,4 @@
-package orket
+package learn
 
 import (
 	"bytes"
@@ -8,11 +8,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/lessons"
-	"github.com/orket/orket/redact"
 	"github.com/orket/orket/store"
 	"github.com/orket/orket/verify"
 )
@@ -22,21 +22,20 @@ import (
 const FlakyTag = lessons.FlakyTag
 
 // lessonCodes are the outcomes that record lessons (SPEC 5.1).
-var lessonCodes = map[Code]bool{EVerifyFailedReverted: true, EVerifyFailedKept: true, EVerifyFailed: true, EDraftFailure: true}
+var lessonCodes = map[orket.Code]bool{orket.EVerifyFailedReverted: true, orket.EVerifyFailedKept: true, orket.EVerifyFailed: true, orket.EDraftFailure: true}
 
 // recordLessons classifies every failing required step of the run (the
 // edit command, for E_DRAFT_FAILURE) and every step that passed only on
 // retry (flaky, SPEC 8.2), and appends one lesson for each.
-func (r *Run) recordLessons() error {
-	rec := r.rec
-	redactRecord(rec, r.red)
+func (r *run) recordLessons() error {
+	rec := r.Record
 	var failed []*verify.StepResult
 	switch {
 	case !lessonCodes[rec.Code]:
-	case rec.Code == EDraftFailure && rec.Edit != nil:
+	case rec.Code == orket.EDraftFailure && rec.Edit != nil:
 		failed = append(failed, rec.Edit)
 	default:
-		failed = failedSteps(rec.Steps)
+		failed = rec.FailedSteps()
 	}
 	for _, s := range rec.Steps {
 		if s.Status == verify.Passed && s.Retries > 0 && s.FirstFailure != "" {
@@ -46,15 +45,15 @@ func (r *Run) recordLessons() error {
 	if len(failed) == 0 {
 		return nil
 	}
-	cfg := r.req.Config
+	cfg := r.Config
 	c := classify.New(cfg.Classify.Rules)
 	commands := []string{}
 	for _, s := range rec.Plan.Steps {
 		commands = append(commands, s.Command)
 	}
-	headPost := head(r.req.Repo)
+	headPost := head(r.Repo)
 	var batch []*lessons.Lesson
-	now := r.req.Env.Now().UTC().Truncate(time.Second)
+	now := r.Env.Now().UTC().Truncate(time.Second)
 	for _, s := range failed {
 		flaky := s.Status == verify.Passed
 		// Classified as printed (in memory); stored redacted.
@@ -82,7 +81,7 @@ func (r *Run) recordLessons() error {
 				Instruction: rec.Request.Instruction, Scope: append([]string{}, rec.Request.Scope...),
 				VerifyProfile: rec.Request.Profile, DryRun: rec.Request.DryRun, AutoConfirm: rec.Request.AutoConfirm,
 				Agent: rec.Request.Agent, Task: rec.Request.Task},
-			Repo: lessons.RepoContext{HeadPre: rec.HeadPre, HeadPost: headPost, DirtyAfterRevert: r.dirtyBefore},
+			Repo: lessons.RepoContext{HeadPre: rec.HeadPre, HeadPost: headPost, DirtyAfterRevert: r.DirtyBefore},
 			Plan: lessons.Plan{TouchSet: append([]string{}, rec.Plan.TouchSet...), TouchCount: rec.Plan.TouchCount},
 			Verify: lessons.Verify{Profile: rec.Request.Profile, Commands: commands, FailedStep: s.Name, FailedCommand: s.Command, FailedDir: s.Dir,
 				ExitCode: s.ExitCode, Signal: s.Signal, TimedOut: s.TimedOut, OutputTail: tail,
@@ -94,22 +93,22 @@ func (r *Run) recordLessons() error {
 		l.Seal(r.red.WithValues(r.stepEnvValues(s.Name)...))
 		batch = append(batch, l)
 	}
-	if err := ensureLessonDir(r.req.Repo); err != nil {
+	if err := ensureLessonDir(r.Repo); err != nil {
 		return err
 	}
-	store := &lessons.Store{Path: LessonPath(r.req.Repo, cfg), MaxPerAgent: cfg.Lessons.Retention.MaxEntriesPerAgent}
+	store := &lessons.Store{Path: LessonPath(r.Repo, cfg), MaxPerAgent: cfg.Lessons.Retention.MaxEntriesPerAgent}
 	if err := store.Append(batch...); err != nil {
 		return err
 	}
 	r.newLessons = batch
 	for i, l := range batch {
 		rec.LessonIDs = append(rec.LessonIDs, l.ID)
-		rec.Lessons = append(rec.Lessons, LessonView{ID: l.ID, Step: failed[i].Name, Tags: l.Classification.Tags, Title: l.Advice.Title,
+		rec.Lessons = append(rec.Lessons, orket.LessonView{ID: l.ID, Step: failed[i].Name, Tags: l.Classification.Tags, Title: l.Advice.Title,
 			FirstError: l.Classification.FirstError})
 	}
 	id := rec.LessonIDs[0]
 	rec.LessonID = &id
-	return autoPrune(store, cfg.Lessons.Retention, r.req.Env.Now())
+	return autoPrune(store, cfg.Lessons.Retention, r.Env.Now())
 }
 
 // autoPrune applies retention once the log holds more lessons than it
@@ -138,9 +137,9 @@ func passingFile(s *verify.StepResult) string {
 }
 
 // lastPassing returns what the step printed the last time it passed, or "".
-func (r *Run) lastPassing(s *verify.StepResult) string {
-	root, err := r.req.Repo.FS()
-	if err != nil || s.Name == "edit" && s == r.rec.Edit {
+func (r *run) lastPassing(s *verify.StepResult) string {
+	root, err := r.Repo.FS()
+	if err != nil || s.Name == "edit" && s == r.Record.Edit {
 		return ""
 	}
 	b, err := root.ReadFile(passingFile(s))
@@ -152,12 +151,12 @@ func (r *Run) lastPassing(s *verify.StepResult) string {
 
 // keepPassing keeps the output of the steps that passed, for the next
 // failure's evidence.
-func (r *Run) keepPassing() error {
-	root, err := r.req.Repo.FS()
+func (r *run) keepPassing() error {
+	root, err := r.Repo.FS()
 	if err != nil {
 		return err
 	}
-	for _, s := range r.rec.Steps {
+	for _, s := range r.Record.Steps {
 		if s.Status != verify.Passed {
 			continue
 		}
@@ -172,9 +171,9 @@ func (r *Run) keepPassing() error {
 }
 
 // stepEnvValues are the values of a step's own env: in orket.yaml.
-func (r *Run) stepEnvValues(name string) []string {
+func (r *run) stepEnvValues(name string) []string {
 	var out []string
-	for _, s := range r.prof.Steps {
+	for _, s := range r.Profile.Steps {
 		if s.Name == name {
 			for _, v := range s.Env {
 				out = append(out, v)
@@ -182,21 +181,4 @@ func (r *Run) stepEnvValues(name string) []string {
 		}
 	}
 	return out
-}
-
-// redactRecord removes secrets from everything a run record (and --json)
-// carries of the run's command line and outcome; step output was redacted
-// as it streamed.
-func redactRecord(rec *Record, red *redact.Redactor) {
-	rec.Request.Argv = red.Argv(rec.Request.Argv)
-	rec.Request.Instruction = red.Redact(rec.Request.Instruction)
-	rec.Error = red.Redact(rec.Error)
-	for i := range rec.Plan.Steps {
-		rec.Plan.Steps[i].Command = red.Redact(rec.Plan.Steps[i].Command)
-	}
-	for _, s := range append(append([]*verify.StepResult{}, rec.Steps...), rec.Edit) {
-		if s != nil {
-			s.Command = red.Redact(s.Command)
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package orket
+package learn
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/verdict"
 )
 
@@ -29,7 +30,7 @@ func TestSyncKeepsOpenTasks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := Sync(context.Background(), SyncRequest{Repo: repo, Config: cfg, Remote: remote, Env: OSEnv()}); err != nil {
+	if _, err := Sync(context.Background(), SyncRequest{Repo: repo, Config: cfg, Remote: remote, Env: orket.OSEnv()}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(store.Evaluations.Path)

@@ -1,6 +1,7 @@
 package orket
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,10 +18,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/sys/unix"
 
-	"github.com/orket/orket/config"
 	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/internal/fsroot"
-	"github.com/orket/orket/redact"
+	"github.com/orket/orket/patch"
 	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 )
@@ -150,161 +150,16 @@ func (a *FileState) equal(b *FileState) bool {
 	return a.OID == b.OID && a.Mode == b.Mode
 }
 
-// A RejectRequest is a reviewer's "no" to a kept run (SPEC 8.3).
-type RejectRequest struct {
-	Repo   *txn.Repo
-	Config *config.Config
-	RunID  string // the run, or a unique prefix of its id; "" is the latest kept run
-	Reason string // verbatim; "" asks (AskReason), else "No reason provided"
-	Type   string // code, test, docs, config, other; "" is guessed from the paths
-	Item   string // what was rejected; "" is the run's scope
-	NoUndo bool   // record only
-	By     string
-	Env    Env
-	// AskReason asks a person why, once and briefly; it returns "" when
-	// there is no one to ask or no answer.
-	AskReason func() string
-}
-
-// A RejectResult is seed 000's success object, with what the undo did and
-// the learning appended to the agent memory.
-type RejectResult struct {
-	Code Code `json:"code"`
-	feedback.Logged
-	Learning string `json:"learning,omitempty"`
-	// LearningSource says where the learning came from: the summariser, or
-	// the learned action when there is none or it failed.
-	LearningSource string `json:"learning_source,omitempty"`
-	Memory         string `json:"memory_file"`
-	// Warnings are what went wrong without losing the rejection: a
-	// summariser that failed, a memory file that wants pruning.
-	Warnings []string `json:"warnings,omitempty"`
-	// Proposals are new guardrails proposals the rejection completed.
-	Proposals []ProposalView `json:"proposals,omitempty"`
-}
-
-// Reject records a reviewer's rejection of a kept run, takes the change
-// out while the tree still holds it (as a transaction: lock, snapshot,
-// proof; the change kept as .orket/rejected/<run-id>.patch first), and
-// learns from it: the feedback log, the agent memory, the patterns the
-// next run is told.
-func Reject(ctx context.Context, req RejectRequest) (*RejectResult, error) {
-	repo := req.Repo
-	ConfigureRepo(repo, req.Config)
-	if req.Env.Now == nil {
-		req.Env.Now = time.Now
-	}
-	if req.Type != "" {
-		if err := feedback.CheckArtifactType(req.Type); err != nil {
-			return nil, Errorf(EUsage, "--type is one of "+strings.Join(feedback.ArtifactTypes, ", "), "%v", err)
-		}
-	}
-	cat, err := feedback.NewCategorizer(req.Config.Feedback.Keywords)
-	if err != nil {
-		return nil, &Error{Code: EConfigInvalid, Err: err, Msg: "feedback.keywords: " + err.Error(), Hint: "see docs/feedback.md"}
-	}
-	unlock, err := lockToWrite(ctx, repo, txn.Holder{RunID: "reject", Command: "orket reject", Started: req.Env.Now()})
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	orketDir := OrketDir(repo)
-	log := feedback.OpenLog(orketDir)
-	rejected, err := rejectedRuns(log)
-	if err != nil {
-		return nil, internal("read the feedback log", "check that .orket/memory is readable", err)
-	}
-	rec, err := keptRun(repo, req.RunID, rejected)
-	if err != nil {
-		return nil, err
-	}
-	reason := req.Reason
-	if reason == "" && req.AskReason != nil {
-		reason = strings.TrimSpace(req.AskReason())
-	}
-	undo, err := undoKept(ctx, repo, rec, req.NoUndo, req.Env.Now())
-	if err != nil {
-		return nil, err
-	}
-	red := redact.New(redact.Options{Environ: req.Env.Environ})
-	var commands []string
-	for _, s := range rec.Plan.Steps {
-		commands = append(commands, s.Command)
-	}
-	e := cat.Entry(feedback.Rejection{Time: req.Env.Now().UTC(), RunID: rec.RunID, Task: rec.Request.Task, Agent: rec.Request.Agent,
-		Item: req.Item, ArtifactType: req.Type, Reason: reason, By: req.By, Scope: rec.Request.Scope, Touched: rec.Plan.TouchSet,
-		Undo: undo, Run: feedback.RunContext{Profile: rec.Request.Profile, Toolchain: feedback.Toolchain(commands), Commands: commands}})
-	e.Seal(red)
-	res := &RejectResult{Code: OK, Memory: displayPath(repo, store.Path(orketDir, store.MemoryFile))}
-	mem := feedback.OpenMemory(orketDir)
-	var learnings []feedback.Learning
-	if s := summarizer(req.Config, repo, red); s != nil {
-		current, _ := mem.Read()
-		patch := ""
-		if undo.Patch != "" {
-			if root, err := repo.FS(); err == nil {
-				b, _ := root.ReadFile(undo.Patch)
-				patch = string(b)
-			}
-		}
-		text, src, err := s.Learn(ctx, feedback.Review{Subject: "run " + rec.RunID + " (" + strings.Join(rec.Plan.TouchSet, ", ") + ")",
-			Content: patch, Reason: e.Reason, Memory: string(current)}, e.Action)
-		if err != nil {
-			res.Warnings = append(res.Warnings, "memory.summarizer failed ("+err.Error()+"); the learned action is used")
-		}
-		if src == feedback.SourceSummarizer {
-			e.Learning = text
-		}
-		res.Learning, res.LearningSource = text, src
-		learnings = append(learnings, feedback.LearningOf(e, text))
-	}
-	if err := log.Record(e, red); err != nil {
-		return nil, internal("append to the feedback log", "check that .orket/memory is writable", err)
-	}
-	since := time.Time{}
-	if age := req.Config.Lessons.Retention.MaxAge; age > 0 {
-		since = req.Env.Now().Add(-age)
-	}
-	a, err := log.Analyze(e.Agent, since)
-	if err != nil {
-		return nil, internal("read the feedback log", "check that .orket/memory is readable", err)
-	}
-	st, err := mem.Append(ctx, learnings, []feedback.Row{feedback.RowOf(e)})
-	if err != nil {
-		res.Warnings = append(res.Warnings, "could not append to "+res.Memory+": "+err.Error())
-	} else if st.WantsPruning {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s holds %d learnings, more than %d: it wants pruning by a person", res.Memory, st.Learnings, feedback.MaxLearnings))
-	}
-	if _, err := log.Prune(req.Config.Lessons.Retention.MaxEntriesPerAgent, req.Config.Lessons.Retention.MaxAge, req.Env.Now()); err != nil {
-		res.Warnings = append(res.Warnings, "could not prune the feedback log: "+err.Error())
-	}
-	res.Logged = feedback.NewLogged(e, a)
-	ps, errs := learnFromFeedback(ctx, repo, req.Config, red, e, req.Env.Now())
-	res.Proposals = proposalViews(ps)
-	for _, err := range errs {
-		res.Warnings = append(res.Warnings, err.Error())
-	}
-	return res, nil
-}
-
-// summarizer is memory.summarizer, or nil.
-func summarizer(cfg *config.Config, repo *txn.Repo, red *redact.Redactor) *feedback.Summarizer {
-	if len(cfg.Memory.Summarizer) == 0 {
-		return nil
-	}
-	return &feedback.Summarizer{Argv: cfg.Memory.Summarizer, Timeout: cfg.Memory.SummarizerTimeout, Dir: repo.Root, Redactor: red}
-}
-
 // lockToWrite takes the repository lock for a person's command that
 // writes the tree (reject, override --apply): exclusive, not waiting, and
 // refused while an interrupted transaction waits for orket recover.
 func lockToWrite(ctx context.Context, repo *txn.Repo, h txn.Holder) (func(), error) {
-	return lockRepo(ctx, repo, true, false, h)
+	return LockRepo(ctx, repo, true, false, h)
 }
 
-// lockRepo takes the repository lock and refuses to go on over an
+// LockRepo takes the repository lock and refuses to go on over an
 // interrupted transaction (one that crashed while this waited, say).
-func lockRepo(ctx context.Context, repo *txn.Repo, exclusive, wait bool, h txn.Holder) (func(), error) {
+func LockRepo(ctx context.Context, repo *txn.Repo, exclusive, wait bool, h txn.Holder) (func(), error) {
 	h.PID = os.Getpid()
 	unlock, err := repo.Lock(ctx, exclusive, wait, h)
 	switch {
@@ -324,22 +179,9 @@ func lockRepo(ctx context.Context, repo *txn.Repo, exclusive, wait bool, h txn.H
 	return unlock, nil
 }
 
-// rejectedRuns maps the runs the feedback log says were rejected to the
-// entry that did.
-func rejectedRuns(log *feedback.Log) (map[string]string, error) {
-	out := map[string]string{}
-	_, err := log.Each(func(e *feedback.Entry) error {
-		if e.RunID != "" && e.Type == feedback.TypeReviewRejection {
-			out[e.RunID] = e.ID
-		}
-		return nil
-	})
-	return out, err
-}
-
-// keptRun loads the run to reject: the one named (a unique prefix of its
+// KeptRun loads a kept run: the one named (a unique prefix of its
 // id), or the latest whose change was kept and is not rejected yet.
-func keptRun(repo *txn.Repo, id string, rejected map[string]string) (*Record, error) {
+func KeptRun(repo *txn.Repo, id string, rejected map[string]string) (*Record, error) {
 	root, err := repo.FS()
 	if err != nil {
 		return nil, err
@@ -409,13 +251,13 @@ func kept(rec *Record) bool {
 	return false
 }
 
-// undoKept takes a kept run's change out while the tree still holds it:
+// TakeBack takes a kept run's change out while the tree still holds it:
 // the change is written to .orket/rejected/<run-id>.patch and synced
 // first; then, in a transaction, every touched path gets its content from
 // before the run back (and a --commit run's branch its parent), and that
 // is proved. When the tree has moved on, nothing is taken out and the
 // diverged paths are named.
-func undoKept(ctx context.Context, repo *txn.Repo, rec *Record, noUndo bool, now time.Time) (*feedback.Undo, error) {
+func TakeBack(ctx context.Context, repo *txn.Repo, rec *Record, noUndo bool, now time.Time) (*feedback.Undo, error) {
 	if noUndo {
 		return &feedback.Undo{Status: "not_undone", Note: "--no-undo: recorded only"}, nil
 	}
@@ -521,4 +363,89 @@ func undoKept(ctx context.Context, repo *txn.Repo, rec *Record, noUndo bool, now
 	}
 	u.Status = "undone"
 	return u, nil
+}
+
+// ChangedSince is what changed since a kept run in the paths it touched:
+// those paths, and the change as a patch.
+func ChangedSince(repo *txn.Repo, rec *Record) ([]string, string, error) {
+	root, err := repo.FS()
+	if err != nil {
+		return nil, "", err
+	}
+	var changed []string
+	after := map[string]*txn.File{}
+	for _, k := range rec.Kept {
+		now, err := stateOf(root, k.Path)
+		if err != nil {
+			return nil, "", internal("read "+k.Path, "check the file's permissions", err)
+		}
+		if now.equal(k.After) {
+			continue
+		}
+		changed = append(changed, k.Path)
+		if k.After != nil {
+			m, err := filemode.New(k.After.Mode)
+			if err != nil {
+				return nil, "", internal("read the run record", "the record's kept state is damaged", err)
+			}
+			after[k.Path] = &txn.File{OID: plumbing.NewHash(k.After.OID), Mode: m}
+		}
+	}
+	if len(changed) == 0 {
+		return nil, "", nil
+	}
+	// The run's results are blobs only when the kept change is in the
+	// object store (a commit); otherwise the patch cannot be made and
+	// the note stands alone.
+	for p, f := range after {
+		if _, err := repo.BlobSize(f.OID); err != nil {
+			delete(after, p)
+			return changed, "", nil
+		}
+	}
+	var b bytes.Buffer
+	if err := formatChange(&b, repo, root, "corrected-"+rec.RunID, changed, after); err != nil {
+		return changed, "", nil
+	}
+	return changed, b.String(), nil
+}
+
+// ApplyKept puts a run's kept change (patchFile, as its record names it)
+// back in the tree: planned in memory against the tree as it is now
+// (nothing is written when it does not apply), then written, under the
+// exclusive lock. It returns the paths it wrote.
+func ApplyKept(ctx context.Context, repo *txn.Repo, runID, patchFile string) ([]string, error) {
+	if patchFile == "" {
+		return nil, Errorf(EUsage, "only a run that changed files has a change to apply", "run %s kept no change", runID)
+	}
+	unlock, err := lockToWrite(ctx, repo, txn.Holder{RunID: "override", Command: "orket override --apply"})
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	root, err := repo.FS()
+	if err != nil {
+		return nil, err
+	}
+	f, err := root.Open(patchFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, Errorf(EUsage, "run records and their changes are pruned by lessons.retention; the escalation report keeps a copy",
+			"the change of run %s is gone (%s)", runID, patchFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := patch.Parse(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	plan, err := p.Plan(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.Apply(root); err != nil {
+		return nil, internal("apply the change", "git status shows what was written; git apply "+patchFile+" applies it by hand", err)
+	}
+	return p.Paths(), nil
 }

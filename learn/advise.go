@@ -1,4 +1,4 @@
-package orket
+package learn
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/lessons"
@@ -63,7 +64,7 @@ func Advise(q AdviceQuery) Advice {
 // preflight, described; checks only stale lessons suggest are not among
 // them. It is the one rule of strict mode: orket run and orket preflight
 // both stop on it.
-func (a Advice) Failed() []string { return failedChecks(a.Preflight) }
+func (a Advice) Failed() []string { return orket.FailedChecks(a.Preflight) }
 
 // runChecks makes the declared checks and those of the advisories, each
 // once: declared first, then those of current lessons, then those only
@@ -98,18 +99,6 @@ func runChecks(cfg *config.Config, adv []lessons.Advisory, env preflight.Env, st
 		}
 	}
 	return results
-}
-
-// failedChecks describes the failed checks that fail a strict preflight:
-// not those that are advisory only.
-func failedChecks(rs []preflight.Result) []string {
-	var out []string
-	for _, r := range rs {
-		if !r.OK && !r.AdvisoryOnly {
-			out = append(out, r.Detail)
-		}
-	}
-	return out
 }
 
 // commandDirs are the directories besides PATH where a profile's steps
@@ -204,7 +193,7 @@ func mainRoot(r *txn.Repo) string {
 // ORKET_ADVISORIES: where the task stands, the run's advisories and
 // preflight results, what earlier reviews said, the agent's guardrails
 // for the scope and the agent memory.
-func AdvisoriesMarkdown(rec *Record, memory, guardrailsText string) string {
+func AdvisoriesMarkdown(rec *orket.Record, memory, guardrailsText string) string {
 	var b strings.Builder
 	clean := lessons.StripANSI
 	fmt.Fprintf(&b, "# orket advisories for run %s\n\nScope: %s. Verify profile: %s.\n\n", rec.RunID, strings.Join(rec.Request.Scope, ", "), rec.Request.Profile)

@@ -1,4 +1,4 @@
-package orket
+package learn
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/lessons"
@@ -34,36 +35,37 @@ func feedbackWindow(cfg *config.Config, now time.Time) time.Time {
 
 // feedbackAdvice is what earlier reviews say of the run about to start:
 // the agent's patterns, and past rejections of what it touches.
-func (r *Run) feedbackAdvice() []feedback.Advisory {
-	req := r.rec.Request
+func (r *run) feedbackAdvice() []feedback.Advisory {
+	req := r.Record.Request
 	var touch []string
-	if len(r.rec.Plan.TouchSet) > 0 {
-		touch = r.rec.Plan.TouchSet
+	if len(r.Record.Plan.TouchSet) > 0 {
+		touch = r.Record.Plan.TouchSet
 	}
-	adv, err := feedback.OpenLog(OrketDir(r.req.Repo)).Advise(feedback.Query{Agent: req.Agent, Scope: req.Scope, Touch: touch,
-		Since: feedbackWindow(r.req.Config, r.req.Env.Now())})
+	adv, err := feedback.OpenLog(OrketDir(r.Repo)).Advise(feedback.Query{Agent: req.Agent, Scope: req.Scope, Touch: touch,
+		Since: feedbackWindow(r.Config, r.Env.Now())})
 	if err != nil {
-		r.obs.Warn("cannot read the feedback log: " + err.Error())
+		r.Warn("cannot read the feedback log: " + err.Error())
 	}
 	return adv
 }
 
 // reviewRejected reviews what people and tools dropped in .orket/rejected
 // since the last run into the agent memory (SPEC 8.3).
-func (r *Run) reviewRejected() {
-	done, st, err := ReviewRejected(r.ctx, r.req.Repo, r.req.Config, r.red, r.req.Env.Now)
+func (r *run) reviewRejected(ctx context.Context) {
+	done, st, err := ReviewRejected(ctx, r.Repo, r.Config, r.red, r.Env.Now)
 	if err != nil {
-		r.obs.Warn("reviewing .orket/rejected: " + err.Error())
+		r.Warn("reviewing .orket/rejected: " + err.Error())
 	}
 	if st.WantsPruning {
-		r.obs.Warn(fmt.Sprintf(store.RepoPath(store.MemoryFile)+" holds %d learnings, more than %d: it wants pruning by a person", st.Learnings, feedback.MaxLearnings))
+		r.Warn(fmt.Sprintf(store.RepoPath(store.MemoryFile)+" holds %d learnings, more than %d: it wants pruning by a person", st.Learnings, feedback.MaxLearnings))
 	}
-	r.rec.Reviewed = done
+	r.Record.Reviewed = done
 }
 
 // ReviewRejected reviews every new file of .orket/rejected into the agent
 // memory and moves it to done/ (orket memory review, and each run).
-func ReviewRejected(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, now func() time.Time) ([]feedback.Reviewed, feedback.MemoryStatus, error) {
+func ReviewRejected(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, now func() time.Time) (_ []feedback.Reviewed, _ feedback.MemoryStatus, err error) {
+	defer func() { err = coded(err) }()
 	dir := OrketDir(repo)
 	rv := &feedback.Reviewer{OrketDir: dir, Redactor: red, Now: now, Summarizer: summarizer(cfg, repo, red)}
 	if pending, err := rv.Pending(); err != nil || len(pending) == 0 {
@@ -105,7 +107,7 @@ const maxMemory = 32 << 10
 // the agent memory, the patterns of its rejections, and the top
 // advisories for its scope.
 type MemoryView struct {
-	Code       Code                     `json:"code"`
+	Code       orket.Code               `json:"code"`
 	Agent      string                   `json:"agent"`
 	Scope      []string                 `json:"scope"`
 	MemoryFile string                   `json:"memory_file"`
@@ -116,7 +118,7 @@ type MemoryView struct {
 	Preflight  []preflight.Result       `json:"preflight"`
 	// Guardrails are the agent's approved rules (nil: none yet), with
 	// their text; lines whose evidence is gone are marked demoted.
-	Guardrails *GuardrailsView `json:"guardrails"`
+	Guardrails *orket.GuardrailsView `json:"guardrails"`
 	// Warnings say what could not be read; the rest of the view stands.
 	Warnings []string `json:"warnings,omitempty"`
 	// Reviewed are files of .orket/rejected reviewed just now (orket
@@ -130,13 +132,14 @@ type MemoryQuery struct {
 	Config *config.Config
 	Agent  string
 	Scope  []string
-	Env    Env
+	Env    orket.Env
 }
 
 // Memory gathers what an agent should read before it plans.
-func Memory(q MemoryQuery) (*MemoryView, error) {
+func Memory(q MemoryQuery) (_ *MemoryView, err error) {
+	defer func() { err = coded(err) }()
 	if q.Agent == "" {
-		q.Agent = DefaultAgent
+		q.Agent = orket.DefaultAgent
 	}
 	if q.Env.Now == nil {
 		q.Env.Now = time.Now
@@ -145,10 +148,10 @@ func Memory(q MemoryQuery) (*MemoryView, error) {
 		q.Env.Getenv = func(string) string { return "" }
 	}
 	if _, err := scope.Parse(q.Scope); err != nil {
-		return nil, &Error{Code: EUsage, Err: err, Msg: err.Error(), Hint: "scopes are repository-relative directories or globs such as pkg/api"}
+		return nil, &orket.Error{Code: orket.EUsage, Err: err, Msg: err.Error(), Hint: "scopes are repository-relative directories or globs such as pkg/api"}
 	}
-	v := &MemoryView{Code: OK, Agent: q.Agent, Scope: nonNil(q.Scope), Memory: memoryMarkdown(q.Repo),
-		MemoryFile: displayPath(q.Repo, store.Path(OrketDir(q.Repo), store.MemoryFile)),
+	v := &MemoryView{Code: orket.OK, Agent: q.Agent, Scope: nonNil(q.Scope), Memory: memoryMarkdown(q.Repo),
+		MemoryFile: orket.DisplayPath(q.Repo, store.Path(OrketDir(q.Repo), store.MemoryFile)),
 		Patterns:   []feedback.PatternObject{}, Feedback: []feedback.Advisory{}, Advisories: []lessons.Advisory{}, Preflight: []preflight.Result{}}
 	since := feedbackWindow(q.Config, q.Env.Now())
 	log := feedback.OpenLog(OrketDir(q.Repo))
@@ -160,10 +163,10 @@ func Memory(q MemoryQuery) (*MemoryView, error) {
 	}
 	g, err := guardrailsView(context.Background(), q.Repo, OpenGuardrails(q.Repo, q.Config), GuardrailsChecker(q.Repo, q.Config), q.Agent, false)
 	if err != nil {
-		p := Describe(err)
+		p := orket.Describe(coded(err))
 		v.Warnings = append(v.Warnings, fmt.Sprintf("the agent's guardrails are left out: %s: %s; %s", p.Code, p.Msg, p.Hint))
 	}
-	v.Guardrails = g
+	v.Guardrails = g.view(true)
 	if prof, err := q.Config.Profile(""); err == nil {
 		a := Advise(AdviceQuery{Repo: q.Repo, Config: q.Config, Profile: prof, Scope: q.Scope, Getenv: q.Env.Getenv, Now: q.Env.Now()})
 		v.Advisories, v.Preflight = a.Advisories, a.Preflight

@@ -1,4 +1,4 @@
-package orket
+package learn
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/guardrails"
@@ -72,37 +73,18 @@ func extractor(cfg *config.Config, repo *txn.Repo, red *redact.Redactor) *guardr
 	return &guardrails.Extractor{Argv: cfg.Lessons.Extractor, Timeout: cfg.Lessons.ExtractorTimeout, Dir: repo.Root, Redactor: red}
 }
 
-// A GuardrailsView is what a run or an agent is given of its guardrails:
-// the version, the file ORKET_GUARDRAILS names, and the lines demoted
-// because what they cite is gone.
-type GuardrailsView struct {
-	Agent   string `json:"agent"`
-	Version int    `json:"version"`
-	// File is the text the agent reads: v<N>.md, or current.md with the
-	// demoted lines marked.
-	File    string   `json:"file"`
-	Rules   int      `json:"rules"`
-	Demoted []string `json:"demoted,omitempty"` // why, one per demoted line
-	// Text is the guardrails as the agent reads them (not in --json of a
-	// run: the file holds it).
-	Text    string `json:"text,omitempty"`
-	path    string // File's absolute path
-	version *guardrails.Version
-}
-
 // givenGuardrails reports whether the run's edit is given its agent's
 // guardrails: an edit command is (ORKET_GUARDRAILS); a patch or the work
 // tree was written before orket could hand it anything.
-func (r *Run) givenGuardrails() bool {
-	_, ok := r.req.Edit.(CommandEdit)
-	return ok
+func (r *run) givenGuardrails() bool {
+	return r.Edit == "command"
 }
 
 // checker is the run's one evidence checker: what its lines cite is
 // searched for once, before the edit, however often the run asks.
-func (r *Run) checker() *guardrails.Checker {
+func (r *run) checker() *guardrails.Checker {
 	if r.guardCheck == nil {
-		r.guardCheck = GuardrailsChecker(r.req.Repo, r.req.Config)
+		r.guardCheck = GuardrailsChecker(r.Repo, r.Config)
 		r.guardCheck.Remember = true
 	}
 	return r.guardCheck
@@ -111,27 +93,46 @@ func (r *Run) checker() *guardrails.Checker {
 // prepareGuardrails reads the agent's current guardrails for an edit
 // command and checks their evidence, writing nothing: the advisories show
 // them. The lock taken, exposeGuardrails reads them again for the edit.
-func (r *Run) prepareGuardrails() {
+func (r *run) prepareGuardrails(ctx context.Context) {
 	if !r.givenGuardrails() {
 		return
 	}
-	v, err := guardrailsView(r.ctx, r.req.Repo, OpenGuardrails(r.req.Repo, r.req.Config), r.checker(), r.rec.Request.Agent, false)
+	v, err := guardrailsView(ctx, r.Repo, OpenGuardrails(r.Repo, r.Config), r.checker(), r.Record.Request.Agent, false)
 	if err != nil {
-		r.obs.Warn("cannot read the agent's guardrails: " + err.Error())
+		r.Warn("cannot read the agent's guardrails: " + err.Error())
 		return
 	}
-	if v != nil {
+	r.Record.Guardrails = v.view(false)
+}
+
+// agentGuardrails are an agent's current guardrails as the loop holds
+// them: what a record or an agent is shown, where the text is and its
+// version.
+type agentGuardrails struct {
+	orket.GuardrailsView
+	path    string // File's absolute path
+	version *guardrails.Version
+}
+
+// view is what a record shows (the text only when asked: a run's record
+// names the file that holds it).
+func (g *agentGuardrails) view(text bool) *orket.GuardrailsView {
+	if g == nil {
+		return nil
+	}
+	v := g.GuardrailsView
+	if !text {
 		v.Text = ""
 	}
-	r.rec.Guardrails = v
+	return &v
 }
 
 // guardrailsView reads an agent's current guardrails and checks what
 // they cite; write: also write the annotated copy when lines are demoted
 // (the file a run's ORKET_GUARDRAILS names). nil: the agent has none.
-func guardrailsView(ctx context.Context, repo *txn.Repo, st *guardrails.Store, ck *guardrails.Checker, agent string, write bool) (*GuardrailsView, error) {
+func guardrailsView(ctx context.Context, repo *txn.Repo, st *guardrails.Store, ck *guardrails.Checker, agent string, write bool) (*agentGuardrails, error) {
 	if agent == "" {
-		agent = DefaultAgent
+		agent = orket.DefaultAgent
 	}
 	if _, err := os.Stat(filepath.Join(st.OrketDir, store.GuardrailsDir)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no agent has guardrails yet: nothing to read, and nothing is created
@@ -162,8 +163,8 @@ func guardrailsView(ctx context.Context, repo *txn.Repo, st *guardrails.Store, c
 		// The file an edit would be given.
 		p.Path = filepath.Join(filepath.Dir(p.Path), store.CurrentView)
 	}
-	v := &GuardrailsView{Agent: agent, Version: p.Version.Version, File: displayPath(repo, p.Path), Text: p.Text, path: p.Path, version: p.Version,
-		Rules: len(guardrails.Items(p.Version.Text))}
+	v := &agentGuardrails{GuardrailsView: orket.GuardrailsView{Agent: agent, Version: p.Version.Version, File: orket.DisplayPath(repo, p.Path),
+		Text: p.Text, Rules: len(guardrails.Items(p.Version.Text))}, path: p.Path, version: p.Version}
 	for _, e := range p.Evidence {
 		if e.Demoted {
 			v.Demoted = append(v.Demoted, e.Why())
@@ -177,57 +178,46 @@ func guardrailsView(ctx context.Context, repo *txn.Repo, st *guardrails.Store, c
 // demoted) and records what the run is told (that version, its lines for
 // the scope, the failures its advisories warn of), for the votes and the
 // stats.
-func (r *Run) exposeGuardrails() {
+func (r *run) exposeGuardrails(ctx context.Context) {
 	if !r.givenGuardrails() {
 		return
 	}
-	agent := r.rec.Request.Agent
+	agent := r.Record.Request.Agent
 	if agent == "" {
-		agent = DefaultAgent
+		agent = orket.DefaultAgent
 	}
-	st := OpenGuardrails(r.req.Repo, r.req.Config)
-	v, err := guardrailsView(r.ctx, r.req.Repo, st, r.checker(), agent, true)
+	st := OpenGuardrails(r.Repo, r.Config)
+	v, err := guardrailsView(ctx, r.Repo, st, r.checker(), agent, true)
 	if err != nil {
-		r.obs.Warn("cannot read the agent's guardrails: " + err.Error())
+		r.Warn("cannot read the agent's guardrails: " + err.Error())
 	}
 	var version *guardrails.Version
-	r.rec.Guardrails = v
+	r.Record.Guardrails = v.view(false)
 	if v != nil {
 		r.guardrailsText, r.guardrailsPath, version = v.Text, v.path, v.version
-		v.Text = ""
 	}
 	var folds []guardrails.Fold
-	for _, a := range r.rec.Advisories {
+	for _, a := range r.Record.Advisories {
 		folds = append(folds, guardrails.AdvisoryFold(a))
 	}
-	x := guardrails.NewExposure(r.rec.RunID, agent, r.req.Env.Now().UTC(), version, r.rec.Request.Scope, folds)
+	x := guardrails.NewExposure(r.Record.RunID, agent, r.Env.Now().UTC(), version, r.Record.Request.Scope, folds)
 	// .orket/.gitignore before anything else in .orket: a run killed
 	// right after this line leaves nothing git would show.
-	if err := ensureLessonDir(r.req.Repo); err != nil {
-		r.obs.Warn("cannot create .orket: " + err.Error())
+	if err := ensureLessonDir(r.Repo); err != nil {
+		r.Warn("cannot create .orket: " + err.Error())
 		return
 	}
 	if err := guardrails.OpenExposures(st.OrketDir).Record(x); err != nil {
-		r.obs.Warn("cannot record what the run was told (.orket/memory/advised.jsonl): " + err.Error())
+		r.Warn("cannot record what the run was told (.orket/memory/advised.jsonl): " + err.Error())
 		return
 	}
 	r.exposure, r.exposedTo = x, version
 }
 
-// A ProposalView is a guardrails proposal a run or a review made.
-type ProposalView struct {
-	ID      string `json:"id"`
-	Agent   string `json:"agent"`
-	Type    string `json:"type"` // addition, modification, removal
-	Section string `json:"section"`
-	Text    string `json:"text"`
-	Count   int    `json:"count"`
-}
-
-func proposalViews(ps []*guardrails.Proposal) []ProposalView {
-	var out []ProposalView
+func proposalViews(ps []*guardrails.Proposal) []orket.ProposalView {
+	var out []orket.ProposalView
 	for _, p := range ps {
-		out = append(out, ProposalView{ID: p.ID, Agent: p.Agent, Type: string(p.ConstraintUpdate.Type),
+		out = append(out, orket.ProposalView{ID: p.ID, Agent: p.Agent, Type: string(p.ConstraintUpdate.Type),
 			Section: p.ConstraintUpdate.Section, Text: p.LessonText, Count: p.Count})
 	}
 	return out
@@ -237,13 +227,13 @@ func proposalViews(ps []*guardrails.Proposal) []ProposalView {
 // (avoided or recurred), and when the run added feedback (a lesson, a
 // verdict short of APPROVE) the agent's entries are clustered again (the
 // threshold trigger of SPEC 8.5).
-func (r *Run) learnFromRun(ev *verdict.Evaluation) {
-	if !mutating(r.req.Edit) || r.rec.RunID == "" {
+func (r *run) learnFromRun(ctx context.Context, ev *verdict.Evaluation) {
+	if !r.Mutating() || r.Record.RunID == "" {
 		return
 	}
-	agent := r.rec.Request.Agent
+	agent := r.Record.Request.Agent
 	if agent == "" {
-		agent = DefaultAgent
+		agent = orket.DefaultAgent
 	}
 	c := &guardrails.Collector{Agent: agent}
 	for _, l := range r.newLessons {
@@ -257,17 +247,17 @@ func (r *Run) learnFromRun(ev *verdict.Evaluation) {
 	if ev != nil {
 		verdictText = ev.Verdict
 	}
-	st := OpenGuardrails(r.req.Repo, r.req.Config)
+	st := OpenGuardrails(r.Repo, r.Config)
 	// The run knows what it was told: its exposure is not looked up again
 	// (Store.Vote does, for a later rejection or correction).
 	if x, v := r.exposure, r.exposedTo; x != nil && v != nil && x.Version != 0 {
-		vs := guardrails.VotesFor(x, v, guardrails.Outcome{RunID: r.rec.RunID, Agent: agent, Time: r.req.Env.Now().UTC(), Verdict: verdictText, Signals: sigs})
+		vs := guardrails.VotesFor(x, v, guardrails.Outcome{RunID: r.Record.RunID, Agent: agent, Time: r.Env.Now().UTC(), Verdict: verdictText, Signals: sigs})
 		if err := guardrails.OpenVotes(st.OrketDir).Record(vs...); err != nil {
-			r.obs.Warn("cannot record the guardrails' votes: " + err.Error())
+			r.Warn("cannot record the guardrails' votes: " + err.Error())
 		}
 	}
-	if err := pruneGuardrailLogs(OrketDir(r.req.Repo), r.req.Config.Lessons.Retention, r.req.Env.Now()); err != nil {
-		r.obs.Warn("could not prune the guardrails' logs: " + err.Error())
+	if err := pruneGuardrailLogs(OrketDir(r.Repo), r.Config.Lessons.Retention, r.Env.Now()); err != nil {
+		r.Warn("could not prune the guardrails' logs: " + err.Error())
 	}
 	if len(sigs) == 0 {
 		return
@@ -275,14 +265,14 @@ func (r *Run) learnFromRun(ev *verdict.Evaluation) {
 	// The run's checker answers for the tree before the edit: still the
 	// tree once the change is reverted.
 	ck := r.checker()
-	if r.rec.Revert == nil {
-		ck = GuardrailsChecker(r.req.Repo, r.req.Config)
+	if r.Record.Revert == nil {
+		ck = GuardrailsChecker(r.Repo, r.Config)
 	}
-	added, errs := proposeFor(r.ctx, r.req.Repo, r.req.Config, r.red, st, ck, agent, r.req.Env.Now())
+	added, errs := proposeFor(ctx, r.Repo, r.Config, r.red, st, ck, agent, r.Env.Now())
 	for _, err := range errs {
-		r.obs.Warn(err.Error())
+		r.Warn(err.Error())
 	}
-	r.rec.Proposals = proposalViews(added)
+	r.Record.Proposals = proposalViews(added)
 }
 
 // pruneGuardrailLogs applies lessons.retention to what runs were told
@@ -365,7 +355,7 @@ func proposeRemovals(ctx context.Context, st *guardrails.Store, ck *guardrails.C
 func learnFromFeedback(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, e *feedback.Entry, now time.Time) ([]*guardrails.Proposal, []error) {
 	agent := e.Agent
 	if agent == "" {
-		agent = DefaultAgent
+		agent = orket.DefaultAgent
 	}
 	st := OpenGuardrails(repo, cfg)
 	var errs []error
@@ -379,15 +369,16 @@ func learnFromFeedback(ctx context.Context, repo *txn.Repo, cfg *config.Config, 
 
 // A ProposeResult is what orket lessons propose found.
 type ProposeResult struct {
-	Code      Code           `json:"code"`
-	Agents    []string       `json:"agents"`
-	Proposals []ProposalView `json:"proposals"`
-	Warnings  []string       `json:"warnings,omitempty"`
+	Code      orket.Code           `json:"code"`
+	Agents    []string             `json:"agents"`
+	Proposals []orket.ProposalView `json:"proposals"`
+	Warnings  []string             `json:"warnings,omitempty"`
 }
 
 // Propose runs the proposal rules for an agent ("": every agent with
 // feedback entries) and stores what is new.
-func Propose(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, agent string, now time.Time) (*ProposeResult, error) {
+func Propose(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, agent string, now time.Time) (_ *ProposeResult, err error) {
+	defer func() { err = coded(err) }()
 	agents := []string{agent}
 	if agent == "" {
 		sigs, err := guardrails.Gather(LessonPath(repo, cfg), OrketDir(repo), "")
@@ -414,7 +405,7 @@ func Propose(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redac
 			}
 		}
 	}
-	res := &ProposeResult{Code: OK, Agents: nonNil(agents), Proposals: []ProposalView{}}
+	res := &ProposeResult{Code: orket.OK, Agents: nonNil(agents), Proposals: []orket.ProposalView{}}
 	st := OpenGuardrails(repo, cfg)
 	// One search of the tree for every agent's lines.
 	ck := GuardrailsChecker(repo, cfg)

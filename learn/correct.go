@@ -1,13 +1,10 @@
-package orket
+package learn
 
 import (
-	"bytes"
 	"context"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-
+	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/redact"
@@ -22,38 +19,39 @@ type CorrectRequest struct {
 	RunID  string // or a unique prefix; "" is the latest kept run
 	Note   string
 	By     string
-	Env    Env
+	Env    orket.Env
 }
 
 // A CorrectResult is the correction recorded, and what it taught.
 type CorrectResult struct {
-	Code  Code            `json:"code"`
+	Code  orket.Code      `json:"code"`
 	Entry *feedback.Entry `json:"entry"`
 	// Proposals are new guardrails proposals the correction completed.
-	Proposals []ProposalView `json:"proposals,omitempty"`
-	Warnings  []string       `json:"warnings,omitempty"`
+	Proposals []orket.ProposalView `json:"proposals,omitempty"`
+	Warnings  []string             `json:"warnings,omitempty"`
 }
 
 // Correct records a human correction of a kept run: the note, and what
 // the person changed since the run in the paths it touched, as a patch
 // from the run's result to the tree now.
-func Correct(ctx context.Context, req CorrectRequest) (*CorrectResult, error) {
+func Correct(ctx context.Context, req CorrectRequest) (_ *CorrectResult, err error) {
+	defer func() { err = coded(err) }()
 	if req.Note == "" {
-		return nil, Errorf(EUsage, "say what you changed and why with --note \"...\"", "orket correct needs a note")
+		return nil, orket.Errorf(orket.EUsage, "say what you changed and why with --note \"...\"", "orket correct needs a note")
 	}
 	if req.Env.Now == nil {
 		req.Env.Now = time.Now
 	}
 	repo := req.Repo
-	rec, err := keptRun(repo, req.RunID, nil)
+	rec, err := orket.KeptRun(repo, req.RunID, nil)
 	if err != nil {
 		return nil, err
 	}
 	cat, err := feedback.NewCategorizer(req.Config.Feedback.Keywords)
 	if err != nil {
-		return nil, &Error{Code: EConfigInvalid, Err: err, Msg: "feedback.keywords: " + err.Error(), Hint: "see docs/feedback.md"}
+		return nil, &orket.Error{Code: orket.EConfigInvalid, Err: err, Msg: "feedback.keywords: " + err.Error(), Hint: "see docs/feedback.md"}
 	}
-	changed, patch, err := correction(repo, rec)
+	changed, patch, err := orket.ChangedSince(repo, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -70,56 +68,11 @@ func Correct(ctx context.Context, req CorrectRequest) (*CorrectResult, error) {
 	if err := feedback.OpenLog(OrketDir(repo)).Record(e, red); err != nil {
 		return nil, internal("append to the feedback log", "check that .orket/memory is writable", err)
 	}
-	res := &CorrectResult{Code: OK, Entry: e}
+	res := &CorrectResult{Code: orket.OK, Entry: e}
 	ps, errs := learnFromFeedback(ctx, repo, req.Config, red, e, req.Env.Now())
 	res.Proposals = proposalViews(ps)
 	for _, err := range errs {
 		res.Warnings = append(res.Warnings, err.Error())
 	}
 	return res, nil
-}
-
-// correction is what changed since a kept run in the paths it touched:
-// those paths, and the change as a patch.
-func correction(repo *txn.Repo, rec *Record) ([]string, string, error) {
-	root, err := repo.FS()
-	if err != nil {
-		return nil, "", err
-	}
-	var changed []string
-	after := map[string]*txn.File{}
-	for _, k := range rec.Kept {
-		now, err := stateOf(root, k.Path)
-		if err != nil {
-			return nil, "", internal("read "+k.Path, "check the file's permissions", err)
-		}
-		if now.equal(k.After) {
-			continue
-		}
-		changed = append(changed, k.Path)
-		if k.After != nil {
-			m, err := filemode.New(k.After.Mode)
-			if err != nil {
-				return nil, "", internal("read the run record", "the record's kept state is damaged", err)
-			}
-			after[k.Path] = &txn.File{OID: plumbing.NewHash(k.After.OID), Mode: m}
-		}
-	}
-	if len(changed) == 0 {
-		return nil, "", nil
-	}
-	// The run's results are blobs only when the kept change is in the
-	// object store (a commit); otherwise the patch cannot be made and
-	// the note stands alone.
-	for p, f := range after {
-		if _, err := repo.BlobSize(f.OID); err != nil {
-			delete(after, p)
-			return changed, "", nil
-		}
-	}
-	var b bytes.Buffer
-	if err := formatChange(&b, repo, root, "corrected-"+rec.RunID, changed, after); err != nil {
-		return changed, "", nil
-	}
-	return changed, b.String(), nil
 }

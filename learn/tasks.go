@@ -1,15 +1,13 @@
-package orket
+package learn
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/orket/orket"
 	"github.com/orket/orket/config"
-	"github.com/orket/orket/patch"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verdict"
 )
@@ -30,35 +28,36 @@ type TaskAction struct {
 
 // A TaskResult is what a person's action did.
 type TaskResult struct {
-	Code       Code        `json:"code"`
-	Action     string      `json:"action"`
-	Task       string      `json:"task"`
-	Agent      string      `json:"agent,omitempty"`
-	RunID      string      `json:"run_id,omitempty"`
-	Reason     string      `json:"reason,omitempty"`
-	By         string      `json:"by,omitempty"`
-	Cleared    int         `json:"attempts_cleared"` // rejections the count held before
-	Escalation *Escalation `json:"escalation,omitempty"`
+	Code       orket.Code        `json:"code"`
+	Action     string            `json:"action"`
+	Task       string            `json:"task"`
+	Agent      string            `json:"agent,omitempty"`
+	RunID      string            `json:"run_id,omitempty"`
+	Reason     string            `json:"reason,omitempty"`
+	By         string            `json:"by,omitempty"`
+	Cleared    int               `json:"attempts_cleared"` // rejections the count held before
+	Escalation *orket.Escalation `json:"escalation,omitempty"`
 	// Applied names the paths --apply wrote back.
 	Applied []string `json:"applied,omitempty"`
 }
 
 // TaskStatus is a task as orket task list shows it, per agent.
 type TaskStatus struct {
-	Task        string      `json:"task"`
-	Agent       string      `json:"agent"`
-	Rejections  int         `json:"rejections"`
-	Maximum     int         `json:"maximum"`
-	Escalated   bool        `json:"escalated"`
-	Escalation  *Escalation `json:"escalation,omitempty"`
-	LastRunID   string      `json:"last_run_id,omitempty"`
-	LastVerdict string      `json:"last_verdict,omitempty"`
-	LastTime    *time.Time  `json:"last_time,omitempty"`
+	Task        string            `json:"task"`
+	Agent       string            `json:"agent"`
+	Rejections  int               `json:"rejections"`
+	Maximum     int               `json:"maximum"`
+	Escalated   bool              `json:"escalated"`
+	Escalation  *orket.Escalation `json:"escalation,omitempty"`
+	LastRunID   string            `json:"last_run_id,omitempty"`
+	LastVerdict string            `json:"last_verdict,omitempty"`
+	LastTime    *time.Time        `json:"last_time,omitempty"`
 }
 
 // ListTasks returns every task the logs know, per agent, filtered by task
 // and agent when given.
-func ListTasks(repo *txn.Repo, cfg *config.Config, task, agent string) ([]TaskStatus, error) {
+func ListTasks(repo *txn.Repo, cfg *config.Config, task, agent string) (_ []TaskStatus, err error) {
+	defer func() { err = coded(err) }()
 	all, err := Verdicts(repo).Tasks()
 	if err != nil {
 		return nil, err
@@ -99,19 +98,20 @@ func knownTask(store *verdict.Store, task string) error {
 	if near := config.Suggest(task, names); near != "" {
 		hint = "did you mean " + config.ShellQuote([]string{near}) + "? " + hint
 	}
-	return Errorf(EUsage, hint, "no task %q in the evaluation log", task)
+	return orket.Errorf(orket.EUsage, hint, "no task %q in the evaluation log", task)
 }
 
 func needReason(a TaskAction, what string) error {
 	if strings.TrimSpace(a.Reason) == "" {
-		return Errorf(EUsage, "say why with --reason \"...\": it is kept in .orket/memory/tasks.jsonl", "%s needs a reason", what)
+		return orket.Errorf(orket.EUsage, "say why with --reason \"...\": it is kept in .orket/memory/tasks.jsonl", "%s needs a reason", what)
 	}
 	return nil
 }
 
 // ResolveTask ends a task's escalation: runs of it go on, and every
 // agent's count starts over.
-func ResolveTask(a TaskAction) (*TaskResult, error) {
+func ResolveTask(a TaskAction) (_ *TaskResult, err error) {
+	defer func() { err = coded(err) }()
 	if err := needReason(a, "orket task resolve"); err != nil {
 		return nil, err
 	}
@@ -124,10 +124,10 @@ func ResolveTask(a TaskAction) (*TaskResult, error) {
 		return nil, err
 	}
 	if st.Escalation == nil {
-		return nil, Errorf(EUsage, "orket task reset clears a count without an escalation",
+		return nil, orket.Errorf(orket.EUsage, "orket task reset clears a count without an escalation",
 			"task %q is not escalated", a.Task)
 	}
-	res := &TaskResult{Code: OK, Action: verdict.EventResolve, Task: a.Task, Reason: a.Reason, By: a.By,
+	res := &TaskResult{Code: orket.OK, Action: verdict.EventResolve, Task: a.Task, Reason: a.Reason, By: a.By,
 		Escalation: escalationOf(st.Escalation)}
 	if agentState, err := store.State(a.Task, st.Escalation.Agent); err == nil {
 		res.Cleared = len(agentState.Attempts)
@@ -137,12 +137,13 @@ func ResolveTask(a TaskAction) (*TaskResult, error) {
 
 // ResetTask starts an agent's count (every agent's, when none is named)
 // over; an escalation stays until it is resolved.
-func ResetTask(a TaskAction) (*TaskResult, error) {
+func ResetTask(a TaskAction) (_ *TaskResult, err error) {
+	defer func() { err = coded(err) }()
 	store := Verdicts(a.Repo)
 	if err := knownTask(store, a.Task); err != nil {
 		return nil, err
 	}
-	res := &TaskResult{Code: OK, Action: verdict.EventReset, Task: a.Task, Agent: a.Agent, Reason: a.Reason, By: a.By}
+	res := &TaskResult{Code: orket.OK, Action: verdict.EventReset, Task: a.Task, Agent: a.Agent, Reason: a.Reason, By: a.By}
 	all, err := store.Tasks()
 	if err != nil {
 		return nil, err
@@ -159,7 +160,8 @@ func ResetTask(a TaskAction) (*TaskResult, error) {
 // attempts (every agent's, when none is named) and the person's reason;
 // runs of the task stop until it is resolved. The task need not have run
 // yet: a person may stop work before it starts.
-func EscalateTask(ctx context.Context, a TaskAction) (*TaskResult, error) {
+func EscalateTask(ctx context.Context, a TaskAction) (_ *TaskResult, err error) {
+	defer func() { err = coded(err) }()
 	if err := needReason(a, "orket escalate"); err != nil {
 		return nil, err
 	}
@@ -169,7 +171,7 @@ func EscalateTask(ctx context.Context, a TaskAction) (*TaskResult, error) {
 		return nil, err
 	}
 	if st.Escalation != nil {
-		return nil, Errorf(EUsage, "orket task resolve ends it", "task %q is already escalated (report: %s)", a.Task, st.Escalation.Report)
+		return nil, orket.Errorf(orket.EUsage, "orket task resolve ends it", "task %q is already escalated (report: %s)", a.Task, st.Escalation.Report)
 	}
 	var attempts []*verdict.Evaluation
 	all, err := store.Tasks()
@@ -188,7 +190,7 @@ func EscalateTask(ctx context.Context, a TaskAction) (*TaskResult, error) {
 	if err != nil {
 		return nil, internal("write the escalation report", "check that .orket is writable", err)
 	}
-	esc := &Escalation{Report: md, ReportJSON: js, Trigger: rep.Trigger.Type}
+	esc := &orket.Escalation{Report: md, ReportJSON: js, Trigger: rep.Trigger.Type}
 	if err := store.Event(&verdict.TaskEvent{Time: a.Now.UTC(), Type: verdict.EventEscalate, Task: a.Task, Agent: a.Agent,
 		Reason: a.Reason, By: a.By, Report: md}); err != nil {
 		return nil, err
@@ -196,26 +198,20 @@ func EscalateTask(ctx context.Context, a TaskAction) (*TaskResult, error) {
 	if status, err := Notify(ctx, a.Repo, a.Config, a.Env, md); status != "" {
 		esc.Notified = status
 		if err != nil {
-			return &TaskResult{Code: OK, Action: verdict.EventEscalate, Task: a.Task, Agent: a.Agent, Reason: a.Reason, By: a.By, Escalation: esc}, &NotifyError{Err: err}
+			return &TaskResult{Code: orket.OK, Action: verdict.EventEscalate, Task: a.Task, Agent: a.Agent, Reason: a.Reason, By: a.By, Escalation: esc}, &NotifyError{Err: err}
 		}
 	}
-	return &TaskResult{Code: OK, Action: verdict.EventEscalate, Task: a.Task, Agent: a.Agent, Reason: a.Reason, By: a.By,
+	return &TaskResult{Code: orket.OK, Action: verdict.EventEscalate, Task: a.Task, Agent: a.Agent, Reason: a.Reason, By: a.By,
 		Cleared: len(attempts), Escalation: esc}, nil
 }
-
-// A NotifyError is an escalation.notify command that failed: the
-// escalation stands.
-type NotifyError struct{ Err error }
-
-func (e *NotifyError) Error() string { return "escalation.notify failed: " + e.Err.Error() }
-func (e *NotifyError) Unwrap() error { return e.Err }
 
 // Override accepts a rejected run anyway: it is logged with the reason,
 // the count of its agent on its task starts over and an escalation of the
 // task ends. With apply, the run's kept change is put back in the tree,
 // under the repository lock; a change that no longer applies writes
 // nothing.
-func Override(ctx context.Context, a TaskAction, apply bool) (*TaskResult, error) {
+func Override(ctx context.Context, a TaskAction, apply bool) (_ *TaskResult, err error) {
+	defer func() { err = coded(err) }()
 	if err := needReason(a, "orket override"); err != nil {
 		return nil, err
 	}
@@ -225,19 +221,19 @@ func Override(ctx context.Context, a TaskAction, apply bool) (*TaskResult, error
 		return nil, err
 	}
 	if ev.Verdict != verdict.Reject && ev.Verdict != verdict.Escalate {
-		return nil, Errorf(EUsage, "override accepts a rejected run", "run %s was not rejected (%s)", ev.RunID, ev.Verdict)
+		return nil, orket.Errorf(orket.EUsage, "override accepts a rejected run", "run %s was not rejected (%s)", ev.RunID, ev.Verdict)
 	}
 	st, err := store.State(ev.Task, ev.Agent)
 	if err != nil {
 		return nil, err
 	}
-	res := &TaskResult{Code: OK, Action: verdict.EventOverride, Task: ev.Task, Agent: ev.Agent, RunID: ev.RunID,
+	res := &TaskResult{Code: orket.OK, Action: verdict.EventOverride, Task: ev.Task, Agent: ev.Agent, RunID: ev.RunID,
 		Reason: a.Reason, By: a.By, Cleared: len(st.Attempts)}
 	if st.Escalation != nil {
 		res.Escalation = escalationOf(st.Escalation)
 	}
 	if apply {
-		if res.Applied, err = applyKept(ctx, a.Repo, ev); err != nil {
+		if res.Applied, err = orket.ApplyKept(ctx, a.Repo, ev.RunID, ev.PatchFile); err != nil {
 			return nil, err
 		}
 	}
@@ -249,7 +245,7 @@ func Override(ctx context.Context, a TaskAction, apply bool) (*TaskResult, error
 // id.
 func findRun(store *verdict.Store, id string) (*verdict.Evaluation, error) {
 	if id == "" {
-		return nil, Errorf(EUsage, "give a run id: the run_id of its --json, or orket task list's last run", "override needs a run")
+		return nil, orket.Errorf(orket.EUsage, "give a run id: the run_id of its --json, or orket task list's last run", "override needs a run")
 	}
 	found := map[string]*verdict.Evaluation{}
 	if _, err := store.EachEvaluation(func(e *verdict.Evaluation) error {
@@ -262,50 +258,11 @@ func findRun(store *verdict.Store, id string) (*verdict.Evaluation, error) {
 	}
 	switch len(found) {
 	case 0:
-		return nil, Errorf(EUsage, "the run_id of a run's --json or record names it", "no evaluated run %q", id)
+		return nil, orket.Errorf(orket.EUsage, "the run_id of a run's --json or record names it", "no evaluated run %q", id)
 	case 1:
 		for _, e := range found {
 			return e, nil
 		}
 	}
-	return nil, Errorf(EUsage, "give more of the id", "%q names %d runs", id, len(found))
-}
-
-// applyKept puts a rejected run's kept change back in the tree: planned
-// in memory against the tree as it is now (nothing is written when it
-// does not apply), then written, under the exclusive lock.
-func applyKept(ctx context.Context, repo *txn.Repo, ev *verdict.Evaluation) ([]string, error) {
-	if ev.PatchFile == "" {
-		return nil, Errorf(EUsage, "only a run that changed files has a change to apply", "run %s kept no change", ev.RunID)
-	}
-	unlock, err := lockToWrite(ctx, repo, txn.Holder{RunID: "override", Command: "orket override --apply"})
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	root, err := repo.FS()
-	if err != nil {
-		return nil, err
-	}
-	f, err := root.Open(ev.PatchFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, Errorf(EUsage, "run records and their changes are pruned by lessons.retention; the escalation report keeps a copy",
-			"the change of run %s is gone (%s)", ev.RunID, ev.PatchFile)
-	}
-	if err != nil {
-		return nil, err
-	}
-	p, err := patch.Parse(f)
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	plan, err := p.Plan(root)
-	if err != nil {
-		return nil, err
-	}
-	if err := plan.Apply(root); err != nil {
-		return nil, internal("apply the change", "git status shows what was written; git apply "+ev.PatchFile+" applies it by hand", err)
-	}
-	return p.Paths(), nil
+	return nil, orket.Errorf(orket.EUsage, "give more of the id", "%q names %d runs", id, len(found))
 }

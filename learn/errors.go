@@ -1,0 +1,107 @@
+package learn
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/orket/orket"
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/guardrails"
+	"github.com/orket/orket/store"
+)
+
+// coded gives the errors of the loop's domain packages (guardrails,
+// memsync) their codes as they leave this package: an *orket.Error that
+// keeps the error for errors.Is and errors.As. Coded errors and nil are
+// returned as they are; anything else is left to orket.Describe.
+func coded(err error) error {
+	if err == nil {
+		return nil
+	}
+	var c orket.Coded
+	if errors.As(err, &c) {
+		return err
+	}
+	if p, ok := syncProblem(err); ok {
+		return &orket.Error{Code: p.Code, Msg: p.Msg, Hint: p.Hint, Fields: p.Fields, Err: err}
+	}
+	var p orket.Problem
+	switch {
+	case errors.Is(err, guardrails.ErrNotFound):
+		p = orket.Problem{Code: orket.EUsage, Msg: err.Error(), Hint: "orket lessons review lists the pending proposals; an id may be shortened to a unique prefix"}
+	case errors.Is(err, guardrails.ErrNoVersion):
+		p = orket.Problem{Code: orket.EUsage, Msg: err.Error(), Hint: "orket guardrails log lists the versions (and which are still kept)"}
+	case errors.Is(err, guardrails.ErrTransition):
+		p = orket.Problem{Code: orket.EUsage, Msg: err.Error(), Hint: "only a proposed or deferred proposal can be approved or rejected; a rejected cluster comes back as a new proposal once it grows"}
+	case errors.Is(err, guardrails.ErrReasonRequired):
+		p = orket.Problem{Code: orket.EUsage, Msg: err.Error(), Hint: `say why with --reason "..."`}
+	case errors.Is(err, guardrails.ErrNoChange):
+		p = orket.Problem{Code: orket.EUsage, Msg: "that version's text is the current text: " + err.Error(), Hint: "orket guardrails log lists the versions; name another with --to N"}
+	case errors.Is(err, guardrails.ErrBadVersion):
+		p = orket.Problem{Code: orket.EConfigInvalid, Msg: store.Dir + "/" + err.Error(),
+			Hint: "fix that file's JSON, or restore it (git show refs/orket/memory:guardrails/... after orket sync, or a backup); v<N>.md holds the text"}
+	case errors.Is(err, store.ErrSymlink):
+		p = orket.Problem{Code: orket.ERepoUnsupported, Msg: err.Error(), Hint: "replace the symlink under .orket/guardrails with the file itself"}
+	case errors.Is(err, guardrails.ErrAlreadyThere), errors.Is(err, guardrails.ErrLineGone):
+		p = orket.Problem{Code: orket.EUsage, Msg: "the proposal no longer applies: " + err.Error(),
+			Hint: `nothing was written; orket guardrails show has the current text; orket lessons reject ID --reason "..." closes the proposal`}
+	default:
+		return err
+	}
+	return &orket.Error{Code: p.Code, Msg: p.Msg, Hint: p.Hint, Fields: p.Fields, Err: err}
+}
+
+// internal wraps an error of an operation that should not fail, with what
+// to do about it.
+func internal(what, hint string, err error) *orket.Error {
+	return &orket.Error{Code: orket.EInternal, Msg: what + ": " + err.Error(), Hint: hint, Err: err}
+}
+
+// An EscalatedError is a run of an escalated task: either the run whose
+// rejection escalated it (Err is its own failure; the change was reverted
+// and its lesson recorded), or a later run, stopped before the snapshot
+// with nothing written (Refused).
+type EscalatedError struct {
+	Task, Agent string
+	Report      string // the report's Markdown file
+	Attempts    int    // consecutive rejections that escalated it (0: by hand)
+	Refused     bool
+	Err         error
+}
+
+func (e *EscalatedError) Error() string {
+	if e.Refused {
+		return "task " + quoteTask(e.Task) + " is escalated to a person (report: " + e.Report + "); nothing was written"
+	}
+	return fmt.Sprintf("agent %s was rejected %d times in a row on task %s: escalated to a person (report: %s); this change was reverted",
+		e.Agent, e.Attempts, quoteTask(e.Task), e.Report)
+}
+
+func (e *EscalatedError) Unwrap() error { return e.Err }
+
+func (e *EscalatedError) Problem() orket.Problem {
+	hint := "stop retrying: a person reads the report and runs orket task resolve " + config.ShellQuote([]string{e.Task}) + " --reason \"...\""
+	return orket.Problem{Code: orket.EEscalated, Msg: e.Error(), Hint: hint, Fields: map[string]any{"task": e.Task, "report": e.Report}}
+}
+
+func quoteTask(t string) string { return strconv.Quote(t) }
+
+// A NotifyError is an escalation.notify command that failed: the
+// escalation stands.
+type NotifyError struct{ Err error }
+
+func (e *NotifyError) Error() string { return "escalation.notify failed: " + e.Err.Error() }
+func (e *NotifyError) Unwrap() error { return e.Err }
+
+// storeError is a failure to read or write the guardrails' files, unless
+// it has a code of its own.
+func storeError(err error) error {
+	if err = coded(err); err == nil || orket.Describe(err).Code != orket.EInternal {
+		return err
+	}
+	return &orket.Error{Code: orket.EInternal, Err: err, Msg: "the guardrails store: " + err.Error(), Hint: "check that .orket/guardrails and .orket/memory are readable and writable"}
+}
+
+// StoreError is storeError for the command line's guardrails commands.
+func StoreError(err error) error { return storeError(err) }

@@ -1,0 +1,174 @@
+package learn
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/orket/orket"
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/feedback"
+	"github.com/orket/orket/redact"
+	"github.com/orket/orket/store"
+	"github.com/orket/orket/txn"
+)
+
+// A RejectRequest is a reviewer's "no" to a kept run (SPEC 8.3).
+type RejectRequest struct {
+	Repo   *txn.Repo
+	Config *config.Config
+	RunID  string // the run, or a unique prefix of its id; "" is the latest kept run
+	Reason string // verbatim; "" asks (AskReason), else "No reason provided"
+	Type   string // code, test, docs, config, other; "" is guessed from the paths
+	Item   string // what was rejected; "" is the run's scope
+	NoUndo bool   // record only
+	By     string
+	Env    orket.Env
+	// AskReason asks a person why, once and briefly; it returns "" when
+	// there is no one to ask or no answer.
+	AskReason func() string
+}
+
+// A RejectResult is seed 000's success object, with what the undo did and
+// the learning appended to the agent memory.
+type RejectResult struct {
+	Code orket.Code `json:"code"`
+	feedback.Logged
+	Learning string `json:"learning,omitempty"`
+	// LearningSource says where the learning came from: the summariser, or
+	// the learned action when there is none or it failed.
+	LearningSource string `json:"learning_source,omitempty"`
+	Memory         string `json:"memory_file"`
+	// Warnings are what went wrong without losing the rejection: a
+	// summariser that failed, a memory file that wants pruning.
+	Warnings []string `json:"warnings,omitempty"`
+	// Proposals are new guardrails proposals the rejection completed.
+	Proposals []orket.ProposalView `json:"proposals,omitempty"`
+}
+
+// Reject records a reviewer's rejection of a kept run, takes the change
+// out while the tree still holds it (as a transaction: lock, snapshot,
+// proof; the change kept as .orket/rejected/<run-id>.patch first), and
+// learns from it: the feedback log, the agent memory, the patterns the
+// next run is told.
+func Reject(ctx context.Context, req RejectRequest) (_ *RejectResult, err error) {
+	defer func() { err = coded(err) }()
+	repo := req.Repo
+	orket.ConfigureRepo(repo, req.Config)
+	if req.Env.Now == nil {
+		req.Env.Now = time.Now
+	}
+	if req.Type != "" {
+		if err := feedback.CheckArtifactType(req.Type); err != nil {
+			return nil, orket.Errorf(orket.EUsage, "--type is one of "+strings.Join(feedback.ArtifactTypes, ", "), "%v", err)
+		}
+	}
+	cat, err := feedback.NewCategorizer(req.Config.Feedback.Keywords)
+	if err != nil {
+		return nil, &orket.Error{Code: orket.EConfigInvalid, Err: err, Msg: "feedback.keywords: " + err.Error(), Hint: "see docs/feedback.md"}
+	}
+	unlock, err := lockToWrite(ctx, repo, txn.Holder{RunID: "reject", Command: "orket reject", Started: req.Env.Now()})
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	orketDir := OrketDir(repo)
+	log := feedback.OpenLog(orketDir)
+	rejected, err := rejectedRuns(log)
+	if err != nil {
+		return nil, internal("read the feedback log", "check that .orket/memory is readable", err)
+	}
+	rec, err := orket.KeptRun(repo, req.RunID, rejected)
+	if err != nil {
+		return nil, err
+	}
+	reason := req.Reason
+	if reason == "" && req.AskReason != nil {
+		reason = strings.TrimSpace(req.AskReason())
+	}
+	undo, err := orket.TakeBack(ctx, repo, rec, req.NoUndo, req.Env.Now())
+	if err != nil {
+		return nil, err
+	}
+	red := redact.New(redact.Options{Environ: req.Env.Environ})
+	var commands []string
+	for _, s := range rec.Plan.Steps {
+		commands = append(commands, s.Command)
+	}
+	e := cat.Entry(feedback.Rejection{Time: req.Env.Now().UTC(), RunID: rec.RunID, Task: rec.Request.Task, Agent: rec.Request.Agent,
+		Item: req.Item, ArtifactType: req.Type, Reason: reason, By: req.By, Scope: rec.Request.Scope, Touched: rec.Plan.TouchSet,
+		Undo: undo, Run: feedback.RunContext{Profile: rec.Request.Profile, Toolchain: feedback.Toolchain(commands), Commands: commands}})
+	e.Seal(red)
+	res := &RejectResult{Code: orket.OK, Memory: orket.DisplayPath(repo, store.Path(orketDir, store.MemoryFile))}
+	mem := feedback.OpenMemory(orketDir)
+	var learnings []feedback.Learning
+	if s := summarizer(req.Config, repo, red); s != nil {
+		current, _ := mem.Read()
+		patch := ""
+		if undo.Patch != "" {
+			if root, err := repo.FS(); err == nil {
+				b, _ := root.ReadFile(undo.Patch)
+				patch = string(b)
+			}
+		}
+		text, src, err := s.Learn(ctx, feedback.Review{Subject: "run " + rec.RunID + " (" + strings.Join(rec.Plan.TouchSet, ", ") + ")",
+			Content: patch, Reason: e.Reason, Memory: string(current)}, e.Action)
+		if err != nil {
+			res.Warnings = append(res.Warnings, "memory.summarizer failed ("+err.Error()+"); the learned action is used")
+		}
+		if src == feedback.SourceSummarizer {
+			e.Learning = text
+		}
+		res.Learning, res.LearningSource = text, src
+		learnings = append(learnings, feedback.LearningOf(e, text))
+	}
+	if err := log.Record(e, red); err != nil {
+		return nil, internal("append to the feedback log", "check that .orket/memory is writable", err)
+	}
+	since := time.Time{}
+	if age := req.Config.Lessons.Retention.MaxAge; age > 0 {
+		since = req.Env.Now().Add(-age)
+	}
+	a, err := log.Analyze(e.Agent, since)
+	if err != nil {
+		return nil, internal("read the feedback log", "check that .orket/memory is readable", err)
+	}
+	st, err := mem.Append(ctx, learnings, []feedback.Row{feedback.RowOf(e)})
+	if err != nil {
+		res.Warnings = append(res.Warnings, "could not append to "+res.Memory+": "+err.Error())
+	} else if st.WantsPruning {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s holds %d learnings, more than %d: it wants pruning by a person", res.Memory, st.Learnings, feedback.MaxLearnings))
+	}
+	if _, err := log.Prune(req.Config.Lessons.Retention.MaxEntriesPerAgent, req.Config.Lessons.Retention.MaxAge, req.Env.Now()); err != nil {
+		res.Warnings = append(res.Warnings, "could not prune the feedback log: "+err.Error())
+	}
+	res.Logged = feedback.NewLogged(e, a)
+	ps, errs := learnFromFeedback(ctx, repo, req.Config, red, e, req.Env.Now())
+	res.Proposals = proposalViews(ps)
+	for _, err := range errs {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
+	return res, nil
+}
+
+// summarizer is memory.summarizer, or nil.
+func summarizer(cfg *config.Config, repo *txn.Repo, red *redact.Redactor) *feedback.Summarizer {
+	if len(cfg.Memory.Summarizer) == 0 {
+		return nil
+	}
+	return &feedback.Summarizer{Argv: cfg.Memory.Summarizer, Timeout: cfg.Memory.SummarizerTimeout, Dir: repo.Root, Redactor: red}
+}
+
+// rejectedRuns maps the runs the feedback log says were rejected to the
+// entry that did.
+func rejectedRuns(log *feedback.Log) (map[string]string, error) {
+	out := map[string]string{}
+	_, err := log.Each(func(e *feedback.Entry) error {
+		if e.RunID != "" && e.Type == feedback.TypeReviewRejection {
+			out[e.RunID] = e.ID
+		}
+		return nil
+	})
+	return out, err
+}
