@@ -391,3 +391,18 @@ func FailedChecks(rs []preflight.Result) []string {
 	}
 	return out
 }
+
+// StepResult is a verify step (or the edit command) as a run reports it.
+type StepResult = verify.StepResult
+
+// The states of a step.
+const (
+	StepPassed  = verify.Passed
+	StepFailed  = verify.Failed
+	StepSkipped = verify.Skipped
+)
+
+// Inert makes text that came from outside orket (an edit's file names, a
+// tool's output, a remote's records) safe to print: escape sequences
+// are taken out, so a terminal never interprets them.
+func Inert(s string) string { return lessons.StripANSI(s) }

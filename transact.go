@@ -578,7 +578,11 @@ func DisplayPath(repo *txn.Repo, p string) string {
 	if p == "" {
 		return ""
 	}
-	if rel, err := filepath.Rel(repo.Root, p); err == nil && !strings.HasPrefix(rel, "..") {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(repo.Root, abs); err == nil && !strings.HasPrefix(rel, "..") {
 		return filepath.ToSlash(rel)
 	}
 	return p

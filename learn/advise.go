@@ -12,6 +12,7 @@ import (
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
+	"github.com/orket/orket/scope"
 	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 )
@@ -277,4 +278,61 @@ func AdvisoriesMarkdown(rec *orket.Record, memory, guardrailsText string) string
 		b.WriteString(strings.TrimRight(clean(memory), "\n") + "\n")
 	}
 	return b.String()
+}
+
+// A PreflightRequest asks what orket run would warn about, changing
+// nothing (orket preflight).
+type PreflightRequest struct {
+	Repo    *txn.Repo
+	Config  *config.Config
+	Scope   []string // repository-relative; empty takes orket.yaml's
+	Profile string   // "" is verify.default
+	Base    string   // the touch set is the diff from it; "" the uncommitted change
+	Strict  bool     // a failed check is E_PREFLIGHT_FAILED (preflight.strict counts too)
+	Env     orket.Env
+}
+
+// A PreflightResult is orket preflight's --json object.
+type PreflightResult struct {
+	Code       orket.Code    `json:"code"`
+	Scope      []string      `json:"scope"`
+	Profile    string        `json:"verify_profile"`
+	TouchSet   []string      `json:"touch_set"`
+	Advisories []Advisory    `json:"advisories"`
+	Preflight  []CheckResult `json:"preflight"`
+}
+
+// Preflight computes the advisories for a scope and profile and runs
+// their preflight checks and the declared ones. Under strict, a failed
+// check is an *orket.PreflightFailedError, returned with the result.
+func Preflight(req PreflightRequest) (*PreflightResult, error) {
+	cfg := req.Config
+	prof, err := cfg.Profile(req.Profile)
+	if err != nil {
+		return nil, err
+	}
+	scopes := req.Scope
+	if len(scopes) == 0 {
+		scopes = cfg.Scope
+	}
+	sc, err := scope.Parse(scopes)
+	if err != nil {
+		return nil, &orket.Error{Code: orket.EUsage, Err: err, Msg: err.Error(), Hint: "scopes are repository-relative directories or globs"}
+	}
+	touch, _, err := req.Repo.ChangedSince(req.Base)
+	if err != nil {
+		return nil, err
+	}
+	strict := req.Strict || cfg.Preflight.Strict
+	a := Advise(AdviceQuery{Repo: req.Repo, Config: cfg, Profile: prof, Scope: sc.Patterns(), TouchSet: touch,
+		Getenv: req.Env.Getenv, Now: req.Env.Now(), Strict: strict})
+	if a.Err != nil {
+		return nil, &orket.Error{Code: orket.EInternal, Err: a.Err, Msg: "read lessons: " + a.Err.Error(), Hint: "check " + cfg.Lessons.Path}
+	}
+	res := &PreflightResult{Code: orket.OK, Scope: append([]string{}, sc.Patterns()...), Profile: prof.Name, TouchSet: nonNil(touch),
+		Advisories: a.Advisories, Preflight: a.Preflight}
+	if failed := a.Failed(); strict && len(failed) > 0 {
+		return res, &orket.PreflightFailedError{Failed: failed}
+	}
+	return res, nil
 }

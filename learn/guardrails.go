@@ -45,15 +45,15 @@ func GuardrailsConfig(cfg *config.Config) guardrails.Config {
 	return g
 }
 
-// OpenGuardrails returns the repository's guardrails store: the agents'
+// openGuardrails returns the repository's guardrails store: the agents'
 // versions, the proposals, what runs were told and their votes.
-func OpenGuardrails(repo *txn.Repo, cfg *config.Config) *guardrails.Store {
+func openGuardrails(repo *txn.Repo, cfg *config.Config) *guardrails.Store {
 	return guardrails.Open(OrketDir(repo), GuardrailsConfig(cfg))
 }
 
-// GuardrailsChecker checks what guardrail lines cite against the
+// guardrailsChecker checks what guardrail lines cite against the
 // repository as it is: paths, the verify profiles' commands, variables.
-func GuardrailsChecker(repo *txn.Repo, cfg *config.Config) *guardrails.Checker {
+func guardrailsChecker(repo *txn.Repo, cfg *config.Config) *guardrails.Checker {
 	var commands []string
 	for _, name := range cfg.Verify.Order {
 		if p, err := cfg.Profile(name); err == nil {
@@ -84,7 +84,7 @@ func (r *run) givenGuardrails() bool {
 // searched for once, before the edit, however often the run asks.
 func (r *run) checker() *guardrails.Checker {
 	if r.guardCheck == nil {
-		r.guardCheck = GuardrailsChecker(r.Repo, r.Config)
+		r.guardCheck = guardrailsChecker(r.Repo, r.Config)
 		r.guardCheck.Remember = true
 	}
 	return r.guardCheck
@@ -97,7 +97,7 @@ func (r *run) prepareGuardrails(ctx context.Context) {
 	if !r.givenGuardrails() {
 		return
 	}
-	v, err := guardrailsView(ctx, r.Repo, OpenGuardrails(r.Repo, r.Config), r.checker(), r.Record.Request.Agent, false)
+	v, err := guardrailsView(ctx, r.Repo, openGuardrails(r.Repo, r.Config), r.checker(), r.Record.Request.Agent, false)
 	if err != nil {
 		r.Warn("cannot read the agent's guardrails: " + err.Error())
 		return
@@ -186,7 +186,7 @@ func (r *run) exposeGuardrails(ctx context.Context) {
 	if agent == "" {
 		agent = orket.DefaultAgent
 	}
-	st := OpenGuardrails(r.Repo, r.Config)
+	st := openGuardrails(r.Repo, r.Config)
 	v, err := guardrailsView(ctx, r.Repo, st, r.checker(), agent, true)
 	if err != nil {
 		r.Warn("cannot read the agent's guardrails: " + err.Error())
@@ -247,7 +247,7 @@ func (r *run) learnFromRun(ctx context.Context, ev *verdict.Evaluation) {
 	if ev != nil {
 		verdictText = ev.Verdict
 	}
-	st := OpenGuardrails(r.Repo, r.Config)
+	st := openGuardrails(r.Repo, r.Config)
 	// The run knows what it was told: its exposure is not looked up again
 	// (Store.Vote does, for a later rejection or correction).
 	if x, v := r.exposure, r.exposedTo; x != nil && v != nil && x.Version != 0 {
@@ -266,7 +266,7 @@ func (r *run) learnFromRun(ctx context.Context, ev *verdict.Evaluation) {
 	// tree once the change is reverted.
 	ck := r.checker()
 	if r.Record.Revert == nil {
-		ck = GuardrailsChecker(r.Repo, r.Config)
+		ck = guardrailsChecker(r.Repo, r.Config)
 	}
 	added, errs := proposeFor(ctx, r.Repo, r.Config, r.red, st, ck, agent, r.Env.Now())
 	for _, err := range errs {
@@ -357,13 +357,13 @@ func learnFromFeedback(ctx context.Context, repo *txn.Repo, cfg *config.Config, 
 	if agent == "" {
 		agent = orket.DefaultAgent
 	}
-	st := OpenGuardrails(repo, cfg)
+	st := openGuardrails(repo, cfg)
 	var errs []error
 	sig := guardrails.SignalFromFeedback(e)
 	if _, err := st.Vote(guardrails.Outcome{RunID: e.RunID, Agent: agent, Time: now.UTC(), Signals: []guardrails.Signal{sig}}); err != nil {
 		errs = append(errs, errors.New("cannot record the guardrails' votes: "+err.Error()))
 	}
-	ps, more := proposeFor(ctx, repo, cfg, red, st, GuardrailsChecker(repo, cfg), agent, now)
+	ps, more := proposeFor(ctx, repo, cfg, red, st, guardrailsChecker(repo, cfg), agent, now)
 	return ps, append(errs, more...)
 }
 
@@ -377,8 +377,9 @@ type ProposeResult struct {
 
 // Propose runs the proposal rules for an agent ("": every agent with
 // feedback entries) and stores what is new.
-func Propose(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, agent string, now time.Time) (_ *ProposeResult, err error) {
+func Propose(ctx context.Context, repo *txn.Repo, cfg *config.Config, environ []string, agent string, now time.Time) (_ *ProposeResult, err error) {
 	defer func() { err = coded(err) }()
+	red := redact.New(redact.Options{Environ: environ})
 	agents := []string{agent}
 	if agent == "" {
 		sigs, err := guardrails.Gather(LessonPath(repo, cfg), OrketDir(repo), "")
@@ -394,7 +395,7 @@ func Propose(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redac
 			}
 		}
 		// Agents with guardrails but no entries left: their demoted lines.
-		withGuardrails, err := OpenGuardrails(repo, cfg).Agents()
+		withGuardrails, err := openGuardrails(repo, cfg).Agents()
 		if err != nil {
 			return nil, internal("read the agents' guardrails", "check that .orket/guardrails is readable", err)
 		}
@@ -406,9 +407,9 @@ func Propose(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redac
 		}
 	}
 	res := &ProposeResult{Code: orket.OK, Agents: nonNil(agents), Proposals: []orket.ProposalView{}}
-	st := OpenGuardrails(repo, cfg)
+	st := openGuardrails(repo, cfg)
 	// One search of the tree for every agent's lines.
-	ck := GuardrailsChecker(repo, cfg)
+	ck := guardrailsChecker(repo, cfg)
 	ck.Remember = true
 	for _, a := range agents {
 		ps, errs := proposeFor(ctx, repo, cfg, red, st, ck, a, now)

@@ -122,7 +122,7 @@ func autoPrune(s *lessons.Store, keep config.Retention, now time.Time) error {
 		if keep.MaxAge == 0 && bytes.Count(b, []byte("\n")) <= keep.MaxEntries {
 			return nil // counted: not again before it grows by an eighth
 		}
-		_, err = s.Prune(keep.MaxEntries, keep.MaxAge, now)
+		_, err = pruneLessons(s, keep, now)
 		return err
 	})
 }

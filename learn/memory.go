@@ -52,7 +52,7 @@ func (r *run) feedbackAdvice() []feedback.Advisory {
 // reviewRejected reviews what people and tools dropped in .orket/rejected
 // since the last run into the agent memory (SPEC 8.3).
 func (r *run) reviewRejected(ctx context.Context) {
-	done, st, err := ReviewRejected(ctx, r.Repo, r.Config, r.red, r.Env.Now)
+	done, st, err := reviewRejected(ctx, r.Repo, r.Config, r.red, r.Env.Now)
 	if err != nil {
 		r.Warn("reviewing .orket/rejected: " + err.Error())
 	}
@@ -62,10 +62,23 @@ func (r *run) reviewRejected(ctx context.Context) {
 	r.Record.Reviewed = done
 }
 
+// A Reviewed is a file of .orket/rejected reviewed into the agent memory.
+type Reviewed = feedback.Reviewed
+
+// A MemoryStatus is the agent memory after a write: how many learnings it
+// holds, and whether it wants pruning by a person.
+type MemoryStatus = feedback.MemoryStatus
+
 // ReviewRejected reviews every new file of .orket/rejected into the agent
-// memory and moves it to done/ (orket memory review, and each run).
-func ReviewRejected(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, now func() time.Time) (_ []feedback.Reviewed, _ feedback.MemoryStatus, err error) {
-	defer func() { err = coded(err) }()
+// memory and moves it to done/ (orket memory review, and each run); what
+// leaves the machine in a summariser's prompt is redacted with environ's
+// secrets.
+func ReviewRejected(ctx context.Context, repo *txn.Repo, cfg *config.Config, environ []string, now func() time.Time) ([]Reviewed, MemoryStatus, error) {
+	done, st, err := reviewRejected(ctx, repo, cfg, redact.New(redact.Options{Environ: environ}), now)
+	return done, st, coded(err)
+}
+
+func reviewRejected(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, now func() time.Time) ([]feedback.Reviewed, feedback.MemoryStatus, error) {
 	dir := OrketDir(repo)
 	rv := &feedback.Reviewer{OrketDir: dir, Redactor: red, Now: now, Summarizer: summarizer(cfg, repo, red)}
 	if pending, err := rv.Pending(); err != nil || len(pending) == 0 {
@@ -161,7 +174,7 @@ func Memory(q MemoryQuery) (_ *MemoryView, err error) {
 	if adv, err := log.Advise(feedback.Query{Agent: q.Agent, Scope: q.Scope, Since: since}); err == nil && adv != nil {
 		v.Feedback = adv
 	}
-	g, err := guardrailsView(context.Background(), q.Repo, OpenGuardrails(q.Repo, q.Config), GuardrailsChecker(q.Repo, q.Config), q.Agent, false)
+	g, err := guardrailsView(context.Background(), q.Repo, openGuardrails(q.Repo, q.Config), guardrailsChecker(q.Repo, q.Config), q.Agent, false)
 	if err != nil {
 		p := orket.Describe(coded(err))
 		v.Warnings = append(v.Warnings, fmt.Sprintf("the agent's guardrails are left out: %s: %s; %s", p.Code, p.Msg, p.Hint))

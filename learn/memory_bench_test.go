@@ -93,7 +93,7 @@ func BenchmarkMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 	// The agent's guardrails, ten versions.
-	gs := OpenGuardrails(repo, cfg)
+	gs := openGuardrails(repo, cfg)
 	for v := 1; v <= 10; v++ {
 		text := fmt.Sprintf("Run `go generate ./...` before `go test ./...` in pkg (rule %d)", v)
 		p := &guardrails.Proposal{ID: fmt.Sprintf("gp-%012d", v), Agent: "claude", CreatedAt: t0,

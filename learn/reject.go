@@ -172,3 +172,7 @@ func rejectedRuns(log *feedback.Log) (map[string]string, error) {
 	})
 	return out, err
 }
+
+// SourceSummarizer is a RejectResult's LearningSource when the learning
+// is memory.summarizer's (otherwise it is the learned action).
+const SourceSummarizer = feedback.SourceSummarizer

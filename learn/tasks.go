@@ -2,9 +2,12 @@ package learn
 
 import (
 	"context"
+	"os"
 	"sort"
 	"strings"
 	"time"
+
+	gitconfig "github.com/go-git/go-git/v5/config"
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
@@ -265,4 +268,19 @@ func findRun(store *verdict.Store, id string) (*verdict.Evaluation, error) {
 		}
 	}
 	return nil, orket.Errorf(orket.EUsage, "give more of the id", "%q names %d runs", id, len(found))
+}
+
+// Person names who acts: ORKET_USER, git's user.name, USER, or the host.
+func Person(r *txn.Repo, getenv func(string) string) string {
+	if u := getenv("ORKET_USER"); u != "" {
+		return u
+	}
+	if c, err := r.Git.ConfigScoped(gitconfig.GlobalScope); err == nil && c.User.Name != "" {
+		return c.User.Name
+	}
+	if u := getenv("USER"); u != "" {
+		return u
+	}
+	name, _ := os.Hostname()
+	return name
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
-	"github.com/orket/orket/txn"
 )
 
 // options carries what every command needs: the streams, the environment
@@ -322,31 +321,22 @@ func isSetLocally(c *cli.Context, name string) bool {
 }
 
 // openRepo finds the repository for --repo (or the working directory).
-func openRepo(o *options) (*txn.Repo, error) {
+func openRepo(o *options) (*orket.Repo, error) {
 	dir := o.repoDir
 	if dir == "" {
 		dir = "."
 	}
-	r, err := txn.Discover(dir)
-	var unsup *txn.UnsupportedError
-	switch {
-	case errors.Is(err, txn.ErrNotRepo):
-		abs, _ := filepath.Abs(dir)
-		return nil, &orket.Error{Code: orket.EGitRequired, Err: err, Msg: abs + " is not inside a git work tree",
-			Hint: "run orket inside a repository (git init creates one) or pass --repo DIR"}
-	case errors.As(err, &unsup):
-		return nil, &orket.Error{Code: orket.ERepoUnsupported, Err: err, Msg: err.Error(),
-			Hint: "run orket in a non-bare work tree"}
-	case err != nil:
-		return nil, &orket.Error{Code: orket.EUsage, Err: err, Msg: "--repo " + err.Error(), Hint: "pass an existing directory"}
+	r, err := orket.Open(dir)
+	if err != nil {
+		return nil, err
 	}
-	r.Options = txn.Options{NoWatch: o.getenv("ORKET_NO_INOTIFY") != ""}
+	r.Options.NoWatch = o.getenv("ORKET_NO_INOTIFY") != ""
 	return r, nil
 }
 
 // configPath returns the configuration file orket reads and whether the
 // user named it explicitly.
-func configPath(o *options, r *txn.Repo) (string, bool) {
+func configPath(o *options, r *orket.Repo) (string, bool) {
 	if o.configFile != "" {
 		return o.configFile, true
 	}
@@ -355,7 +345,7 @@ func configPath(o *options, r *txn.Repo) (string, bool) {
 
 // loadConfig reads orket.yaml, or detects profiles when there is none (and
 // says so on stderr).
-func loadConfig(o *options, r *txn.Repo) (*config.Config, error) {
+func loadConfig(o *options, r *orket.Repo) (*config.Config, error) {
 	file, explicit := configPath(o, r)
 	c, err := config.Load(file)
 	if errors.Is(err, os.ErrNotExist) && !explicit {
@@ -372,10 +362,10 @@ func loadConfig(o *options, r *txn.Repo) (*config.Config, error) {
 	return c, nil
 }
 
-func configError(r *txn.Repo, file string, err error) error {
+func configError(r *orket.Repo, file string, err error) error {
 	var ce *config.Error
 	if errors.As(err, &ce) {
-		ce.File = rel(r, ce.File)
+		ce.File = orket.DisplayPath(r, ce.File)
 		return err
 	}
 	if errors.Is(err, os.ErrNotExist) {

@@ -5,40 +5,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/orket/orket"
 
-	"github.com/orket/orket/classify"
 	"github.com/orket/orket/config"
-	"github.com/orket/orket/txn"
+	"github.com/orket/orket/learn"
 )
-
-type classifyResult struct {
-	Code orket.Code `json:"code"`
-	*classify.Result
-	Advice classify.Advice `json:"advice"`
-}
-
-// explainResult is orket classify --explain: the explanation object.
-type explainResult struct {
-	Code orket.Code `json:"code"`
-	*classify.Explanation
-}
-
-// testDirResult is orket classify --test: the report of every saved log.
-type testDirResult struct {
-	Code orket.Code `json:"code"`
-	*classify.DirReport
-}
-
-// eClassifyTestFailed is the outcome of orket classify --test when a saved
-// log is not classified as its expectation says: exit status 1, as a test
-// runner's failed tests.
-const eClassifyTestFailed = orket.EClassifyTestFailed
 
 func classifyCommand(o *options, result *any) *cli.Command {
 	var explain bool
@@ -116,70 +91,71 @@ func readLog(o *options, name string) (string, error) {
 	return string(b), nil
 }
 
-// newClassifier returns the classifier orket uses in this repository: the
-// rules of its orket.yaml first (none outside a repository).
-func newClassifier(o *options) (*classify.Classifier, error) {
-	var rules []config.Rule
-	if r, err := openRepo(o); err == nil {
-		cfg, err := loadConfigQuiet(o, r)
-		if err != nil {
-			return nil, err
-		}
-		if cfg != nil {
-			rules = cfg.Classify.Rules
-		}
+// rules are the classify rules of this repository's orket.yaml (none
+// outside a repository).
+func rules(o *options) ([]config.Rule, error) {
+	r, err := openRepo(o)
+	if err != nil {
+		return nil, nil
 	}
-	return classify.New(rules), nil
+	cfg, err := loadConfigQuiet(o, r)
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	return cfg.Classify.Rules, nil
 }
 
-func runClassify(o *options, name string) (*classifyResult, error) {
+func runClassify(o *options, name string) (*learn.Classification, error) {
 	text, err := readLog(o, name)
 	if err != nil {
 		return nil, err
 	}
-	c, err := newClassifier(o)
+	rs, err := rules(o)
 	if err != nil {
 		return nil, err
 	}
-	cl := c.Classify(text)
-	res := &classifyResult{Code: orket.OK, Result: cl, Advice: classify.AdviceFor(cl, "the command")}
+	res := learn.Classify(rs, text)
 	if !o.json && !o.quiet {
-		w := o.stdout
-		if len(cl.Tags) == 0 {
-			fmt.Fprintln(w, "no rule recognises this failure (no tag)")
-		} else {
-			fmt.Fprintf(w, "tags: %s (confidence %.2f)\n", strings.Join(cl.Tags, ", "), cl.Confidence)
-		}
-		for _, s := range cl.Signals {
-			fmt.Fprintf(w, "  %s [%s, %s]: %s\n", s.Rule, s.Tag, s.Source, s.Match)
-		}
-		for _, ch := range cl.Checks {
-			fmt.Fprintf(w, "preflight: %s\n", ch)
-		}
-		if cl.FirstError != "" {
-			fmt.Fprintf(w, "first error: %s\n", cl.FirstError)
-		}
-		if len(cl.Tags) > 0 {
-			fmt.Fprintf(w, "advice: %s\n", res.Advice.Title)
-			for _, a := range res.Advice.SuggestedActions {
-				fmt.Fprintf(w, "  - %s\n", a)
-			}
-		}
+		printClassification(o.stdout, res)
 	}
 	return res, nil
 }
 
+func printClassification(w io.Writer, res *learn.Classification) {
+	cl := res.Result
+	if len(cl.Tags) == 0 {
+		fmt.Fprintln(w, "no rule recognises this failure (no tag)")
+	} else {
+		fmt.Fprintf(w, "tags: %s (confidence %.2f)\n", strings.Join(cl.Tags, ", "), cl.Confidence)
+	}
+	for _, s := range cl.Signals {
+		fmt.Fprintf(w, "  %s [%s, %s]: %s\n", s.Rule, s.Tag, s.Source, s.Match)
+	}
+	for _, ch := range cl.Checks {
+		fmt.Fprintf(w, "preflight: %s\n", ch)
+	}
+	if cl.FirstError != "" {
+		fmt.Fprintf(w, "first error: %s\n", cl.FirstError)
+	}
+	if len(cl.Tags) > 0 {
+		fmt.Fprintf(w, "advice: %s\n", res.Advice.Title)
+		for _, a := range res.Advice.SuggestedActions {
+			fmt.Fprintf(w, "  - %s\n", a)
+		}
+	}
+}
+
 // runClassifyExplain is orket classify --explain.
-func runClassifyExplain(o *options, name string) (*explainResult, error) {
+func runClassifyExplain(o *options, name string) (*learn.Explanation, error) {
 	text, err := readLog(o, name)
 	if err != nil {
 		return nil, err
 	}
-	c, err := newClassifier(o)
+	rs, err := rules(o)
 	if err != nil {
 		return nil, err
 	}
-	res := &explainResult{Code: orket.OK, Explanation: c.Explain(text)}
+	res := learn.Explain(rs, text)
 	if !o.json && !o.quiet {
 		fmt.Fprint(o.stdout, res.Explanation)
 	}
@@ -189,58 +165,21 @@ func runClassifyExplain(o *options, name string) (*explainResult, error) {
 // runClassifyTest is orket classify --test DIR. A log classified otherwise
 // than its expectation says fails the command; under --json the report
 // is still the object printed (its fields beside code and error).
-func runClassifyTest(o *options, dir string) (*testDirResult, error) {
-	if dir == "" {
-		return nil, orket.Errorf(orket.EUsage, "pass --test DIR, a directory of NAME.log files with NAME.expect beside them", "--test needs a directory")
-	}
-	c, err := newClassifier(o)
+func runClassifyTest(o *options, dir string) (*learn.ClassifyTest, error) {
+	rs, err := rules(o)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := c.TestDir(dir)
-	if err != nil {
-		msg := err.Error()
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			msg = pe.Path + ": " + pe.Err.Error()
-		}
-		return nil, &orket.Error{Code: orket.EUsage, Err: err, Msg: "--test " + msg,
-			Hint: "pass a directory of saved logs: NAME.log, with NAME.expect beside it (tags: ...)"}
+	res, err := learn.TestDir(rs, dir)
+	if res != nil && !o.json && !o.quiet {
+		fmt.Fprint(o.stdout, res.DirReport)
 	}
-	if !o.json && !o.quiet {
-		fmt.Fprint(o.stdout, rep)
-	}
-	res := &testDirResult{Code: orket.OK, DirReport: rep}
-	if rep.Failed == 0 {
-		return res, nil
-	}
-	res.Code = eClassifyTestFailed
-	var failed []string
-	hint := "write NAME.expect beside each NAME.log (tags: ...)"
-	mismatch := false // a log was tested and classified otherwise
-	for _, f := range rep.Files {
-		if f.Pass {
-			continue
-		}
-		failed = append(failed, f.Name)
-		if f.Err == "" && !mismatch {
-			mismatch = true
-			hint = "orket classify --explain " + filepath.Join(dir, f.Name) +
-				" shows which rules matched and which nearly did; fix the rule in orket.yaml, or the expectation"
-		}
-	}
-	if len(failed) > 5 {
-		failed = append(failed[:5], fmt.Sprintf("and %d more", len(failed)-5))
-	}
-	return res, &orket.Error{Code: eClassifyTestFailed,
-		Msg:    fmt.Sprintf("%d of %d saved logs not classified as expected: %s", rep.Failed, len(rep.Files), strings.Join(failed, ", ")),
-		Hint:   hint,
-		Fields: map[string]any{"dir": rep.Dir, "files": rep.Files, "passed": rep.Passed, "failed": rep.Failed, "scores": rep.Scores}}
+	return res, err
 }
 
 // loadConfigQuiet reads orket.yaml if there is one; no file is no error
 // (and no detection) for commands that only need its rules and settings.
-func loadConfigQuiet(o *options, r *txn.Repo) (*config.Config, error) {
+func loadConfigQuiet(o *options, r *orket.Repo) (*config.Config, error) {
 	file, explicit := configPath(o, r)
 	c, err := config.Load(file)
 	if errors.Is(err, os.ErrNotExist) && !explicit {

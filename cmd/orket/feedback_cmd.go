@@ -2,14 +2,11 @@ package main
 
 import (
 	"fmt"
-	"sort"
 	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/orket/orket"
-	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/learn"
 )
 
@@ -39,27 +36,17 @@ func (fo *feedbackOptions) flags(withLimit bool) []cli.Flag {
 	return fl
 }
 
-// entries reads the log with the filters.
-func (fo *feedbackOptions) entries(o *options) ([]*feedback.Entry, int, error) {
-	r, _, err := repoAndConfig(o)
+// filter is the log's filter the flags give.
+func (fo *feedbackOptions) filter(o *options) (learn.FeedbackLog, learn.FeedbackFilter, error) {
+	r, cfg, err := repoAndConfig(o)
 	if err != nil {
-		return nil, 0, err
+		return learn.FeedbackLog{}, learn.FeedbackFilter{}, err
 	}
 	since, err := parseSince(fo.since, o.now())
 	if err != nil {
-		return nil, 0, err
+		return learn.FeedbackLog{}, learn.FeedbackFilter{}, err
 	}
-	all, damaged, err := feedback.OpenLog(learn.OrketDir(r)).Entries(feedback.Filter{Agent: fo.agent, Since: since})
-	if err != nil {
-		return nil, 0, memoryError(err)
-	}
-	var out []*feedback.Entry
-	for _, e := range all {
-		if (fo.task == "" || e.Task == fo.task) && (fo.category == "" || string(e.Category) == fo.category) {
-			out = append(out, e)
-		}
-	}
-	return out, len(damaged), nil
+	return learn.FeedbackLog{Repo: r, Config: cfg}, learn.FeedbackFilter{Agent: fo.agent, Task: fo.task, Category: fo.category, Since: since}, nil
 }
 
 func feedbackListCommand(o *options, result *any) *cli.Command {
@@ -71,21 +58,19 @@ func feedbackListCommand(o *options, result *any) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			list, damaged, err := fo.entries(o)
+			fl, f, err := fo.filter(o)
 			if err != nil {
 				return err
 			}
-			sort.SliceStable(list, func(i, j int) bool { return list[i].Time.After(list[j].Time) })
-			if fo.limit > 0 && len(list) > fo.limit {
-				list = list[:fo.limit]
+			res, err := fl.List(f, fo.limit)
+			if err != nil {
+				return err
 			}
-			if list == nil {
-				list = []*feedback.Entry{}
-			}
-			*result = map[string]any{"code": orket.OK, "entries": list, "damaged_lines": damaged}
+			*result = res
 			if o.json {
 				return nil
 			}
+			list := res.Entries
 			if len(list) == 0 {
 				fmt.Fprintln(o.stdout, "no rejections recorded: orket reject records a reviewer's no")
 				return nil
@@ -113,25 +98,23 @@ func feedbackStatsCommand(o *options, result *any) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			list, damaged, err := fo.entries(o)
+			fl, f, err := fo.filter(o)
 			if err != nil {
 				return err
 			}
-			cats, agents, items := map[string]int{}, map[string]int{}, map[string]int{}
-			for _, e := range list {
-				cats[string(e.Category)]++
-				agents[e.Agent]++
-				items[e.Item]++
+			res, err := fl.Stats(f)
+			if err != nil {
+				return err
 			}
-			*result = map[string]any{"code": orket.OK, "total": len(list), "categories": cats, "agents": agents, "items": items, "damaged_lines": damaged}
+			*result = res
 			if o.json {
 				return nil
 			}
-			fmt.Fprintf(o.stdout, "%d rejections\n", len(list))
+			fmt.Fprintf(o.stdout, "%d rejections\n", res.Total)
 			for _, sec := range []struct {
 				name string
 				m    map[string]int
-			}{{"categories", cats}, {"agents", agents}, {"items", items}} {
+			}{{"categories", res.Categories}, {"agents", res.Agents}, {"items", res.Items}} {
 				fmt.Fprintf(o.stdout, "%s:\n", sec.name)
 				for _, k := range byCount(sec.m) {
 					fmt.Fprintf(o.stdout, "  %5d  %s\n", sec.m[k], orNone(k))
@@ -152,51 +135,29 @@ func feedbackPatternsCommand(o *options, result *any) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			r, cfg, err := repoAndConfig(o)
+			fl, f, err := fo.filter(o)
 			if err != nil {
 				return err
 			}
-			since, err := parseSince(fo.since, o.now())
+			res, err := fl.Patterns(f.Agent, f.Since, o.now())
 			if err != nil {
 				return err
 			}
-			if fo.since == "" && cfg.Lessons.Retention.MaxAge > 0 {
-				since = o.now().Add(-cfg.Lessons.Retention.MaxAge)
-			}
-			agent := fo.agent
-			if agent == "" {
-				agent = orket.DefaultAgent
-			}
-			a, err := feedback.OpenLog(learn.OrketDir(r)).Analyze(agent, since)
-			if err != nil {
-				return memoryError(err)
-			}
-			if len(a.Patterns) == 0 {
-				*result = a.NoPatternObject()
-			} else {
-				// Seed 000's object for the strongest pattern, and all of them.
-				objs := a.PatternObjects()
-				*result = patternsResult{PatternObject: objs[0], Patterns: objs}
-			}
+			*result = res.Result()
 			if o.json {
 				return nil
 			}
-			if len(a.Patterns) == 0 {
+			if res.None != nil {
 				fmt.Fprintf(o.stdout, "no pattern in %d rejection(s) of agent %s since %s (a pattern is a category over 30%%, with at least 3)\n",
-					a.Total, agent, sinceText(since))
+					res.Total, res.Agent, sinceText(res.Since))
 				return nil
 			}
-			for _, p := range a.PatternObjects() {
+			for _, p := range res.Patterns {
 				fmt.Fprintf(o.stdout, "%s: %d of %d rejections (%.0f%%): %s\n", p.Category, p.OccurrenceCount, p.TotalRejections, float64(p.Percentage), p.SuggestedCorrection)
 			}
 			return nil
 		},
 	}
-}
-
-type patternsResult struct {
-	feedback.PatternObject
-	Patterns []feedback.PatternObject `json:"patterns"`
 }
 
 func sinceText(t time.Time) string {

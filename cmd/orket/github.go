@@ -11,8 +11,7 @@ import (
 	"strings"
 
 	"github.com/orket/orket"
-	"github.com/orket/orket/classify"
-	"github.com/orket/orket/verify"
+	"github.com/orket/orket/learn"
 )
 
 // locations in tool output: Go and most compilers (file:line:col: msg),
@@ -88,13 +87,13 @@ const maxStepAnnotations = 10
 // through the package go test names, the step's dir and the touch set),
 // with the assertion's message; a location printed twice (the build and
 // vet report one compile error) is annotated once.
-func stepAnnotations(root string, touch []string, r *verify.StepResult) []annotation {
+func stepAnnotations(root string, touch []string, r *orket.StepResult) []annotation {
 	level := "error"
 	if !r.Required {
 		level = "warning"
 	}
 	title := "orket: step " + r.Name + " failed (" + orket.ExitText(r) + ")"
-	lines := strings.Split(classify.Plain(r.OutputTail), "\n")
+	lines := strings.Split(learn.Plain(r.OutputTail), "\n")
 	res := &goResolver{root: root, dir: r.Dir, touch: touch}
 	var set annotationSet
 	used := goAnnotations(lines, res, func(file, line, msg string) {
@@ -436,12 +435,12 @@ func writeAnnotations(w io.Writer, root string, res *orket.Record) {
 			all.add(annotation{level: "warning", title: "orket preflight", message: c.Detail + " (" + c.Source + ")"})
 		}
 	}
-	var failed []*verify.StepResult
-	if res.Edit != nil && res.Edit.Status == verify.Failed {
+	var failed []*orket.StepResult
+	if res.Edit != nil && res.Edit.Status == orket.StepFailed {
 		failed = append(failed, res.Edit)
 	}
 	for _, s := range res.Steps {
-		if s.Status == verify.Failed {
+		if s.Status == orket.StepFailed {
 			failed = append(failed, s)
 		}
 	}
@@ -477,18 +476,18 @@ func writeSummary(w io.Writer, res *orket.Record) {
 	for _, s := range res.Steps {
 		result := s.Status
 		switch {
-		case s.Status == verify.Failed:
+		case s.Status == orket.StepFailed:
 			result = "failed, " + orket.ExitText(s)
 			if !s.Required {
 				result += " (optional)"
 			}
-		case s.Status == verify.Skipped:
+		case s.Status == orket.StepSkipped:
 			result = "skipped (" + skipText(s.SkipReason) + ")"
 		}
 		fmt.Fprintf(w, "| %s | %s | %s |\n", s.Name, result, dur(s.DurationMS))
 	}
 	for _, s := range res.Steps {
-		if s.Status == verify.Failed && s.OutputTail != "" {
+		if s.Status == orket.StepFailed && s.OutputTail != "" {
 			fmt.Fprintf(w, "\n<details><summary>%s output (tail)</summary>\n\n```\n%s\n```\n</details>\n", s.Name, strings.TrimRight(lastLines(s.OutputTail, 60), "\n"))
 		}
 	}

@@ -14,11 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/orket/orket"
-	"github.com/orket/orket/config"
-	"github.com/orket/orket/guardrails"
 	"github.com/orket/orket/learn"
-	"github.com/orket/orket/redact"
-	"github.com/orket/orket/txn"
 )
 
 // printProposals tells a person what new proposals a run, a rejection or
@@ -37,14 +33,14 @@ func proposalLines(ps []orket.ProposalView, line func(format string, args ...any
 	}
 }
 
-// guardrailsStore opens the repository, its configuration and the
-// guardrails store.
-func guardrailsStore(o *options) (*txn.Repo, *config.Config, *guardrails.Store, error) {
+// guardrailsOf opens the repository, its configuration and its agents'
+// guardrails.
+func guardrailsOf(o *options) (learn.Guardrails, error) {
 	r, cfg, err := repoAndConfig(o)
 	if err != nil {
-		return nil, nil, nil, err
+		return learn.Guardrails{}, err
 	}
-	return r, cfg, learn.OpenGuardrails(r, cfg), nil
+	return learn.Guardrails{Repo: r, Config: cfg}, nil
 }
 
 func lessonsProposeCommand(o *options, result *any) *cli.Command {
@@ -66,7 +62,7 @@ each new entry; propose is for after an import or a change of the rules.`,
 			if err != nil {
 				return err
 			}
-			res, err := learn.Propose(c.Context, r, cfg, redact.New(redact.Options{Environ: o.environ()}), agent, o.now())
+			res, err := learn.Propose(c.Context, r, cfg, o.environ(), agent, o.now())
 			if err != nil {
 				return err
 			}
@@ -87,8 +83,6 @@ each new entry; propose is for after an import or a change of the rules.`,
 	}
 }
 
-func storeError(err error) error { return learn.StoreError(err) }
-
 func lessonsReviewCommand(o *options, result *any) *cli.Command {
 	var agent string
 	return &cli.Command{
@@ -106,24 +100,24 @@ orket lessons approve|reject ID decide them.`,
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			r, cfg, st, err := guardrailsStore(o)
+			gs, err := guardrailsOf(o)
 			if err != nil {
 				return err
 			}
-			undecided, _, err := st.Proposals.List(guardrails.ProposalFilter{Agent: agent, Pending: true})
+			undecided, err := gs.Pending(agent)
 			if err != nil {
-				return storeError(err)
+				return err
 			}
 			in, ok := o.stdin.(*os.File)
 			out, outOK := o.stdout.(*os.File)
 			if !ok || !outOK || !isTerminal(in) || !isTerminal(out) || o.json || o.getenv("CI") != "" {
-				*result = map[string]any{"code": orket.OK, "pending": nonNil(undecided)}
+				*result = map[string]any{"code": orket.OK, "pending": undecided}
 				if !o.json {
-					fmt.Fprint(o.stdout, guardrails.RenderList(undecided))
+					fmt.Fprint(o.stdout, learn.PendingList(undecided))
 				}
 				return nil
 			}
-			g := &gate{o: o, in: in, st: st, ck: learn.GuardrailsChecker(r, cfg), by: person(o, r), r: r}
+			g := &gate{o: o, in: in, gs: gs, by: person(o, gs.Repo)}
 			decided, err := g.review(c.Context, undecided)
 			*result = map[string]any{"code": orket.OK, "decided": decided}
 			return err
@@ -131,22 +125,12 @@ orket lessons approve|reject ID decide them.`,
 	}
 }
 
-// nonNil is l, or an empty list for nil: JSON says [] rather than null.
-func nonNil[T any](l []T) []T {
-	if l == nil {
-		return []T{}
-	}
-	return l
-}
-
 // A gate is the review on a terminal.
 type gate struct {
 	o  *options
 	in *os.File
-	st *guardrails.Store
-	ck *guardrails.Checker
+	gs learn.Guardrails
 	by string
-	r  *txn.Repo
 }
 
 // A decision is what the review did with a proposal.
@@ -163,28 +147,24 @@ var errStopped = errors.New("review stopped")
 // review shows each proposal and carries out the key pressed. Ctrl-D
 // stops the review; Ctrl-C interrupts it (E_INTERRUPTED): either way
 // what is left stays pending.
-func (g *gate) review(ctx context.Context, ps []*guardrails.Proposal) ([]decision, error) {
+func (g *gate) review(ctx context.Context, ps []*learn.Proposal) ([]decision, error) {
 	w := g.o.stdout
 	if len(ps) == 0 {
 		fmt.Fprintln(w, "no pending proposals")
 		return nil, nil
 	}
-	width := guardrails.BoxWidth
+	width := learn.BoxWidth
 	if cols, _, err := term.GetSize(int(g.in.Fd())); err == nil && cols < width+2 && cols >= 42 {
 		width = cols - 2
 	}
 	var out []decision
 	for i, p := range ps {
-		votes, err := guardrails.OpenVotes(g.st.OrketDir).Tally(p.Agent)
+		item, err := g.gs.Review(ctx, p)
 		if err != nil {
-			return out, storeError(err)
-		}
-		item, err := g.st.ReviewItem(ctx, p, votes, g.ck)
-		if err != nil {
-			return out, storeError(err)
+			return out, err
 		}
 		fmt.Fprintf(w, "\nproposal %d of %d\n", i+1, len(ps))
-		fmt.Fprint(w, guardrails.RenderBox(item, width))
+		fmt.Fprint(w, learn.Box(item, width))
 		d, err := g.decide(ctx, p, item, width)
 		if errors.Is(err, errStopped) {
 			fmt.Fprintln(w, "review stopped; the rest stays pending")
@@ -199,7 +179,7 @@ func (g *gate) review(ctx context.Context, ps []*guardrails.Proposal) ([]decisio
 }
 
 // decide reads keys until one decides the proposal.
-func (g *gate) decide(ctx context.Context, p *guardrails.Proposal, item *guardrails.ReviewItem, width int) (*decision, error) {
+func (g *gate) decide(ctx context.Context, p *learn.Proposal, item *learn.ReviewItem, width int) (*decision, error) {
 	w := g.o.stdout
 	for {
 		key, err := readKey(g.in)
@@ -209,16 +189,16 @@ func (g *gate) decide(ctx context.Context, p *guardrails.Proposal, item *guardra
 		if err := g.control(key); err != nil {
 			return nil, err
 		}
-		a := guardrails.KeyAction(rune(key))
+		a := learn.KeyAction(rune(key))
 		var reason string
 		switch a {
-		case guardrails.ActionNone:
+		case learn.ActionNone:
 			continue
-		case guardrails.ActionView:
-			fmt.Fprint(w, guardrails.RenderSources(p))
-			fmt.Fprint(w, guardrails.RenderBox(item, width))
+		case learn.ActionView:
+			fmt.Fprint(w, learn.Sources(p))
+			fmt.Fprint(w, learn.Box(item, width))
 			continue
-		case guardrails.ActionReject:
+		case learn.ActionReject:
 			fmt.Fprint(w, "Why reject it? ")
 			if reason, err = g.readLine(); err != nil {
 				return nil, err
@@ -228,18 +208,18 @@ func (g *gate) decide(ctx context.Context, p *guardrails.Proposal, item *guardra
 				continue
 			}
 		}
-		v, dp, err := g.st.Decide(ctx, p.ID, a, g.by, reason, g.o.now().UTC())
+		v, dp, err := g.gs.Decide(ctx, p.ID, a, g.by, reason, g.o.now())
 		if err != nil {
-			return nil, storeError(err)
+			return nil, err
 		}
 		d := &decision{ID: dp.ID, Status: string(dp.Status), Reason: reason}
 		switch a {
-		case guardrails.ActionApprove:
+		case learn.ActionApprove:
 			d.Version = v.Version
-			fmt.Fprintf(w, "approved %s: %s's guardrails are now v%d (%s)\n", p.ID, p.Agent, v.Version, displayRel(g.r, g.st.Path(p.Agent, v.Version)))
-		case guardrails.ActionReject:
+			fmt.Fprintf(w, "approved %s: %s's guardrails are now v%d (%s)\n", p.ID, p.Agent, v.Version, g.gs.File(p.Agent, v.Version))
+		case learn.ActionReject:
 			fmt.Fprintf(w, "rejected %s: %s\n", p.ID, reason)
-		case guardrails.ActionDefer:
+		case learn.ActionDefer:
 			fmt.Fprintf(w, "deferred %s: it stays pending\n", p.ID)
 		}
 		return d, nil
@@ -317,17 +297,17 @@ func lessonsApproveCommand(o *options, result *any) *cli.Command {
 			if err != nil {
 				return err
 			}
-			r, _, st, err := guardrailsStore(o)
+			gs, err := guardrailsOf(o)
 			if err != nil {
 				return err
 			}
-			v, p, err := st.Approve(c.Context, id, orDefault(by, person(o, r)), o.now().UTC())
+			res, err := gs.Approve(c.Context, id, orDefault(by, person(o, gs.Repo)), o.now())
 			if err != nil {
-				return storeError(err)
+				return err
 			}
-			*result = map[string]any{"code": orket.OK, "proposal": p, "version": v}
-			if !o.json {
-				fmt.Fprintf(o.stdout, "approved %s: %s's guardrails are now v%d (%s)\n", p.ID, p.Agent, v.Version, displayRel(r, st.Path(p.Agent, v.Version)))
+			*result = res
+			if p, v := res.Proposal, res.Version; !o.json {
+				fmt.Fprintf(o.stdout, "approved %s: %s's guardrails are now v%d (%s)\n", p.ID, p.Agent, v.Version, gs.File(p.Agent, v.Version))
 			}
 			return nil
 		},
@@ -351,17 +331,17 @@ func lessonsRejectCommand(o *options, result *any) *cli.Command {
 			if strings.TrimSpace(reason) == "" {
 				return orket.Errorf(orket.EUsage, `say why with --reason "..."`, "a rejection needs a reason")
 			}
-			r, _, st, err := guardrailsStore(o)
+			gs, err := guardrailsOf(o)
 			if err != nil {
 				return err
 			}
-			p, err := st.Reject(c.Context, id, orDefault(by, person(o, r)), reason, o.now().UTC())
+			res, err := gs.Reject(c.Context, id, orDefault(by, person(o, gs.Repo)), reason, o.now())
 			if err != nil {
-				return storeError(err)
+				return err
 			}
-			*result = map[string]any{"code": orket.OK, "proposal": p}
+			*result = res
 			if !o.json {
-				fmt.Fprintf(o.stdout, "rejected %s: %s\n", p.ID, p.Reason)
+				fmt.Fprintf(o.stdout, "rejected %s: %s\n", res.Proposal.ID, res.Proposal.Reason)
 			}
 			return nil
 		},
@@ -373,13 +353,6 @@ func oneID(c *cli.Context, example string) (string, error) {
 		return "", orket.Errorf(orket.EUsage, example, "name one proposal id")
 	}
 	return c.Args().First(), nil
-}
-
-func displayRel(r *txn.Repo, p string) string {
-	if rel, ok := strings.CutPrefix(p, r.Root+string(os.PathSeparator)); ok {
-		return rel
-	}
-	return p
 }
 
 // guardrailsCommand groups the commands that read and roll back the
@@ -397,35 +370,19 @@ func (a *agentFlag) flag() cli.Flag {
 	return &cli.StringFlag{Name: "agent", Usage: "whose guardrails (default: ORKET_AGENT, else the only agent with guardrails, else default)", Destination: &a.name}
 }
 
-func (a *agentFlag) resolve(o *options, st *guardrails.Store) (string, error) {
-	if a.name != "" {
-		return a.name, nil
-	}
-	if e := o.getenv("ORKET_AGENT"); e != "" {
-		return e, nil
-	}
-	agents, err := st.Agents()
+// open opens the agents' guardrails and resolves the agent: --agent,
+// else ORKET_AGENT, else the only agent with guardrails, else default.
+func (a *agentFlag) open(o *options) (learn.Guardrails, string, error) {
+	gs, err := guardrailsOf(o)
 	if err != nil {
-		return "", storeError(err)
+		return gs, "", err
 	}
-	switch len(agents) {
-	case 0:
-		return orket.DefaultAgent, nil
-	case 1:
-		return agents[0], nil
+	name := a.name
+	if name == "" {
+		name = o.getenv("ORKET_AGENT")
 	}
-	return "", orket.Errorf(orket.EUsage, "name one with --agent: "+strings.Join(agents, ", "), "%d agents have guardrails", len(agents))
-}
-
-// open opens the repository, its configuration and the guardrails store,
-// and resolves the agent.
-func (a *agentFlag) open(o *options) (*txn.Repo, *config.Config, *guardrails.Store, string, error) {
-	r, cfg, st, err := guardrailsStore(o)
-	if err != nil {
-		return nil, nil, nil, "", err
-	}
-	agent, err := a.resolve(o, st)
-	return r, cfg, st, agent, err
+	agent, err := gs.Agent(name)
+	return gs, agent, err
 }
 
 func versionArg(s string) (int, error) {
@@ -446,39 +403,30 @@ func guardrailsShowCommand(o *options, result *any) *cli.Command {
 			if c.Args().Len() > 1 {
 				return orket.Errorf(orket.EUsage, "orket guardrails show [N]", "name at most one version")
 			}
-			r, cfg, st, agent, err := af.open(o)
+			gs, agent, err := af.open(o)
 			if err != nil {
 				return err
 			}
-			var v *guardrails.Version
+			n := 0
 			if c.Args().Present() {
-				n, err := versionArg(c.Args().First())
-				if err != nil {
+				if n, err = versionArg(c.Args().First()); err != nil {
 					return err
 				}
-				v, err = st.Version(agent, n)
-				if err != nil {
-					return storeError(err)
-				}
-			} else if v, err = st.Current(agent); err != nil {
-				return storeError(err)
-			} else if v == nil {
-				*result = map[string]any{"code": orket.OK, "agent": agent, "version": nil}
-				if !o.json {
-					fmt.Fprintf(o.stdout, "agent %s has no guardrails yet (orket lessons review approves proposals)\n", agent)
-				}
-				return nil
 			}
-			votes, err := guardrails.OpenVotes(st.OrketDir).Tally(agent)
+			res, err := gs.Show(c.Context, agent, n)
 			if err != nil {
-				return storeError(err)
+				return err
 			}
-			ev := learn.GuardrailsChecker(r, cfg).Check(c.Context, v.AllLines())
-			*result = map[string]any{"code": orket.OK, "agent": agent, "version": v, "text": v.Text, "votes": votes, "evidence": ev}
+			*result = res
+			v, votes, ev := res.Version, res.Votes, res.Evidence
 			if o.json {
 				return nil
 			}
-			fmt.Fprintf(o.stdout, "%s (v%d, %s by %s, %s)\n\n", displayRel(r, st.Path(agent, v.Version)), v.Version, v.Kind, v.ApprovedBy, v.CreatedAt.Format("2006-01-02 15:04"))
+			if v == nil {
+				fmt.Fprintf(o.stdout, "agent %s has no guardrails yet (orket lessons review approves proposals)\n", agent)
+				return nil
+			}
+			fmt.Fprintf(o.stdout, "%s (v%d, %s by %s, %s)\n\n", gs.File(agent, v.Version), v.Version, v.Kind, v.ApprovedBy, v.CreatedAt.Format("2006-01-02 15:04"))
 			fmt.Fprint(o.stdout, v.Text)
 			var notes []string
 			for _, l := range v.AllLines() {
@@ -517,16 +465,16 @@ func guardrailsDiffCommand(o *options, result *any) *cli.Command {
 			if err != nil {
 				return err
 			}
-			_, _, st, agent, err := af.open(o)
+			gs, agent, err := af.open(o)
 			if err != nil {
 				return err
 			}
-			d, err := st.DiffVersions(agent, a, b)
+			res, err := gs.Diff(agent, a, b)
 			if err != nil {
-				return storeError(err)
+				return err
 			}
-			*result = map[string]any{"code": orket.OK, "agent": agent, "from": a, "to": b, "diff": d}
-			if !o.json {
+			*result = res
+			if d := res.Diff; !o.json {
 				if d == "" {
 					fmt.Fprintf(o.stdout, "v%d and v%d hold the same text\n", a, b)
 				}
@@ -547,15 +495,16 @@ func guardrailsLogCommand(o *options, result *any) *cli.Command {
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			_, _, st, agent, err := af.open(o)
+			gs, agent, err := af.open(o)
 			if err != nil {
 				return err
 			}
-			h, err := st.History(agent)
+			res, err := gs.Log(agent)
 			if err != nil {
-				return storeError(err)
+				return err
 			}
-			*result = map[string]any{"code": orket.OK, "agent": agent, "versions": nonNil(h)}
+			*result = res
+			h := res.Versions
 			if o.json {
 				return nil
 			}
@@ -608,21 +557,18 @@ makes one.`,
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			if to < 0 {
-				return orket.Errorf(orket.EUsage, "name a version as --to 3", "--to %d is not a version", to)
-			}
-			r, _, st, agent, err := af.open(o)
+			gs, agent, err := af.open(o)
 			if err != nil {
 				return err
 			}
-			v, err := st.Rollback(c.Context, agent, to, orDefault(by, person(o, r)), reason, o.now().UTC())
+			res, err := gs.Rollback(c.Context, agent, to, orDefault(by, person(o, gs.Repo)), reason, o.now())
 			if err != nil {
-				return storeError(err)
+				return err
 			}
-			*result = map[string]any{"code": orket.OK, "agent": agent, "version": v}
-			if !o.json {
+			*result = res
+			if v := res.Version; !o.json {
 				fmt.Fprintf(o.stdout, "rolled back: %s's guardrails are now v%d, the text of v%d (%d line(s) changed; %s)\n",
-					agent, v.Version, v.Restores, len(v.Changes), displayRel(r, st.Path(agent, v.Version)))
+					agent, v.Version, v.Restores, len(v.Changes), gs.File(agent, v.Version))
 			}
 			return nil
 		},
@@ -645,17 +591,17 @@ a suggested rollback, which only a person runs.`,
 			if err := noArgs(c); err != nil {
 				return err
 			}
-			_, _, st, err := guardrailsStore(o)
+			gs, err := guardrailsOf(o)
 			if err != nil {
 				return err
 			}
-			s, err := st.Stats(c.Context, agent)
+			res, err := gs.Stats(c.Context, agent)
 			if err != nil {
-				return storeError(err)
+				return err
 			}
-			*result = map[string]any{"code": orket.OK, "stats": s}
+			*result = res
 			if !o.json {
-				printStats(o.stdout, s)
+				printStats(o.stdout, res.Stats)
 			}
 			return nil
 		},
@@ -666,14 +612,14 @@ func pct(f float64) string { return strconv.Itoa(int(f*100+0.5)) + "%" }
 
 // sample is a version's runs on one side: how many, the error rate, the
 // mean score.
-func sample(s guardrails.Sample) string {
+func sample(s learn.Sample) string {
 	if s.Runs == 0 {
 		return "no runs"
 	}
 	return fmt.Sprintf("%d, %s, %.1f", s.Runs, pct(s.ErrorRate), s.MeanScore)
 }
 
-func printStats(w io.Writer, s *guardrails.Stats) {
+func printStats(w io.Writer, s *learn.Stats) {
 	if s.Runs == 0 {
 		fmt.Fprintln(w, "no agent runs evaluated yet")
 		return

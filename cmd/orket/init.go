@@ -4,37 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/orket/orket"
-	"github.com/orket/orket/config"
-	"github.com/orket/orket/internal/fsroot"
-	"github.com/orket/orket/store"
-	"github.com/orket/orket/txn"
+	"github.com/orket/orket/learn"
 )
-
-type initResult struct {
-	Code     orket.Code `json:"code"`
-	Config   string     `json:"config"`
-	Detected []string   `json:"detected"`
-	Profile  string     `json:"profile"`
-	Steps    []stepView `json:"steps"`
-	// Skipped lists the manifests and Makefile test targets found and left
-	// out of the profile, each with its reason.
-	Skipped []config.Skip `json:"skipped"`
-	Wrote   []string      `json:"wrote"`
-}
-
-type stepView struct {
-	Name    string `json:"name"`
-	Run     string `json:"run"`
-	Dir     string `json:"dir,omitempty"`
-	Timeout string `json:"timeout,omitempty"` // as orket.yaml spells it: 5m, 90s
-}
 
 func initCommand(o *options, result *any) *cli.Command {
 	var force bool
@@ -56,61 +32,25 @@ An existing orket.yaml is left alone unless --force is given.`,
 			&cli.BoolFlag{Name: "force", Usage: "overwrite an existing orket.yaml", Destination: &force, DisableDefaultText: true},
 		},
 		Action: func(c *cli.Context) error {
-			res, err := runInit(o, force)
-			if res != nil {
-				*result = res
+			r, err := openRepo(o)
+			if err != nil {
+				return err
 			}
-			return err
+			file, _ := configPath(o, r)
+			res, err := learn.Init(r, file, force)
+			if err != nil {
+				return err
+			}
+			*result = res
+			if !o.json && !o.quiet {
+				printInit(o, res)
+			}
+			return nil
 		},
 	}
 }
 
-func runInit(o *options, force bool) (*initResult, error) {
-	r, err := openRepo(o)
-	if err != nil {
-		return nil, err
-	}
-	file, _ := configPath(o, r)
-	if _, err := os.Lstat(file); err == nil && !force {
-		return nil, orket.Errorf(orket.EUsage, "pass --force to overwrite it", "%s already exists; left untouched", rel(r, file))
-	}
-	det, err := config.Detect(r.Root)
-	if err != nil {
-		return nil, &orket.Error{Code: orket.EInternal, Err: err, Msg: "detect verify steps: " + err.Error(), Hint: "check the repository's permissions"}
-	}
-	data := config.Render(det)
-	if _, err := config.Parse(data, file); err != nil {
-		return nil, &orket.Error{Code: orket.EInternal, Err: err, Msg: "init produced an invalid orket.yaml: " + err.Error(),
-			Hint: "this is a bug in orket; please report it with the repository layout"}
-	}
-	res := &initResult{Code: orket.OK, Config: rel(r, file), Detected: det.Found, Profile: "quick", Steps: []stepView{}, Skipped: det.Skipped}
-	if res.Detected == nil {
-		res.Detected = []string{}
-	}
-	if res.Skipped == nil {
-		res.Skipped = []config.Skip{}
-	}
-	for _, s := range det.Steps {
-		res.Steps = append(res.Steps, stepView{Name: s.Name, Run: s.Command(), Dir: s.Dir})
-	}
-	if err := writeFile(file, data); err != nil {
-		return nil, writeError(file, err)
-	}
-	res.Wrote = append(res.Wrote, rel(r, file))
-	ignore := filepath.Join(r.Root, store.Dir, store.IgnoreFile)
-	if _, err := os.Lstat(ignore); errors.Is(err, os.ErrNotExist) || force {
-		if err := writeFile(ignore, []byte(store.InitIgnore)); err != nil {
-			return nil, writeError(ignore, err)
-		}
-		res.Wrote = append(res.Wrote, rel(r, ignore))
-	}
-	if !o.json && !o.quiet {
-		printInit(o, res)
-	}
-	return res, nil
-}
-
-func printInit(o *options, res *initResult) {
+func printInit(o *options, res *learn.InitResult) {
 	w := o.stdout
 	if len(res.Steps) == 0 {
 		fmt.Fprintf(w, "wrote %s with a placeholder step: nothing to run was detected\n", res.Config)
@@ -173,42 +113,10 @@ func alignedLines(rows [][]string) []string {
 	return lines
 }
 
-// rel shows a path relative to the repository root when it is inside it.
-func rel(r *txn.Repo, p string) string {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return p
-	}
-	if rp, err := filepath.Rel(r.Root, abs); err == nil && !strings.HasPrefix(rp, "..") {
-		return filepath.ToSlash(rp)
-	}
-	return p
-}
-
-func writeError(file string, err error) error {
-	return &orket.Error{Code: orket.EInternal, Err: err, Msg: "write " + file + ": " + unwrapPathError(err),
-		Hint: "check the directory's permissions and free space"}
-}
-
 func unwrapPathError(err error) string {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
 	}
 	return err.Error()
-}
-
-// writeFile writes a file of the user's atomically (temporary file, fsync,
-// rename), never through a symlink in its last component.
-func writeFile(name string, data []byte) error {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	root, err := fsroot.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	return root.WriteFile(filepath.Base(name), data, 0o644, fsroot.Options{Sync: true})
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/orket/orket"
-	"github.com/orket/orket/lessons"
 )
 
 // lessonsForgetOptions select the lessons to forget: one id (or a unique
@@ -41,59 +40,17 @@ every lesson with --tag T, of the failed step --step NAME, or both.`,
 }
 
 func runLessonsForget(ctx context.Context, o *options, fo *lessonsForgetOptions, result *any) error {
-	switch {
-	case fo.id == "" && fo.tag == "" && fo.step == "":
-		return orket.Errorf(orket.EUsage, "give a lesson id (orket lessons list shows them), --tag T or --step NAME", "lessons forget needs a lesson to forget")
-	case fo.id != "" && (fo.tag != "" || fo.step != ""):
-		return orket.Errorf(orket.EUsage, "give the id alone, or --tag/--step without an id", "lessons forget takes an id or --tag/--step, not both")
-	}
-	r, _, s, err := lessonStore(o)
+	ll, err := lessonLog(o)
 	if err != nil {
 		return err
 	}
-	unlock, err := lockShared(ctx, o, r, "lessons forget")
+	res, err := ll.Forget(ctx, fo.id, fo.tag, fo.step)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	selected := func(l *lessons.Lesson) bool {
-		return (fo.tag == "" || contains(l.Classification.Tags, fo.tag)) && (fo.step == "" || l.Verify.FailedStep == fo.step)
-	}
-	if fo.id != "" {
-		id, err := uniqueLesson(s, fo.id)
-		if err != nil {
-			return err
-		}
-		selected = func(l *lessons.Lesson) bool { return l.ID == id }
-	}
-	n, err := s.Remove(selected)
-	if err != nil {
-		return readError(err)
-	}
-	*result = map[string]any{"code": orket.OK, "removed": n}
+	*result = res
 	if !o.json {
-		fmt.Fprintf(o.stdout, "removed %d lesson(s)\n", n)
+		fmt.Fprintf(o.stdout, "removed %d lesson(s)\n", *res.Removed)
 	}
 	return nil
-}
-
-// uniqueLesson returns the id of the one lesson whose id starts with
-// prefix, or a usage error when none or several do.
-func uniqueLesson(s *lessons.Store, prefix string) (string, error) {
-	var found []string
-	if _, err := s.Each(func(l *lessons.Lesson) error {
-		if strings.HasPrefix(l.ID, prefix) && !contains(found, l.ID) {
-			found = append(found, l.ID)
-		}
-		return nil
-	}); err != nil {
-		return "", readError(err)
-	}
-	switch len(found) {
-	case 0:
-		return "", orket.Errorf(orket.EUsage, "orket lessons list shows the ids", "no lesson %q", prefix)
-	case 1:
-		return found[0], nil
-	}
-	return "", orket.Errorf(orket.EUsage, "give more of the id", "%q names %d lessons", prefix, len(found))
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
-	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/learn"
 )
 
 type lessonsListOptions struct {
@@ -36,7 +35,7 @@ func lessonsListCommand(o *options, result *any) *cli.Command {
 }
 
 func runLessonsList(o *options, lo *lessonsListOptions, result *any) error {
-	_, _, s, err := lessonStore(o)
+	ll, err := lessonLog(o)
 	if err != nil {
 		return err
 	}
@@ -44,30 +43,14 @@ func runLessonsList(o *options, lo *lessonsListOptions, result *any) error {
 	if err != nil {
 		return err
 	}
-	list := []lessonSummary{}
-	damaged, err := s.Each(func(l *lessons.Lesson) error {
-		if lo.tag != "" && !contains(l.Classification.Tags, lo.tag) || !cutoff.IsZero() && l.CreatedAt.Before(cutoff) ||
-			lo.scope != "" && !scopeHits(l.Request.Scope, lo.scope) || !lo.who.match(l) {
-			return nil
-		}
-		list = append(list, summarize(l))
-		return nil
-	})
+	res, err := ll.List(learn.LessonFilter{Tag: lo.tag, Scope: lo.scope, Since: cutoff, Agent: lo.who.agent, Task: lo.who.task}, lo.limit)
 	if err != nil {
-		return readError(err)
+		return err
 	}
-	// Newest first; within a second, the later line is newer.
-	for i, j := 0, len(list)-1; i < j; i, j = i+1, j-1 {
-		list[i], list[j] = list[j], list[i]
-	}
-	sort.SliceStable(list, func(i, j int) bool { return list[i].CreatedAt.After(list[j].CreatedAt) })
-	if lo.limit > 0 && len(list) > lo.limit {
-		list = list[:lo.limit]
-	}
-	*result = map[string]any{"code": orket.OK, "lessons": list, "damaged_lines": len(damaged)}
+	*result = res
 	if !o.json {
-		printLessonList(o.stdout, list)
-		warnDamaged(o, damaged)
+		printLessonList(o.stdout, res.Lessons)
+		warnDamaged(o, res.Damaged)
 	}
 	return nil
 }
@@ -85,27 +68,9 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, orket.Errorf(orket.EUsage, "write an age such as 14d or 12h, or a date such as 2026-11-01", "--since %q", s)
 }
 
-func scopeHits(lessonScope []string, s string) bool {
-	for _, p := range lessonScope {
-		if p == s || strings.HasPrefix(p, s+"/") || strings.HasPrefix(s, p+"/") || p == "**" {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // printLessonList writes one lesson a line, its columns as wide as their
 // widest cell; an empty cell is "-".
-func printLessonList(w io.Writer, list []lessonSummary) {
+func printLessonList(w io.Writer, list []learn.LessonSummary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, l := range list {
 		fmt.Fprintf(tw, "%.8s\t%s\t%s\t%s\t%s\n", l.ID, l.CreatedAt.Format("2006-01-02 15:04"), orDash(strings.Join(l.Tags, ",")),

@@ -1,42 +1,32 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 )
 
 func lessonsPruneCommand(o *options, result *any) *cli.Command {
 	return &cli.Command{
 		Name: "prune", Usage: "apply retention (lessons.retention) now", UsageText: "orket lessons prune",
-		Action: func(c *cli.Context) error { return runLessonsPrune(c.Context, o, result) },
+		Action: func(c *cli.Context) error {
+			ll, err := lessonLog(o)
+			if err != nil {
+				return err
+			}
+			res, err := ll.Prune(c.Context)
+			if err != nil {
+				return err
+			}
+			*result = res
+			if !o.json {
+				fmt.Fprintf(o.stdout, "removed %d lesson(s) (%s)\n", *res.Removed, retentionText(ll.Config.Lessons.Retention))
+			}
+			return nil
+		},
 	}
-}
-
-func runLessonsPrune(ctx context.Context, o *options, result *any) error {
-	r, cfg, s, err := lessonStore(o)
-	if err != nil {
-		return err
-	}
-	unlock, err := lockShared(ctx, o, r, "lessons prune")
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	keep := cfg.Lessons.Retention
-	n, err := s.Prune(keep.MaxEntries, keep.MaxAge, o.now())
-	if err != nil {
-		return readError(err)
-	}
-	*result = map[string]any{"code": orket.OK, "removed": n}
-	if !o.json {
-		fmt.Fprintf(o.stdout, "removed %d lesson(s) (%s)\n", n, retentionText(keep))
-	}
-	return nil
 }
 
 // retentionText says what retention keeps, durations as orket.yaml

@@ -7,7 +7,6 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/learn"
-	"github.com/orket/orket/redact"
 )
 
 // memoryCommand prints what an agent should read before it plans, and
@@ -26,8 +25,7 @@ func memoryCommand(o *options, result *any) *cli.Command {
 			if err != nil {
 				return err
 			}
-			red := redact.New(redact.Options{Environ: o.environ()})
-			done, st, err := learn.ReviewRejected(c.Context, r, cfg, red, o.now)
+			done, st, err := learn.ReviewRejected(c.Context, r, cfg, o.environ(), o.now)
 			if err != nil {
 				return memoryError(err)
 			}

@@ -7,19 +7,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/learn"
-	"github.com/orket/orket/lessons"
-	"github.com/orket/orket/preflight"
-	"github.com/orket/orket/scope"
 )
-
-type preflightResult struct {
-	Code       orket.Code         `json:"code"`
-	Scope      []string           `json:"scope"`
-	Profile    string             `json:"verify_profile"`
-	TouchSet   []string           `json:"touch_set"`
-	Advisories []lessons.Advisory `json:"advisories"`
-	Preflight  []preflight.Result `json:"preflight"`
-}
 
 func preflightCommand(o *options, result *any) *cli.Command {
 	var strict bool
@@ -50,7 +38,7 @@ refuse to start when a known precondition is missing.`,
 	}
 }
 
-func runPreflight(o *options, scopes []string, profile, base string, strict bool) (*preflightResult, error) {
+func runPreflight(o *options, scopes []string, profile, base string, strict bool) (*learn.PreflightResult, error) {
 	r, err := openRepo(o)
 	if err != nil {
 		return nil, err
@@ -59,45 +47,18 @@ func runPreflight(o *options, scopes []string, profile, base string, strict bool
 	if err != nil {
 		return nil, err
 	}
-	prof, err := cfg.Profile(profile)
-	if err != nil {
-		return nil, err
-	}
-	if len(scopes) == 0 {
-		scopes = cfg.Scope
-	}
-	sc, err := scope.Parse(scopes)
-	if err != nil {
-		return nil, &orket.Error{Code: orket.EUsage, Err: err, Msg: err.Error(), Hint: "scopes are repository-relative directories or globs"}
-	}
-	touch, _, err := r.ChangedSince(base)
-	if err != nil {
-		return nil, err
-	}
-	strict = strict || cfg.Preflight.Strict || o.getenv("ORKET_STRICT_PREFLIGHT") == "1"
-	a := learn.Advise(learn.AdviceQuery{Repo: r, Config: cfg, Profile: prof, Scope: sc.Patterns(), TouchSet: touch,
-		Getenv: o.getenv, Now: o.now(), Strict: strict})
-	if a.Err != nil {
-		return nil, &orket.Error{Code: orket.EInternal, Err: a.Err, Msg: "read lessons: " + a.Err.Error(), Hint: "check " + cfg.Lessons.Path}
-	}
-	res := &preflightResult{Code: orket.OK, Scope: append([]string{}, sc.Patterns()...), Profile: prof.Name, TouchSet: touch,
-		Advisories: a.Advisories, Preflight: a.Preflight}
-	if res.TouchSet == nil {
-		res.TouchSet = []string{}
-	}
-	if !o.json && !o.quiet {
+	res, err := learn.Preflight(learn.PreflightRequest{Repo: r, Config: cfg, Scope: scopes, Profile: profile, Base: base,
+		Strict: strict || o.getenv("ORKET_STRICT_PREFLIGHT") == "1", Env: orket.Env{Getenv: o.getenv, Now: o.now}})
+	if res != nil && !o.json && !o.quiet {
 		p := newRunPrinter(o)
 		p.w = o.stdout
-		if len(a.Advisories) == 0 {
+		if len(res.Advisories) == 0 {
 			fmt.Fprintln(o.stdout, "no past failures are relevant")
 		}
-		p.advisories(a.Advisories, a.Preflight)
+		p.advisories(res.Advisories, res.Preflight)
 		if len(res.Preflight) == 0 {
 			fmt.Fprintln(o.stdout, "no preflight checks")
 		}
 	}
-	if failed := a.Failed(); strict && len(failed) > 0 {
-		return res, &orket.PreflightFailedError{Failed: failed}
-	}
-	return res, nil
+	return res, err
 }

@@ -13,9 +13,6 @@ import (
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/learn"
-	"github.com/orket/orket/lessons"
-	"github.com/orket/orket/preflight"
-	"github.com/orket/orket/verify"
 )
 
 // runPrinter writes orket run's human output on stderr: short lines a
@@ -234,9 +231,9 @@ func (p *runPrinter) EditStarted(res *orket.Record) {
 }
 
 // EditDone is part of orket.Observer.
-func (p *runPrinter) EditDone(r *verify.StepResult) {
+func (p *runPrinter) EditDone(r *orket.StepResult) {
 	p.finished("edit")
-	if r.Status == verify.Passed {
+	if r.Status == orket.StepPassed {
 		p.line("  edit: done (%s)", dur(r.DurationMS))
 		return
 	}
@@ -328,14 +325,14 @@ func (p *runPrinter) Warn(msg string) {
 }
 
 // StepDone is part of orket.Observer.
-func (p *runPrinter) StepDone(r *verify.StepResult) {
+func (p *runPrinter) StepDone(r *orket.StepResult) {
 	p.finished(r.Name)
 	switch {
-	case r.Status == verify.Skipped:
+	case r.Status == orket.StepSkipped:
 		p.line("  %-12s %s", r.Name, p.paint(yellow, "skipped ("+skipText(r.SkipReason)+")"))
-	case r.Status == verify.Passed && r.Retries > 0:
+	case r.Status == orket.StepPassed && r.Retries > 0:
 		p.line("  %-12s %s (%s), on retry %d: flaky", r.Name, p.paint(yellow, "ok"), dur(r.DurationMS), r.Retries)
-	case r.Status == verify.Passed:
+	case r.Status == orket.StepPassed:
 		p.line("  %-12s %s (%s)", r.Name, p.paint(green, "ok"), dur(r.DurationMS))
 	case !r.Required:
 		p.line("  %-12s %s, %s (%s); optional, not failing the run", r.Name, p.paint(yellow, "failed"), orket.ExitText(r), dur(r.DurationMS))
@@ -362,7 +359,7 @@ func skipText(reason string) string {
 
 // tail shows the end of a failing step's output (under -q too, for a
 // required step).
-func (p *runPrinter) tail(r *verify.StepResult) {
+func (p *runPrinter) tail(r *orket.StepResult) {
 	if p.o.verbose && !p.o.quiet || r.OutputTail == "" {
 		return // already streamed, or nothing to show
 	}
@@ -464,7 +461,7 @@ func quoteName(s string) string {
 // the file its first error names; the first error itself), the preflight
 // results, and one sentence saying what the failed checks do: stop the run
 // (strict mode, preflight.Result.Stops), or nothing (advisory only).
-func (p *runPrinter) advisories(adv []lessons.Advisory, checks []preflight.Result) {
+func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult) {
 	if len(adv) > 0 {
 		p.line("  advisories (past failures like this run):")
 	}
@@ -473,7 +470,7 @@ func (p *runPrinter) advisories(adv []lessons.Advisory, checks []preflight.Resul
 		if a.Count > 1 {
 			times = fmt.Sprintf("%d times", a.Count)
 		}
-		title := lessons.StripANSI(a.Title)
+		title := orket.Inert(a.Title)
 		if a.File != "" && !strings.Contains(title, a.File) {
 			title += " in " + a.File
 		}
@@ -488,7 +485,7 @@ func (p *runPrinter) advisories(adv []lessons.Advisory, checks []preflight.Resul
 			stale += "; red without that change too"
 		}
 		p.line("    %s %s: seen %s, last %s (lesson %s, score %.2f%s)", p.paint(yellow, "!"), title, times, a.LastSeen.Format("2006-01-02"), learn.ShortID(a.ID), a.Score, stale)
-		if first := lessons.StripANSI(a.FirstError); first != "" && first != lessons.StripANSI(a.Title) {
+		if first := orket.Inert(a.FirstError); first != "" && first != orket.Inert(a.Title) {
 			p.line("      %s", clipRunes(first, 100))
 		}
 		if p.o.verbose {

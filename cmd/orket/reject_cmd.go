@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/orket/orket"
-	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/learn"
 )
 
@@ -110,7 +109,7 @@ func printRejected(o *options, res *learn.RejectResult) {
 			}
 		}
 	}
-	if res.Learning != "" && res.LearningSource == feedback.SourceSummarizer {
+	if res.Learning != "" && res.LearningSource == learn.SourceSummarizer {
 		fmt.Fprintf(w, "  memory: %s\n", res.Learning)
 	}
 	fmt.Fprintf(w, "  recorded in %s\n", res.Memory)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -14,9 +13,6 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/learn"
-	"github.com/orket/orket/patch"
-	"github.com/orket/orket/scope"
-	"github.com/orket/orket/txn"
 )
 
 // runOptions are orket run's flags.
@@ -124,28 +120,10 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*orket.Record, err
 }
 
 // resolveScopes makes --scope values, given relative to the current
-// directory as git pathspecs are (":/" for the root), repository-relative.
-// Outside the work tree (--repo elsewhere) they are taken from the root.
-func resolveScopes(r *txn.Repo, given []string) ([]string, error) {
-	dir := ""
-	if wd, err := os.Getwd(); err == nil {
-		if real, err := filepath.EvalSymlinks(wd); err == nil {
-			wd = real
-		}
-		if rel, err := filepath.Rel(r.Root, wd); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-			dir = filepath.ToSlash(rel)
-		}
-	}
-	out := make([]string, 0, len(given))
-	for _, g := range given {
-		p, err := scope.Resolve(dir, g)
-		if err != nil {
-			return nil, &orket.Error{Code: orket.EUsage, Err: err, Msg: err.Error(),
-				Hint: "scopes are relative to the current directory, as git pathspecs are (:/ for the repository root)"}
-		}
-		out = append(out, p)
-	}
-	return out, nil
+// directory as git pathspecs are, repository-relative.
+func resolveScopes(r *orket.Repo, given []string) ([]string, error) {
+	wd, _ := os.Getwd()
+	return orket.ResolveScopes(r, wd, given)
 }
 
 // editOf is the edit source the flags name: at most one.
@@ -162,11 +140,7 @@ func editOf(o *options, ro *runOptions) (orket.Edit, error) {
 	case ro.base != "" && sources == 1:
 		return nil, orket.Errorf(orket.EUsage, "use --base only without an edit source (a verify-only run)", "--base with an edit")
 	case ro.patch != "":
-		p, err := readPatch(o, ro.patch)
-		if err != nil {
-			return nil, err
-		}
-		return orket.PatchEdit{Name: ro.patch, Patch: p}, nil
+		return readPatch(o, ro.patch)
 	case ro.worktree:
 		return orket.WorktreeEdit{}, nil
 	case len(ro.argv) > 0:
@@ -196,7 +170,7 @@ func skips(o *options, ro *runOptions) []string {
 
 // readPatch reads --patch FILE, or stdin for -; stdin is never read
 // otherwise.
-func readPatch(o *options, name string) (*patch.Patch, error) {
+func readPatch(o *options, name string) (orket.Edit, error) {
 	var rd io.Reader
 	if name == "-" {
 		rd = o.stdin
@@ -208,7 +182,7 @@ func readPatch(o *options, name string) (*patch.Patch, error) {
 		defer f.Close()
 		rd = f
 	}
-	return patch.Parse(rd)
+	return orket.ReadPatch(name, rd)
 }
 
 // confirm asks on a terminal whether to go on.

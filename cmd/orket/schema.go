@@ -10,6 +10,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/learn"
 )
 
 type checkResult struct {
@@ -38,10 +39,10 @@ type lessonsView struct {
 }
 
 type profileView struct {
-	Name     string     `json:"name"`
-	FailFast bool       `json:"fail_fast"`
-	Parallel bool       `json:"parallel"`
-	Steps    []stepView `json:"steps"`
+	Name     string           `json:"name"`
+	FailFast bool             `json:"fail_fast"`
+	Parallel bool             `json:"parallel"`
+	Steps    []learn.InitStep `json:"steps"`
 }
 
 func schemaCommand(o *options, result *any) *cli.Command {
@@ -86,15 +87,15 @@ func runSchemaCheck(o *options) (*checkResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &checkResult{Code: orket.OK, File: rel(r, c.File), Detected: c.Detected, Default: c.Verify.Default}
+	res := &checkResult{Code: orket.OK, File: orket.DisplayPath(r, c.File), Detected: c.Detected, Default: c.Verify.Default}
 	if c.File == "" {
 		res.File = ""
 	}
 	for _, name := range c.Verify.Order {
 		p, _ := c.Profile(name)
-		pv := profileView{Name: name, FailFast: p.FailFast, Parallel: p.Parallel, Steps: []stepView{}}
+		pv := profileView{Name: name, FailFast: p.FailFast, Parallel: p.Parallel, Steps: []learn.InitStep{}}
 		for _, s := range p.Steps {
-			sv := stepView{Name: s.Name, Run: s.Command(), Dir: s.Dir}
+			sv := learn.InitStep{Name: s.Name, Run: s.Command(), Dir: s.Dir}
 			if s.Timeout > 0 {
 				sv.Timeout = config.FormatDuration(s.Timeout)
 			}

@@ -3,17 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
-	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/urfave/cli/v2"
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/learn"
-	"github.com/orket/orket/txn"
 )
 
 // taskCommand groups what people do with tasks (SPEC 8.2): list them,
@@ -228,7 +225,7 @@ func noArgs(c *cli.Context) error {
 
 // repoAndConfig opens the repository and its configuration (detected
 // quietly when there is no orket.yaml).
-func repoAndConfig(o *options) (*txn.Repo, *config.Config, error) {
+func repoAndConfig(o *options) (*orket.Repo, *config.Config, error) {
 	r, err := openRepo(o)
 	if err != nil {
 		return nil, nil, err
@@ -237,26 +234,7 @@ func repoAndConfig(o *options) (*txn.Repo, *config.Config, error) {
 	return r, cfg, err
 }
 
-// memoryError keeps coded errors and makes any other (a log that cannot
-// be read or written) an internal error that says where.
-func memoryError(err error) error {
-	if orket.Describe(err).Code != orket.EInternal {
-		return err
-	}
-	return &orket.Error{Code: orket.EInternal, Err: err, Msg: "the evaluation log: " + err.Error(), Hint: "check that .orket/memory is readable and writable"}
-}
+func memoryError(err error) error { return learn.MemoryError(err) }
 
 // person names who acts: ORKET_USER, git's user.name, or the login.
-func person(o *options, r *txn.Repo) string {
-	if u := o.getenv("ORKET_USER"); u != "" {
-		return u
-	}
-	if c, err := r.Git.ConfigScoped(gitconfig.GlobalScope); err == nil && c.User.Name != "" {
-		return c.User.Name
-	}
-	if u := o.getenv("USER"); u != "" {
-		return u
-	}
-	name, _ := os.Hostname()
-	return name
-}
+func person(o *options, r *orket.Repo) string { return learn.Person(r, o.getenv) }

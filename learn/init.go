@@ -1,0 +1,103 @@
+package learn
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/orket/orket"
+	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/store"
+	"github.com/orket/orket/txn"
+)
+
+// An InitResult is orket init: the orket.yaml written, the steps
+// detected and those left out, and every file written.
+type InitResult struct {
+	Code     orket.Code `json:"code"`
+	Config   string     `json:"config"`
+	Detected []string   `json:"detected"`
+	Profile  string     `json:"profile"`
+	Steps    []InitStep `json:"steps"`
+	// Skipped lists the manifests and Makefile test targets found and left
+	// out of the profile, each with its reason.
+	Skipped []config.Skip `json:"skipped"`
+	Wrote   []string      `json:"wrote"`
+}
+
+// An InitStep is a verify step as orket init wrote it.
+type InitStep struct {
+	Name    string `json:"name"`
+	Run     string `json:"run"`
+	Dir     string `json:"dir,omitempty"`
+	Timeout string `json:"timeout,omitempty"` // as orket.yaml spells it: 5m, 90s
+}
+
+// Init writes file (orket.yaml) with the verify profile detected from the
+// repository, and .orket/.gitignore; an existing file is left alone unless
+// force.
+func Init(r *txn.Repo, file string, force bool) (*InitResult, error) {
+	if _, err := os.Lstat(file); err == nil && !force {
+		return nil, orket.Errorf(orket.EUsage, "pass --force to overwrite it", "%s already exists; left untouched", orket.DisplayPath(r, file))
+	}
+	det, err := config.Detect(r.Root)
+	if err != nil {
+		return nil, &orket.Error{Code: orket.EInternal, Err: err, Msg: "detect verify steps: " + err.Error(), Hint: "check the repository's permissions"}
+	}
+	data := config.Render(det)
+	if _, err := config.Parse(data, file); err != nil {
+		return nil, &orket.Error{Code: orket.EInternal, Err: err, Msg: "init produced an invalid orket.yaml: " + err.Error(),
+			Hint: "this is a bug in orket; please report it with the repository layout"}
+	}
+	res := &InitResult{Code: orket.OK, Config: orket.DisplayPath(r, file), Detected: det.Found, Profile: "quick", Steps: []InitStep{}, Skipped: det.Skipped}
+	if res.Detected == nil {
+		res.Detected = []string{}
+	}
+	if res.Skipped == nil {
+		res.Skipped = []config.Skip{}
+	}
+	for _, s := range det.Steps {
+		res.Steps = append(res.Steps, InitStep{Name: s.Name, Run: s.Command(), Dir: s.Dir})
+	}
+	if err := writeFile(file, data); err != nil {
+		return nil, writeError(file, err)
+	}
+	res.Wrote = append(res.Wrote, orket.DisplayPath(r, file))
+	ignore := filepath.Join(r.Root, store.Dir, store.IgnoreFile)
+	if _, err := os.Lstat(ignore); errors.Is(err, os.ErrNotExist) || force {
+		if err := writeFile(ignore, []byte(store.InitIgnore)); err != nil {
+			return nil, writeError(ignore, err)
+		}
+		res.Wrote = append(res.Wrote, orket.DisplayPath(r, ignore))
+	}
+	return res, nil
+}
+
+func writeError(file string, err error) error {
+	return &orket.Error{Code: orket.EInternal, Err: err, Msg: "write " + file + ": " + unwrapPathError(err),
+		Hint: "check the directory's permissions and free space"}
+}
+
+func unwrapPathError(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// writeFile writes a file of the user's atomically (temporary file, fsync,
+// rename), never through a symlink in its last component.
+func writeFile(name string, data []byte) error {
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := fsroot.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.WriteFile(filepath.Base(name), data, 0o644, fsroot.Options{Sync: true})
+}
