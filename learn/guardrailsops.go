@@ -102,6 +102,12 @@ func (g Guardrails) Pending(agent string) ([]*Proposal, error) {
 	return nonNilOf(ps), nil
 }
 
+// PendingProposals is orket lessons review's object without a terminal.
+type PendingProposals struct {
+	Code    orket.Code  `json:"code"`
+	Pending []*Proposal `json:"pending"`
+}
+
 // Review is a proposal as the review box shows it: the version it would
 // write, the change, its votes and evidence.
 func (g Guardrails) Review(ctx context.Context, p *Proposal) (*ReviewItem, error) {

@@ -57,6 +57,21 @@ type TaskStatus struct {
 	LastTime    *time.Time        `json:"last_time,omitempty"`
 }
 
+// A TaskList is orket task list.
+type TaskList struct {
+	Code  orket.Code   `json:"code"`
+	Tasks []TaskStatus `json:"tasks"`
+}
+
+// Tasks is ListTasks as orket task list's object.
+func Tasks(repo *txn.Repo, cfg *config.Config, task, agent string) (*TaskList, error) {
+	list, err := ListTasks(repo, cfg, task, agent)
+	if err != nil {
+		return nil, memoryError(err)
+	}
+	return &TaskList{Code: orket.OK, Tasks: list}, nil
+}
+
 // ListTasks returns every task the logs know, per agent, filtered by task
 // and agent when given.
 func ListTasks(repo *txn.Repo, cfg *config.Config, task, agent string) (_ []TaskStatus, err error) {

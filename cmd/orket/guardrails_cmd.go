@@ -111,7 +111,7 @@ orket lessons approve|reject ID decide them.`,
 			in, ok := o.stdin.(*os.File)
 			out, outOK := o.stdout.(*os.File)
 			if !ok || !outOK || !isTerminal(in) || !isTerminal(out) || o.json || o.getenv("CI") != "" {
-				*result = map[string]any{"code": orket.OK, "pending": undecided}
+				*result = &learn.PendingProposals{Code: orket.OK, Pending: undecided}
 				if !o.json {
 					fmt.Fprint(o.stdout, learn.PendingList(undecided))
 				}
@@ -119,7 +119,7 @@ orket lessons approve|reject ID decide them.`,
 			}
 			g := &gate{o: o, in: in, gs: gs, by: person(o, gs.Repo)}
 			decided, err := g.review(c.Context, undecided)
-			*result = map[string]any{"code": orket.OK, "decided": decided}
+			*result = &reviewed{Code: orket.OK, Decided: decided}
 			return err
 		},
 	}
@@ -131,6 +131,12 @@ type gate struct {
 	in *os.File
 	gs learn.Guardrails
 	by string
+}
+
+// reviewed is what a review on a terminal decided.
+type reviewed struct {
+	Code    orket.Code `json:"code"`
+	Decided []decision `json:"decided"`
 }
 
 // A decision is what the review did with a proposal.

@@ -38,13 +38,13 @@ func taskListCommand(o *options, result *any) *cli.Command {
 			if err != nil {
 				return err
 			}
-			list, err := learn.ListTasks(r, cfg, task, agent)
+			res, err := learn.Tasks(r, cfg, task, agent)
 			if err != nil {
-				return memoryError(err)
+				return err
 			}
-			*result = map[string]any{"code": orket.OK, "tasks": list}
+			*result = res
 			if !o.json {
-				printTasks(o, list)
+				printTasks(o, res.Tasks)
 			}
 			return nil
 		},
