@@ -25,7 +25,7 @@ const maxContentBytes = 64 << 20
 // flaky (SPEC 8.2): a tree id (the snapshot's, or the base commit's for a
 // verify-only run) and the content of every path the run changed from it.
 // It returns "" when the content cannot be named cheaply.
-func (r *Run) contentKey(base plumbing.Hash, paths []string) string {
+func (r *run) contentKey(base plumbing.Hash, paths []string) string {
 	if base.IsZero() {
 		return ""
 	}
@@ -82,7 +82,7 @@ func (r *Run) contentKey(base plumbing.Hash, paths []string) string {
 }
 
 // treeOfCommit is the tree id of a commit; zero when it cannot be read.
-func (r *Run) treeOfCommit(id plumbing.Hash) plumbing.Hash {
+func (r *run) treeOfCommit(id plumbing.Hash) plumbing.Hash {
 	c, err := object.GetCommit(r.req.Repo.Git.Storer, id)
 	if err != nil {
 		return plumbing.ZeroHash
@@ -95,7 +95,7 @@ func (r *Run) treeOfCommit(id plumbing.Hash) plumbing.Hash {
 // (a file whose stat data is stale is stored there with the index's
 // content), and the deleted paths. The rest of a snapshot (its manifest,
 // git state) differs from run to run. Zero when it cannot be read.
-func (r *Run) snapshotContent(commit plumbing.Hash) plumbing.Hash {
+func (r *run) snapshotContent(commit plumbing.Hash) plumbing.Hash {
 	c, err := object.GetCommit(r.req.Repo.Git.Storer, commit)
 	if err != nil {
 		return plumbing.ZeroHash
@@ -160,7 +160,7 @@ func (r *Run) snapshotContent(commit plumbing.Hash) plumbing.Hash {
 
 // baseCommit is the commit a verify-only run's touch set is the diff
 // from: --base, or HEAD.
-func (r *Run) baseCommit(rev string) plumbing.Hash {
+func (r *run) baseCommit(rev string) plumbing.Hash {
 	if rev == "" {
 		rev = "HEAD"
 	}

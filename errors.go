@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/patch"
@@ -123,17 +122,17 @@ func internal(what, hint string, err error) *Error {
 	return &Error{Code: EInternal, Msg: what + ": " + err.Error(), Hint: hint, Err: err}
 }
 
-// A ScopeRequiredError is a mutating run without a scope.
-type ScopeRequiredError struct{}
+// A scopeRequiredError is a mutating run without a scope.
+type scopeRequiredError struct{}
 
-func (*ScopeRequiredError) Error() string { return "a mutating run needs a scope" }
-func (e *ScopeRequiredError) Problem() Problem {
+func (*scopeRequiredError) Error() string { return "a mutating run needs a scope" }
+func (e *scopeRequiredError) Problem() Problem {
 	return Problem{Code: EScopeRequired, Msg: e.Error(), Hint: "pass --scope DIR (repeatable) or set scope in orket.yaml"}
 }
 
-// An OutOfScopeError is an edit that writes outside its scope, or into
+// An outOfScopeError is an edit that writes outside its scope, or into
 // git's configuration, hooks or info files.
-type OutOfScopeError struct {
+type outOfScopeError struct {
 	Outside  []string // paths outside the scope
 	Guarded  []string // git files an edit may never write
 	Reverted bool     // the edit had written, and was reverted
@@ -145,7 +144,7 @@ type OutOfScopeError struct {
 	Denied []string
 }
 
-func (e *OutOfScopeError) Error() string {
+func (e *outOfScopeError) Error() string {
 	if len(e.Denied) > 0 {
 		if len(e.Outside) > 0 {
 			return "the edit tried to write outside its scope: " + strings.Join(e.Outside, ", ") + " (the kernel sandbox refused)"
@@ -159,7 +158,7 @@ func (e *OutOfScopeError) Error() string {
 	return "the edit writes outside its scope: " + strings.Join(all, ", ")
 }
 
-func (e *OutOfScopeError) Problem() Problem {
+func (e *outOfScopeError) Problem() Problem {
 	hint := "nothing was written; widen --scope deliberately or change the edit"
 	if e.DuringVerify {
 		hint = "the change was reverted; list generated paths steps may write in verify.writes in orket.yaml"
@@ -183,19 +182,19 @@ func (e *OutOfScopeError) Problem() Problem {
 	return Problem{Code: EWriteOutOfScope, Msg: e.Error(), Hint: hint}
 }
 
-// A ProtectedWriteError is an edit that modified or deleted paths under
+// A protectedWriteError is an edit that modified or deleted paths under
 // protect: (SPEC 8.7), even inside its scope.
-type ProtectedWriteError struct {
+type protectedWriteError struct {
 	Paths    []string
 	Reverted bool   // the edit had written, and was reverted
 	Saved    string // where the reverted change is kept
 }
 
-func (e *ProtectedWriteError) Error() string {
+func (e *protectedWriteError) Error() string {
 	return "the edit modifies protected paths: " + strings.Join(e.Paths, ", ")
 }
 
-func (e *ProtectedWriteError) Problem() Problem {
+func (e *protectedWriteError) Problem() Problem {
 	hint := "nothing was written"
 	if e.Reverted {
 		hint = "the change was reverted"
@@ -207,30 +206,30 @@ func (e *ProtectedWriteError) Problem() Problem {
 	return Problem{Code: EWriteProtected, Msg: e.Error(), Hint: hint, Fields: map[string]any{"protected": e.Paths}}
 }
 
-// A SandboxUnavailableError is a run that requires the kernel sandbox
+// A sandboxUnavailableError is a run that requires the kernel sandbox
 // (sandbox: required) on a kernel that has none.
-type SandboxUnavailableError struct{ Reason string }
+type sandboxUnavailableError struct{ Reason string }
 
-func (e *SandboxUnavailableError) Error() string {
+func (e *sandboxUnavailableError) Error() string {
 	return "sandbox: required, but the kernel sandbox is unavailable: " + e.Reason
 }
 
-func (e *SandboxUnavailableError) Problem() Problem {
+func (e *sandboxUnavailableError) Problem() Problem {
 	return Problem{Code: ESandboxUnavailable, Msg: e.Error(),
 		Hint: "nothing was written; run on a kernel with Landlock (Linux 5.19 or later, enabled), or set sandbox: auto in orket.yaml"}
 }
 
-// A TouchsetEmptyError is a mutating run whose edit changed nothing.
-type TouchsetEmptyError struct{ Worktree bool }
+// A touchsetEmptyError is a mutating run whose edit changed nothing.
+type touchsetEmptyError struct{ Worktree bool }
 
-func (e *TouchsetEmptyError) Error() string {
+func (e *touchsetEmptyError) Error() string {
 	if e.Worktree {
 		return "--worktree: there are no uncommitted changes"
 	}
 	return "the edit changed no file"
 }
 
-func (e *TouchsetEmptyError) Problem() Problem {
+func (e *touchsetEmptyError) Problem() Problem {
 	hint := "check that the edit command edits files in this repository"
 	if e.Worktree {
 		hint = "make the change first, or use -- EDIT-COMMAND"
@@ -280,13 +279,13 @@ func (e *ConfirmationError) Problem() Problem {
 	return Problem{Code: EConfirmationRequired, Msg: e.Error(), Hint: hint}
 }
 
-// A RecoveryNeededError is an unfinished transaction found by a run.
-type RecoveryNeededError struct {
+// A recoveryNeededError is an unfinished transaction found by a run.
+type recoveryNeededError struct {
 	Journal *txn.Journal // nil when the journal is unreadable
 	Err     error        // why it is unreadable
 }
 
-func (e *RecoveryNeededError) Error() string {
+func (e *recoveryNeededError) Error() string {
 	if e.Journal == nil {
 		return "an unfinished transaction's journal is unreadable: " + e.Err.Error()
 	}
@@ -294,9 +293,9 @@ func (e *RecoveryNeededError) Error() string {
 	return fmt.Sprintf("run %s did not finish (it stopped during %s); its snapshot is %s", j.RunID, j.Phase, j.Ref)
 }
 
-func (e *RecoveryNeededError) Unwrap() error { return e.Err }
+func (e *recoveryNeededError) Unwrap() error { return e.Err }
 
-func (e *RecoveryNeededError) Problem() Problem {
+func (e *recoveryNeededError) Problem() Problem {
 	if e.Journal == nil {
 		return Problem{Code: ERecoveryNeeded, Msg: e.Error(), Hint: "run orket recover, or orket recover --discard to forget it"}
 	}
@@ -305,16 +304,16 @@ func (e *RecoveryNeededError) Problem() Problem {
 		Fields: map[string]any{"snapshot_ref": e.Journal.Ref, "unfinished_run": e.Journal.RunID}}
 }
 
-// An UnsavedChangeError is a change that should have been taken out of the
+// An unsavedChangeError is a change that should have been taken out of the
 // tree but could not be saved first: durable before destructive, so it
 // was left in place, with the snapshot, for the user to decide.
-type UnsavedChangeError struct {
+type unsavedChangeError struct {
 	Cause error  // why the change was to be taken out (a failed step...)
 	Err   error  // why it could not be saved
 	Ref   string // the snapshot, kept
 }
 
-func (e *UnsavedChangeError) Error() string {
+func (e *unsavedChangeError) Error() string {
 	cause := ""
 	if e.Cause != nil {
 		cause = Describe(e.Cause).Msg + "; but "
@@ -322,21 +321,21 @@ func (e *UnsavedChangeError) Error() string {
 	return cause + "the change could not be saved (" + e.Err.Error() + "), so nothing was taken out: the tree holds the change and the snapshot " + e.Ref + " is kept"
 }
 
-func (e *UnsavedChangeError) Unwrap() error { return e.Err }
+func (e *unsavedChangeError) Unwrap() error { return e.Err }
 
-func (e *UnsavedChangeError) Problem() Problem {
+func (e *unsavedChangeError) Problem() Problem {
 	return Problem{Code: ERecoveryNeeded, Msg: e.Error(),
 		Hint:   "fix what stopped the save, then orket recover saves the change and restores the tree as it was before the run (orket recover --discard keeps the tree as it is)",
 		Fields: map[string]any{"snapshot_ref": e.Ref}}
 }
 
-// A CommitRefusedError is a passed change whose commit git refused: the
+// A commitRefusedError is a passed change whose commit git refused: the
 // change stays in the tree, uncommitted.
-type CommitRefusedError struct {
+type commitRefusedError struct {
 	Output string // what git (or a hook) said
 }
 
-func (e *CommitRefusedError) Error() string {
+func (e *commitRefusedError) Error() string {
 	first, _, _ := strings.Cut(strings.TrimSpace(e.Output), "\n")
 	if first == "" {
 		first = "git commit failed"
@@ -344,22 +343,22 @@ func (e *CommitRefusedError) Error() string {
 	return "verification passed and the change is kept in the tree, but the commit was refused: " + first
 }
 
-func (e *CommitRefusedError) Problem() Problem {
+func (e *commitRefusedError) Problem() Problem {
 	return Problem{Code: ECommitRefused, Msg: e.Error(),
 		Hint: "see commit_refused in --json for all git said; fix it and commit the change yourself (it is staged)"}
 }
 
-// A RevertError is a revert that failed or could not be proven; the
+// A revertError is a revert that failed or could not be proven; the
 // snapshot is kept for recovery.
-type RevertError struct {
+type revertError struct {
 	Err   error
 	Ref   string
 	Saved string // where the change was saved before the revert, if it was
 }
 
-func (e *RevertError) Error() string { return "the revert failed: " + e.Err.Error() }
-func (e *RevertError) Unwrap() error { return e.Err }
-func (e *RevertError) Problem() Problem {
+func (e *revertError) Error() string { return "the revert failed: " + e.Err.Error() }
+func (e *revertError) Unwrap() error { return e.Err }
+func (e *revertError) Problem() Problem {
 	hint := "the snapshot is kept as " + e.Ref + "; run orket recover to retry, or restore by hand as its commit message says"
 	if e.Saved != "" {
 		hint += "; the change is saved in " + e.Saved
@@ -367,17 +366,17 @@ func (e *RevertError) Problem() Problem {
 	return Problem{Code: EInternal, Msg: e.Error(), Hint: hint, Fields: map[string]any{"snapshot_ref": e.Ref}}
 }
 
-// A DraftFailedError is an edit command that exited non-zero.
-type DraftFailedError struct {
+// A draftFailedError is an edit command that exited non-zero.
+type draftFailedError struct {
 	Edit  *verify.StepResult
 	Saved string // where the reverted change is kept, if it changed anything
 }
 
-func (e *DraftFailedError) Error() string {
-	return fmt.Sprintf("the edit command failed (%s); its changes were reverted", ExitText(e.Edit))
+func (e *draftFailedError) Error() string {
+	return fmt.Sprintf("the edit command failed (%s); its changes were reverted", e.Edit.ExitText())
 }
 
-func (e *DraftFailedError) Problem() Problem {
+func (e *draftFailedError) Problem() Problem {
 	return Problem{Code: EDraftFailure, Msg: e.Error(), Hint: "see the edit's output above (or edit.output_tail in --json)" + keptIn(e.Saved)}
 }
 
@@ -389,17 +388,17 @@ const (
 	NotWritten = "verify-only" // a verify-only run: nothing was written
 )
 
-// A VerifyFailedError is a run whose verification failed.
-type VerifyFailedError struct {
+// A verifyFailedError is a run whose verification failed.
+type verifyFailedError struct {
 	Failed      []*verify.StepResult // the failing required steps
 	Disposition string               // Reverted, Kept, TakenOut or NotWritten
 	Saved       string               // where the failed change is kept
 }
 
-func (e *VerifyFailedError) Error() string {
+func (e *verifyFailedError) Error() string {
 	var parts []string
 	for _, s := range e.Failed {
-		part := fmt.Sprintf("step %s failed (%s)", s.Name, ExitText(s))
+		part := fmt.Sprintf("step %s failed (%s)", s.Name, s.ExitText())
 		switch s.Baseline {
 		case verify.FailsToo:
 			part += " and fails without your change too"
@@ -420,7 +419,7 @@ func (e *VerifyFailedError) Error() string {
 	return msg
 }
 
-func (e *VerifyFailedError) Problem() Problem {
+func (e *verifyFailedError) Problem() Problem {
 	switch e.Disposition {
 	case Kept:
 		return Problem{Code: EVerifyFailedKept, Msg: e.Error(), Hint: "fix the tree, or restore it with git"}
@@ -435,18 +434,6 @@ func keptIn(saved string) string {
 		return ""
 	}
 	return "; the failed change is kept in " + saved + " (git apply " + saved + " brings it back)"
-}
-
-// ExitText says how a step ended: exit 1, timed out after 5s, killed by
-// SIGKILL.
-func ExitText(s *verify.StepResult) string {
-	switch {
-	case s.TimedOut:
-		return fmt.Sprintf("timed out after %s", time.Duration(s.DurationMS)*time.Millisecond)
-	case s.Signal != "":
-		return "killed by " + s.Signal
-	}
-	return fmt.Sprintf("exit %d", s.ExitCode)
 }
 
 // A Signal is the cause a caller gives the run's context when a signal

@@ -44,15 +44,15 @@ type FileState struct {
 // is stored for orket correct; a bigger one is only hashed.
 const maxKeptResult = 16 << 20
 
-// RejectedDir is where orket keeps rejected changes, and where people and
+// rejectedDir is where orket keeps rejected changes, and where people and
 // tools drop what they reject (SPEC 8.3), repository-relative.
-const RejectedDir = store.Dir + "/" + store.RejectedDir
+const rejectedDir = store.Dir + "/" + store.RejectedDir
 
 // recordKept notes, before a passed change is kept, what every touched
 // path held before the run and holds now, and keeps the before blobs
 // reachable (refs/orket/kept/<run-id>) for as long as the run record, so
 // that orket reject can undo it.
-func (r *Run) recordKept() error {
+func (r *run) recordKept() error {
 	rec := r.rec
 	root, err := r.req.Repo.FS()
 	if err != nil {
@@ -174,7 +174,7 @@ func LockRepo(ctx context.Context, repo *txn.Repo, exclusive, wait bool, h txn.H
 	}
 	if j, err := repo.Unfinished(); err != nil || j != nil {
 		unlock()
-		return nil, &RecoveryNeededError{Journal: j, Err: err}
+		return nil, &recoveryNeededError{Journal: j, Err: err}
 	}
 	return unlock, nil
 }
@@ -191,12 +191,12 @@ func KeptRun(repo *txn.Repo, id string, rejected map[string]string) (*Record, er
 		mtime int64
 	}
 	var runs []run
-	if f, err := root.Open(RunsDir); err == nil {
+	if f, err := root.Open(runsDir); err == nil {
 		names, _ := f.Readdirnames(-1)
 		f.Close()
 		for _, n := range names {
 			if strings.HasSuffix(n, ".json") && strings.HasPrefix(n, id) {
-				st, _ := root.Lstat(RunsDir + "/" + n)
+				st, _ := root.Lstat(runsDir + "/" + n)
 				runs = append(runs, run{strings.TrimSuffix(n, ".json"), st.Mtim.Nano()})
 			}
 		}
@@ -257,7 +257,7 @@ func kept(rec *Record) bool {
 // before the run back (and a --commit run's branch its parent), and that
 // is proved. When the tree has moved on, nothing is taken out and the
 // diverged paths are named.
-func TakeBack(ctx context.Context, repo *txn.Repo, rec *Record, noUndo bool, now time.Time) (*feedback.Undo, error) {
+func (rec *Record) TakeBack(ctx context.Context, repo *txn.Repo, noUndo bool, now time.Time) (*feedback.Undo, error) {
 	if noUndo {
 		return &feedback.Undo{Status: "not_undone", Note: "--no-undo: recorded only"}, nil
 	}
@@ -307,7 +307,7 @@ func TakeBack(ctx context.Context, repo *txn.Repo, rec *Record, noUndo bool, now
 		return u, nil
 	}
 	// Durable before destructive: the change first, then the undo.
-	u.Patch = RejectedDir + "/" + rec.RunID + ".patch"
+	u.Patch = rejectedDir + "/" + rec.RunID + ".patch"
 	if err := ensureOrketDir(root); err != nil {
 		return nil, err
 	}
@@ -353,7 +353,7 @@ func TakeBack(ctx context.Context, repo *txn.Repo, rec *Record, noUndo bool, now
 	}()
 	if undoErr != nil {
 		if _, err := tx.Revert(); err != nil {
-			return nil, &RevertError{Err: errors.Join(undoErr, err), Ref: tx.Ref()}
+			return nil, &revertError{Err: errors.Join(undoErr, err), Ref: tx.Ref()}
 		}
 		tx.End()
 		return nil, internal("take the change out", "the tree was put back as it was; the change is in "+u.Patch, undoErr)
@@ -367,7 +367,7 @@ func TakeBack(ctx context.Context, repo *txn.Repo, rec *Record, noUndo bool, now
 
 // ChangedSince is what changed since a kept run in the paths it touched:
 // those paths, and the change as a patch.
-func ChangedSince(repo *txn.Repo, rec *Record) ([]string, string, error) {
+func (rec *Record) ChangedSince(repo *txn.Repo) ([]string, string, error) {
 	root, err := repo.FS()
 	if err != nil {
 		return nil, "", err

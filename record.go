@@ -96,8 +96,8 @@ type SyncView struct {
 	Code  Code   `json:"code,omitempty"`
 }
 
-// RunsDir is where run records are kept, repository-relative.
-const RunsDir = store.Dir + "/" + store.RunsDir
+// runsDir is where run records are kept, repository-relative.
+const runsDir = store.Dir + "/" + store.RunsDir
 
 // A Record is a run as it happened: the file .orket/runs/<run-id>.json and
 // the --json object are this one schema. Readers ignore keys they do not
@@ -299,13 +299,13 @@ func LoadRecord(r *txn.Repo, runID string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := root.ReadFile(RunsDir + "/" + runID + ".json")
+	b, err := root.ReadFile(runsDir + "/" + runID + ".json")
 	if err != nil {
 		return nil, err
 	}
 	rec := &Record{}
 	if err := json.Unmarshal(b, rec); err != nil {
-		return nil, fmt.Errorf("%s/%s.json: %w", RunsDir, runID, err)
+		return nil, fmt.Errorf("%s/%s.json: %w", runsDir, runID, err)
 	}
 	return rec, nil
 }
@@ -370,7 +370,7 @@ func redactRecord(rec *Record, red *redact.Redactor) {
 }
 
 // rewriteRecord writes the run record again, with the end's sync.
-func (r *Run) rewriteRecord() {
+func (r *run) rewriteRecord() {
 	root, err := r.req.Repo.FS()
 	if err == nil {
 		err = writeRecord(root, r.rec)
@@ -378,18 +378,6 @@ func (r *Run) rewriteRecord() {
 	if err != nil {
 		r.obs.Warn("could not write the run record again after memory.sync: " + err.Error())
 	}
-}
-
-// FailedChecks describes the failed checks that fail a strict preflight:
-// not those that are advisory only.
-func FailedChecks(rs []preflight.Result) []string {
-	var out []string
-	for _, r := range rs {
-		if !r.OK && !r.AdvisoryOnly {
-			out = append(out, r.Detail)
-		}
-	}
-	return out
 }
 
 // StepResult is a verify step (or the edit command) as a run reports it.
@@ -401,8 +389,3 @@ const (
 	StepFailed  = verify.Failed
 	StepSkipped = verify.Skipped
 )
-
-// Inert makes text that came from outside orket (an edit's file names, a
-// tool's output, a remote's records) safe to print: escape sequences
-// are taken out, so a terminal never interprets them.
-func Inert(s string) string { return lessons.StripANSI(s) }

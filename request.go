@@ -13,12 +13,10 @@ import (
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/scope"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verdict"
 )
-
-// DefaultAgent is the agent of a run that names none.
-const DefaultAgent = "default"
 
 // A Request is what a run is asked to do: the repository and its
 // configuration, the edit, the scope and the profile, and how to behave.
@@ -36,7 +34,7 @@ type Request struct {
 	// Skip names steps not to run (--skip, ORKET_SKIP).
 	Skip []string
 	// Agent names who made the edit (--agent, ORKET_AGENT); empty is
-	// DefaultAgent.
+	// store.DefaultAgent.
 	Agent string
 	// Task names the piece of work across attempts (--task, ORKET_TASK);
 	// empty is the pair (scope, profile).
@@ -82,9 +80,9 @@ type Edit interface {
 	// Source names the kind: "patch", "command", "worktree" or "none".
 	Source() string
 	// plan computes what can be known before writing (step 2).
-	plan(r *Run) error
+	plan(r *run) error
 	// apply makes the edit (step 8).
-	apply(ctx context.Context, r *Run) error
+	apply(ctx context.Context, r *run) error
 }
 
 // A PatchEdit applies a unified diff; its touch set is planned before any
@@ -117,16 +115,8 @@ func mutating(e Edit) bool {
 	return !ok
 }
 
-// ConfigureRepo applies orket.yaml's snapshot settings to the
-// repository's scans and transactions, unless its caller chose already.
-func ConfigureRepo(repo *txn.Repo, cfg *config.Config) {
-	if f := cfg.Snapshot.FSMonitor; f != "" && repo.Options.FSMonitor == "" {
-		repo.Options.FSMonitor = f
-	}
-}
-
 // validate resolves the request (SPEC 3.2 step 1): profile, skips, scope.
-func (r *Run) validate() error {
+func (r *run) validate() error {
 	req := &r.req
 	if req.Edit == nil {
 		req.Edit = VerifyOnly{}
@@ -134,7 +124,7 @@ func (r *Run) validate() error {
 	if req.Repo == nil || req.Config == nil {
 		return errors.New("a request needs a repository and a configuration")
 	}
-	ConfigureRepo(req.Repo, req.Config)
+	req.Repo.UseFSMonitor(req.Config.Snapshot.FSMonitor)
 	if req.Env.Now == nil {
 		req.Env.Now = time.Now
 	}
@@ -171,7 +161,7 @@ func (r *Run) validate() error {
 			Hint: "scopes are repository-relative directories or globs such as pkg/api or 'pkg/**/*.go'"}
 	}
 	if mutating(req.Edit) && r.scope.Empty() {
-		return &ScopeRequiredError{}
+		return &scopeRequiredError{}
 	}
 	if r.guard, err = newGuard(req.Config.Protect, req.AllowProtected); err != nil {
 		return &Error{Code: EUsage, Err: err, Msg: "--allow-protected: " + err.Error(), Hint: "give a glob of protect: in orket.yaml"}
@@ -186,7 +176,7 @@ func (r *Run) validate() error {
 		KeepOnFail: req.KeepOnFail, Commit: req.Commit, Agent: req.Agent, Task: req.Task,
 		AllowProtected: req.AllowProtected}
 	if rr.Agent == "" {
-		rr.Agent = DefaultAgent
+		rr.Agent = store.DefaultAgent
 	}
 	if rr.Task == "" {
 		rr.Task = verdict.TaskKey(rr.Scope, rr.Profile)

@@ -16,15 +16,16 @@ import (
 	"github.com/orket/orket/internal/contain"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/patch"
+	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/redact"
 	"github.com/orket/orket/scope"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verify"
 )
 
-// A Run is one orket run: its request, its record, and what its phases
+// A run is one orket run: its request, its record, and what its phases
 // share. Execute makes and runs one.
-type Run struct {
+type run struct {
 	req    Request
 	obs    Observer
 	rec    *Record
@@ -65,7 +66,7 @@ func Execute(ctx context.Context, req Request, obs Observer) (*Record, error) {
 	if obs == nil {
 		obs = NopObserver{}
 	}
-	r := &Run{req: req, obs: obs, rec: newRecord(), baselineMax: BaselineMax}
+	r := &run{req: req, obs: obs, rec: newRecord(), baselineMax: baselineMaxDefault}
 	r.red = redact.New(redact.Options{Environ: req.Env.Environ})
 	rec, err := r.execute(ctx)
 	// After the lock is released: what the learner does then (a push)
@@ -76,7 +77,7 @@ func Execute(ctx context.Context, req Request, obs Observer) (*Record, error) {
 	return rec, err
 }
 
-func (r *Run) execute(ctx context.Context) (*Record, error) {
+func (r *run) execute(ctx context.Context) (*Record, error) {
 	// 1. Resolve.
 	r.obs.Phase(PhasePlan, r.rec)
 	if err := r.validate(); err != nil {
@@ -88,9 +89,9 @@ func (r *Run) execute(ctx context.Context) (*Record, error) {
 	}
 	// 2. Plan.
 	if err := r.plan(); err != nil {
-		var oos *OutOfScopeError
-		var empty *TouchsetEmptyError
-		var pw *ProtectedWriteError
+		var oos *outOfScopeError
+		var empty *touchsetEmptyError
+		var pw *protectedWriteError
 		if errors.As(err, &oos) || errors.As(err, &empty) || errors.As(err, &pw) {
 			return r.rec, r.outcome(err)
 		}
@@ -103,7 +104,7 @@ func (r *Run) execute(ctx context.Context) (*Record, error) {
 	if err := r.advise(ctx); err != nil {
 		return r.rec, r.outcome(err)
 	}
-	if failed := FailedChecks(r.rec.Preflight); r.strict && len(failed) > 0 {
+	if failed := preflight.Failed(r.rec.Preflight); r.strict && len(failed) > 0 {
 		return r.rec, r.outcome(&PreflightFailedError{Failed: failed, Run: true})
 	}
 
@@ -156,7 +157,7 @@ func (r *Run) execute(ctx context.Context) (*Record, error) {
 
 // outcome sets the record's outcome for a run that ends before its lock:
 // nothing is written, no record is kept.
-func (r *Run) outcome(err error) error {
+func (r *run) outcome(err error) error {
 	r.rec.setOutcome(err)
 	return err
 }
@@ -164,7 +165,7 @@ func (r *Run) outcome(err error) error {
 // checkUnfinished refuses to start over an unfinished transaction. A
 // journal whose run still holds the lock is a run in progress, not a
 // crash: the lock step reports that (E_LOCKED, or --wait).
-func (r *Run) checkUnfinished(ctx context.Context) error {
+func (r *run) checkUnfinished(ctx context.Context) error {
 	j, err := r.req.Repo.Unfinished()
 	if err == nil && j == nil {
 		return nil
@@ -174,12 +175,12 @@ func (r *Run) checkUnfinished(ctx context.Context) error {
 		return nil
 	}
 	unlock()
-	return &RecoveryNeededError{Journal: j, Err: err}
+	return &recoveryNeededError{Journal: j, Err: err}
 }
 
 // plan is step 2: the touch set where it can be known before writing, the
 // barrier on it, and the steps.
-func (r *Run) plan() error {
+func (r *run) plan() error {
 	t := r.req.Env.Now()
 	if err := r.req.Edit.plan(r); err != nil {
 		return err
@@ -196,7 +197,7 @@ func (r *Run) plan() error {
 	return nil
 }
 
-func (e PatchEdit) plan(r *Run) error {
+func (e PatchEdit) plan(r *run) error {
 	r.rec.Plan.TouchSet = e.Patch.Paths()
 	if err := r.barrierOnPlan(); err != nil {
 		return err
@@ -216,9 +217,9 @@ func (e PatchEdit) plan(r *Run) error {
 	}, false)
 }
 
-func (CommandEdit) plan(*Run) error { return nil }
+func (CommandEdit) plan(*run) error { return nil }
 
-func (WorktreeEdit) plan(r *Run) error {
+func (WorktreeEdit) plan(r *run) error {
 	touch, base, err := r.req.Repo.ChangedSince("")
 	if err != nil {
 		return err
@@ -228,12 +229,12 @@ func (WorktreeEdit) plan(r *Run) error {
 		return err
 	}
 	if len(touch) == 0 {
-		return &TouchsetEmptyError{Worktree: true}
+		return &touchsetEmptyError{Worktree: true}
 	}
 	return nil
 }
 
-func (e VerifyOnly) plan(r *Run) error {
+func (e VerifyOnly) plan(r *run) error {
 	touch, _, err := r.req.Repo.ChangedSince(e.Base)
 	if err != nil {
 		return err
@@ -251,7 +252,7 @@ func (e VerifyOnly) plan(r *Run) error {
 // checkScopeMatches flags scope patterns that match nothing in the tree
 // nor in the plan (a typo such as midleware): the edit may still create
 // what they name, but the user is told, with the nearest name there is.
-func (r *Run) checkScopeMatches() {
+func (r *run) checkScopeMatches() {
 	root, err := r.req.Repo.FS()
 	if err != nil {
 		return
@@ -301,10 +302,10 @@ func nearestName(root *fsroot.Root, missing string) string {
 }
 
 // barrierOnPlan checks a touch set known before anything is written.
-func (r *Run) barrierOnPlan() error {
+func (r *run) barrierOnPlan() error {
 	if outside := r.scope.Outside(r.rec.Plan.TouchSet); len(outside) > 0 {
 		r.rec.Barrier = &Barrier{Outside: outside, CaughtBy: "plan"}
-		return &OutOfScopeError{Outside: outside}
+		return &outOfScopeError{Outside: outside}
 	}
 	return nil
 }
@@ -326,7 +327,7 @@ func planSteps(p *config.Resolved, skip map[string]bool, touch []string) []PlanS
 // advise is step 3: what the learner says of the run (advisories,
 // preflight, the task's attempts: an escalated task stops a mutating run
 // here).
-func (r *Run) advise(ctx context.Context) error {
+func (r *run) advise(ctx context.Context) error {
 	var err error
 	if l := r.req.Learner; l != nil {
 		r.info = &RunInfo{Repo: r.req.Repo, Config: r.req.Config, Profile: r.prof, Record: r.rec, Env: r.req.Env,
@@ -340,7 +341,7 @@ func (r *Run) advise(ctx context.Context) error {
 // brief has the learner, under the lock and before the snapshot (what it
 // writes is not the edit's), tell an edit command what the memory says;
 // it returns what to call once the run is done with it.
-func (r *Run) brief(ctx context.Context) func() {
+func (r *run) brief(ctx context.Context) func() {
 	if _, ok := r.req.Edit.(CommandEdit); !ok || r.learning == nil {
 		return func() {}
 	}
@@ -356,14 +357,14 @@ func (r *Run) brief(ctx context.Context) func() {
 }
 
 // lock is step 6: exclusive for a mutating run, shared for verify-only.
-func (r *Run) lock(ctx context.Context) (func(), error) {
+func (r *run) lock(ctx context.Context) (func(), error) {
 	return LockRepo(ctx, r.req.Repo, mutating(r.req.Edit), r.req.Wait, txn.Holder{RunID: r.rec.RunID,
 		Started: r.start, Command: "orket run " + r.rec.Request.Instruction})
 }
 
 // verifyOnly runs the profile on the tree as it is (steps 10 and 11 of a
 // run that writes nothing).
-func (r *Run) verifyOnly(ctx context.Context) error {
+func (r *run) verifyOnly(ctx context.Context) error {
 	r.obs.Phase(PhaseVerify, r.rec)
 	r.content = r.contentKey(r.treeOfCommit(r.baseCommit(r.rec.Request.Base)), r.rec.Plan.TouchSet)
 	t := r.req.Env.Now()
@@ -373,13 +374,13 @@ func (r *Run) verifyOnly(ctx context.Context) error {
 		return interrupted(ctx, "during verification")
 	}
 	if failed := failedSteps(r.rec.Steps); len(failed) > 0 {
-		return &VerifyFailedError{Failed: failed, Disposition: NotWritten}
+		return &verifyFailedError{Failed: failed, Disposition: NotWritten}
 	}
 	return nil
 }
 
 // runSteps runs the verify profile with the run's environment.
-func (r *Run) runSteps(ctx context.Context) []*verify.StepResult {
+func (r *run) runSteps(ctx context.Context) []*verify.StepResult {
 	repo := r.req.Repo
 	touchFile := path.Join(repo.GitDir, "orket", "touch-"+r.rec.RunID)
 	if err := writeRunFile(touchFile, joinLines(r.rec.Plan.TouchSet)); err != nil {
@@ -398,7 +399,7 @@ func (r *Run) runSteps(ctx context.Context) []*verify.StepResult {
 
 // verifyOptions are how the run's steps run: at the root, in the run's
 // environment and process group, redacted, with the output caps.
-func (r *Run) verifyOptions() verify.Options {
+func (r *run) verifyOptions() verify.Options {
 	return verify.Options{Root: r.req.Repo.Root, Env: append([]string{}, r.env...), TouchSet: r.rec.Plan.TouchSet,
 		Skip: r.skip, Tail: r.req.Config.Lessons.Tail, Group: r.group, Redactor: r.red}
 }
@@ -407,7 +408,7 @@ func (r *Run) verifyOptions() verify.Options {
 // learns of it, the run record, retention. It returns the run's error,
 // or the one the learner gives instead (an escalation); what goes wrong
 // here is a warning.
-func (r *Run) finish(ctx context.Context, runErr error) error {
+func (r *run) finish(ctx context.Context, runErr error) error {
 	rec := r.rec
 	r.obs.Phase(PhaseRecord, rec)
 	redactRecord(rec, r.red)
@@ -418,7 +419,7 @@ func (r *Run) finish(ctx context.Context, runErr error) error {
 	}
 	rec.setOutcome(runErr)
 	rec.Timings["total_ms"] = r.req.Env.Now().Sub(r.start).Milliseconds()
-	rec.RecordFile = RunsDir + "/" + rec.RunID + ".json"
+	rec.RecordFile = runsDir + "/" + rec.RunID + ".json"
 	root, err := r.req.Repo.FS()
 	if err == nil {
 		err = writeRecord(root, rec)
@@ -428,7 +429,7 @@ func (r *Run) finish(ctx context.Context, runErr error) error {
 		rec.RecordFile = ""
 	}
 	if root != nil {
-		if err := pruneRuns(r.req.Repo, root, RunsDir, r.req.Config.Lessons.Retention, r.req.Env.Now()); err != nil {
+		if err := pruneRuns(r.req.Repo, root, runsDir, r.req.Config.Lessons.Retention, r.req.Env.Now()); err != nil {
 			r.obs.Warn("could not prune old run records: " + err.Error())
 		}
 	}
@@ -436,7 +437,7 @@ func (r *Run) finish(ctx context.Context, runErr error) error {
 	return runErr
 }
 
-func (r *Run) phaseTime(name string, since time.Time) {
+func (r *run) phaseTime(name string, since time.Time) {
 	r.rec.Timings[name+"_ms"] = r.req.Env.Now().Sub(since).Milliseconds()
 }
 

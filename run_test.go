@@ -187,9 +187,9 @@ func TestExecuteTypedOutcomes(t *testing.T) {
 	repo, cfg := testRepo(t)
 	_, err := Execute(context.Background(), Request{Repo: repo, Config: cfg, AutoConfirm: true, Env: OSEnv(),
 		Edit: CommandEdit{Argv: []string{"sh", "-c", "echo BROKEN > pkg/a.txt"}}, Scope: []string{"pkg"}}, nil)
-	var vf *VerifyFailedError
+	var vf *verifyFailedError
 	if !errors.As(err, &vf) || vf.Disposition != Reverted || len(vf.Failed) != 1 || vf.Failed[0].Name != "check" {
-		t.Fatalf("err = %#v, want a reverted *VerifyFailedError for step check", err)
+		t.Fatalf("err = %#v, want a reverted *verifyFailedError for step check", err)
 	}
 	if vf.Saved == "" {
 		t.Fatal("the failed change was not kept")
@@ -201,9 +201,9 @@ func TestExecuteTypedOutcomes(t *testing.T) {
 
 	_, err = Execute(context.Background(), Request{Repo: repo, Config: cfg, AutoConfirm: true, Env: OSEnv(),
 		Edit: CommandEdit{Argv: []string{"true"}}}, nil)
-	var sr *ScopeRequiredError
+	var sr *scopeRequiredError
 	if !errors.As(err, &sr) {
-		t.Fatalf("err = %v, want *ScopeRequiredError", err)
+		t.Fatalf("err = %v, want *scopeRequiredError", err)
 	}
 
 	_, err = Execute(context.Background(), Request{Repo: repo, Config: cfg, Env: OSEnv(), Scope: []string{"pkg"},

@@ -20,7 +20,7 @@ type SandboxView struct {
 
 // checkSandbox is the plan's word on sandbox: required: a kernel without
 // Landlock refuses the run before anything is written.
-func (r *Run) checkSandbox() error {
+func (r *run) checkSandbox() error {
 	if _, ok := r.req.Edit.(CommandEdit); !ok {
 		return nil
 	}
@@ -32,7 +32,7 @@ func (r *Run) checkSandbox() error {
 		return nil
 	}
 	if abi, reason := sandbox.Available(); abi == 0 {
-		return &SandboxUnavailableError{Reason: reason}
+		return &sandboxUnavailableError{Reason: reason}
 	}
 	return nil
 }
@@ -41,7 +41,7 @@ func (r *Run) checkSandbox() error {
 // writes only in the scope's directories, a private TMPDIR, sandbox.write
 // and what a git commit needs. Under auto, a kernel without it runs the
 // edit as before, and the user is told.
-func (r *Run) sandbox() (*sandbox.Sandbox, error) {
+func (r *run) sandbox() (*sandbox.Sandbox, error) {
 	cfg := r.req.Config
 	mode, err := sandbox.ParseMode(cfg.Sandbox.Mode)
 	if err != nil {
@@ -52,7 +52,7 @@ func (r *Run) sandbox() (*sandbox.Sandbox, error) {
 	var unavailable *sandbox.UnavailableError
 	switch {
 	case errors.As(err, &unavailable):
-		return nil, &SandboxUnavailableError{Reason: unavailable.Reason}
+		return nil, &sandboxUnavailableError{Reason: unavailable.Reason}
 	case err != nil:
 		return nil, internal("set up the kernel sandbox", "set sandbox: off in orket.yaml to run without it", err)
 	}
@@ -87,7 +87,7 @@ var deniedPatterns = []*regexp.Regexp{
 // scope the edit tried to write, as the repository names them (outside it:
 // as given), and whether every refusal named a path. A refusal inside the
 // scope is the file's own permissions, not the sandbox.
-func (r *Run) refusedOutside(lines []string) (outside []string, all bool) {
+func (r *run) refusedOutside(lines []string) (outside []string, all bool) {
 	all = true
 	for _, l := range lines {
 		p := deniedPath(l)

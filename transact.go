@@ -28,7 +28,7 @@ import (
 // early return, an interrupt, a panic), the tree is put back unless the
 // change was kept on purpose; and nothing is taken out of the tree before
 // the change is saved.
-func (r *Run) transact(ctx context.Context) (err error) {
+func (r *run) transact(ctx context.Context) (err error) {
 	r.obs.Phase(PhaseSnapshot, r.rec)
 	t := r.req.Env.Now()
 	tx, err := r.req.Repo.Begin(txn.Start{RunID: r.rec.RunID, Command: "orket run " + r.rec.Request.Instruction,
@@ -95,10 +95,10 @@ func (r *Run) transact(ctx context.Context) (err error) {
 	if _, ok := r.req.Edit.(WorktreeEdit); ok {
 		disposition = TakenOut
 	}
-	return &VerifyFailedError{Failed: failed, Disposition: disposition}
+	return &verifyFailedError{Failed: failed, Disposition: disposition}
 }
 
-func (PatchEdit) apply(_ context.Context, r *Run) error {
+func (PatchEdit) apply(_ context.Context, r *run) error {
 	root, err := r.req.Repo.FS()
 	if err != nil {
 		return err
@@ -106,7 +106,7 @@ func (PatchEdit) apply(_ context.Context, r *Run) error {
 	return r.patchPlan.Apply(root)
 }
 
-func (e CommandEdit) apply(ctx context.Context, r *Run) error {
+func (e CommandEdit) apply(ctx context.Context, r *run) error {
 	repo := r.req.Repo
 	env := append(append([]string{}, r.env...), r.told...)
 	box, err := r.sandbox()
@@ -130,15 +130,15 @@ func (e CommandEdit) apply(ctx context.Context, r *Run) error {
 	return nil
 }
 
-func (WorktreeEdit) apply(context.Context, *Run) error { return nil }
+func (WorktreeEdit) apply(context.Context, *run) error { return nil }
 
-func (VerifyOnly) apply(context.Context, *Run) error {
+func (VerifyOnly) apply(context.Context, *run) error {
 	return errors.New("a verify-only run applies no edit")
 }
 
 // barrier is step 9: measure what the edit wrote and check it against the
 // scope and the guarded files.
-func (r *Run) barrier() error {
+func (r *run) barrier() error {
 	rec := r.rec
 	r.obs.Phase(PhaseBarrier, rec)
 	t := r.req.Env.Now()
@@ -158,7 +158,7 @@ func (r *Run) barrier() error {
 	outside := append(r.scope.Outside(rec.Plan.TouchSet), r.scope.Outside(ch.IgnoredChanged)...)
 	if len(outside) > 0 || len(ch.Guarded) > 0 {
 		rec.Barrier = &Barrier{Outside: outside, Guarded: ch.Guarded, CaughtBy: "measurement"}
-		return &OutOfScopeError{Outside: outside, Guarded: ch.Guarded, Reverted: true}
+		return &outOfScopeError{Outside: outside, Guarded: ch.Guarded, Reverted: true}
 	}
 	if err := r.checkProtected(rec.Plan.TouchSet, r.existedBefore, true); err != nil {
 		return err
@@ -171,14 +171,14 @@ func (r *Run) barrier() error {
 		failed := rec.Edit != nil && rec.Edit.Status == verify.Failed
 		if len(tried) > 0 || failed && !named {
 			rec.Barrier = &Barrier{Outside: tried, Denied: sb.Denied, CaughtBy: "sandbox"}
-			return &OutOfScopeError{Outside: tried, Denied: sb.Denied, Reverted: true}
+			return &outOfScopeError{Outside: tried, Denied: sb.Denied, Reverted: true}
 		}
 	}
 	if rec.Edit != nil && rec.Edit.Status == verify.Failed {
-		return &DraftFailedError{Edit: rec.Edit}
+		return &draftFailedError{Edit: rec.Edit}
 	}
 	if len(rec.Plan.TouchSet) == 0 {
-		return &TouchsetEmptyError{}
+		return &touchsetEmptyError{}
 	}
 	r.content = r.contentKey(r.snapshotContent(r.tx.Snapshot().Commit), rec.Plan.TouchSet)
 	r.obs.Touched(rec)
@@ -187,7 +187,7 @@ func (r *Run) barrier() error {
 
 // existedBefore reports whether a path was in the tree before the edit
 // (for a --worktree candidate: in HEAD).
-func (r *Run) existedBefore(p string) bool {
+func (r *run) existedBefore(p string) bool {
 	if _, ok := r.req.Edit.(WorktreeEdit); ok {
 		return r.worktreeBase[p] != nil
 	}
@@ -197,14 +197,14 @@ func (r *Run) existedBefore(p string) bool {
 // checkProtected refuses an edit that modified or deleted protected paths
 // (SPEC 8.7) and notes, for the verdict, the test files it changed in a
 // repository without protect: and the protected paths a run allowed.
-func (r *Run) checkProtected(changed []string, existed func(string) bool, written bool) error {
+func (r *run) checkProtected(changed []string, existed func(string) bool, written bool) error {
 	refused, allowed, tests := r.guard.check(changed, existed)
 	if len(refused) > 0 {
 		r.rec.Barrier = &Barrier{Protected: refused, CaughtBy: "measurement"}
 		if !written {
 			r.rec.Barrier.CaughtBy = "plan"
 		}
-		return &ProtectedWriteError{Paths: refused, Reverted: written}
+		return &protectedWriteError{Paths: refused, Reverted: written}
 	}
 	r.verdictNotes = append(r.verdictNotes, guardNotes(allowed, tests)...)
 	return nil
@@ -215,7 +215,7 @@ func (r *Run) checkProtected(changed []string, existed func(string) bool, writte
 // allows, and nothing may have written git's configuration, hooks or info
 // files, or orket's own state, since the snapshot. (Every process the
 // edit and the steps started is stopped by now.)
-func (r *Run) barrierAfterVerify() error {
+func (r *run) barrierAfterVerify() error {
 	rec := r.rec
 	ch, err := r.tx.Measure()
 	if err != nil {
@@ -237,7 +237,7 @@ func (r *Run) barrierAfterVerify() error {
 	}
 	if len(outside) > 0 || len(ch.Guarded) > 0 {
 		rec.Barrier = &Barrier{Outside: outside, Guarded: ch.Guarded, DuringVerify: true, CaughtBy: "measurement"}
-		return &OutOfScopeError{Outside: outside, Guarded: ch.Guarded, Reverted: true, DuringVerify: true}
+		return &outOfScopeError{Outside: outside, Guarded: ch.Guarded, Reverted: true, DuringVerify: true}
 	}
 	return nil
 }
@@ -255,7 +255,7 @@ func allowedWrite(globs []string, p string) bool {
 // keep ends a passed run: the change stays (committed with --commit, by
 // the user's git). A commit that is refused never takes a passed change
 // out of the tree.
-func (r *Run) keep(ctx context.Context) error {
+func (r *run) keep(ctx context.Context) error {
 	r.obs.Phase(PhaseKeep, r.rec)
 	var commitErr error
 	if r.req.Commit != "" {
@@ -264,9 +264,9 @@ func (r *Run) keep(ctx context.Context) error {
 		switch {
 		case errors.As(err, &ce):
 			r.rec.CommitRefused = ce.Output
-			commitErr = &CommitRefusedError{Output: ce.Output}
+			commitErr = &commitRefusedError{Output: ce.Output}
 		case err != nil:
-			commitErr = &CommitRefusedError{Output: err.Error()}
+			commitErr = &commitRefusedError{Output: err.Error()}
 		default:
 			r.rec.Commit = id.String()
 			if ref, err := r.req.Repo.Git.Storer.Reference(plumbing.HEAD); err == nil && ref.Type() == plumbing.SymbolicReference {
@@ -286,7 +286,7 @@ func (r *Run) keep(ctx context.Context) error {
 
 // keepFailed ends a failed run with --keep-on-fail: the change stays, and
 // a copy is kept as a patch.
-func (r *Run) keepFailed(failed []*verify.StepResult) error {
+func (r *run) keepFailed(failed []*verify.StepResult) error {
 	saved, err := r.saveChange()
 	if err != nil {
 		r.obs.Warn("could not keep a copy of the failed change: " + err.Error())
@@ -303,7 +303,7 @@ func (r *Run) keepFailed(failed []*verify.StepResult) error {
 	if published {
 		r.dropSaved()
 	}
-	return &VerifyFailedError{Failed: failed, Disposition: Kept, Saved: file}
+	return &verifyFailedError{Failed: failed, Disposition: Kept, Saved: file}
 }
 
 // undo takes a change out of the tree after a failure: it saves the change
@@ -311,12 +311,12 @@ func (r *Run) keepFailed(failed []*verify.StepResult) error {
 // and keeps the saved change under .orket/runs. If the change cannot be
 // saved, nothing is taken out: the tree and the snapshot stay, and the
 // outcome says so. It returns the run's outcome.
-func (r *Run) undo(ctx context.Context, cause error) error {
+func (r *run) undo(ctx context.Context, cause error) error {
 	rec := r.rec
 	r.obs.Phase(PhaseRevert, rec)
 	saved, err := r.saveChange()
 	if err != nil {
-		return &UnsavedChangeError{Cause: cause, Err: err, Ref: r.tx.Ref()}
+		return &unsavedChangeError{Cause: cause, Err: err, Ref: r.tx.Ref()}
 	}
 	testhook.Point("change-saved")
 	t := r.req.Env.Now()
@@ -332,7 +332,7 @@ func (r *Run) undo(ctx context.Context, cause error) error {
 		}
 	}
 	if err != nil {
-		return &RevertError{Err: err, Ref: r.tx.Ref(), Saved: DisplayPath(r.req.Repo, saved)}
+		return &revertError{Err: err, Ref: r.tx.Ref(), Saved: DisplayPath(r.req.Repo, saved)}
 	}
 	if err := r.baseline(ctx, cause); err != nil {
 		return err
@@ -355,17 +355,17 @@ func (r *Run) undo(ctx context.Context, cause error) error {
 	return withSaved(cause, file)
 }
 
-// BaselineMax is how long a failed step may have taken and still be run
+// baselineMaxDefault is how long a failed step may have taken and still be run
 // again on the tree without the change (verify.baseline_max).
-const BaselineMax = 2 * time.Minute
+const baselineMaxDefault = 2 * time.Minute
 
 // baseline runs the failed required steps again on the reverted tree,
 // which is the tree without the change, to learn whether they fail there
 // too: such a failure is not the change's (SPEC 4.1). Whatever the steps
 // write is reverted again. A --worktree candidate's tree without the
 // change is HEAD's, which the revert does not give: no baseline there.
-func (r *Run) baseline(ctx context.Context, cause error) error {
-	var vf *VerifyFailedError
+func (r *run) baseline(ctx context.Context, cause error) error {
+	var vf *verifyFailedError
 	if !errors.As(cause, &vf) || r.baselineOff || ctx.Err() != nil {
 		return nil
 	}
@@ -406,7 +406,7 @@ func (r *Run) baseline(ctx context.Context, cause error) error {
 	}
 	r.phaseTime("baseline", t)
 	if _, err := r.tx.Revert(); err != nil {
-		return &RevertError{Err: err, Ref: r.tx.Ref()}
+		return &revertError{Err: err, Ref: r.tx.Ref()}
 	}
 	return nil
 }
@@ -420,7 +420,7 @@ func rawTail(s *verify.StepResult) string {
 }
 
 // configStep finds a step of the profile by name.
-func (r *Run) configStep(name string) (config.Step, bool) {
+func (r *run) configStep(name string) (config.Step, bool) {
 	for _, s := range r.prof.Steps {
 		if s.Name == name {
 			return s, true
@@ -432,10 +432,10 @@ func (r *Run) configStep(name string) (config.Step, bool) {
 // withSaved tells the outcome where the reverted change is kept.
 func withSaved(cause error, file string) error {
 	var (
-		vf  *VerifyFailedError
-		df  *DraftFailedError
-		oos *OutOfScopeError
-		pw  *ProtectedWriteError
+		vf  *verifyFailedError
+		df  *draftFailedError
+		oos *outOfScopeError
+		pw  *protectedWriteError
 	)
 	switch {
 	case errors.As(cause, &vf):
@@ -453,7 +453,7 @@ func withSaved(cause error, file string) error {
 // saveChange writes the change as a patch with Txn.Save: the measured
 // touch set (measured now if the run stopped before the barrier), or a
 // --worktree candidate against HEAD. It returns "" when nothing changed.
-func (r *Run) saveChange() (string, error) {
+func (r *run) saveChange() (string, error) {
 	if !r.edited {
 		return "", nil
 	}
@@ -529,11 +529,11 @@ func sidesOf(repo *txn.Repo, files map[string]*txn.File) patch.Before {
 // returns where it is (repository-relative when in the tree). When that
 // fails, the saved copy in the git directory is where it is, and the user
 // is told.
-func (r *Run) publish(saved string) (file string, published bool) {
+func (r *run) publish(saved string) (file string, published bool) {
 	if saved == "" {
 		return "", false
 	}
-	dst := RunsDir + "/" + r.rec.RunID + "/change.patch"
+	dst := runsDir + "/" + r.rec.RunID + "/change.patch"
 	err := copyInto(r.req.Repo, saved, dst)
 	if err != nil {
 		file = DisplayPath(r.req.Repo, saved)
@@ -545,7 +545,7 @@ func (r *Run) publish(saved string) (file string, published bool) {
 
 // dropSaved removes the transaction's saved copies once they are kept
 // under .orket/runs and the transaction is over.
-func (r *Run) dropSaved() {
+func (r *run) dropSaved() {
 	if err := os.RemoveAll(r.req.Repo.SavedDir(r.rec.RunID)); err != nil {
 		r.obs.Warn("could not remove " + r.req.Repo.SavedDir(r.rec.RunID) + ": " + err.Error())
 	}

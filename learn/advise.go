@@ -65,7 +65,7 @@ func Advise(q AdviceQuery) Advice {
 // preflight, described; checks only stale lessons suggest are not among
 // them. It is the one rule of strict mode: orket run and orket preflight
 // both stop on it.
-func (a Advice) Failed() []string { return orket.FailedChecks(a.Preflight) }
+func (a Advice) Failed() []string { return preflight.Failed(a.Preflight) }
 
 // runChecks makes the declared checks and those of the advisories, each
 // once: declared first, then those of current lessons, then those only

@@ -51,7 +51,7 @@ func Correct(ctx context.Context, req CorrectRequest) (_ *CorrectResult, err err
 	if err != nil {
 		return nil, &orket.Error{Code: orket.EConfigInvalid, Err: err, Msg: "feedback.keywords: " + err.Error(), Hint: "see docs/feedback.md"}
 	}
-	changed, patch, err := orket.ChangedSince(repo, rec)
+	changed, patch, err := rec.ChangedSince(repo)
 	if err != nil {
 		return nil, err
 	}

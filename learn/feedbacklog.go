@@ -7,6 +7,7 @@ import (
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/feedback"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 )
 
@@ -115,7 +116,7 @@ func (fl FeedbackLog) Patterns(agent string, since time.Time, now time.Time) (*P
 		since = now.Add(-fl.Config.Lessons.Retention.MaxAge)
 	}
 	if agent == "" {
-		agent = orket.DefaultAgent
+		agent = store.DefaultAgent
 	}
 	a, err := feedback.OpenLog(OrketDir(fl.Repo)).Analyze(agent, since)
 	if err != nil {

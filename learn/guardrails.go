@@ -132,7 +132,7 @@ func (g *agentGuardrails) view(text bool) *orket.GuardrailsView {
 // (the file a run's ORKET_GUARDRAILS names). nil: the agent has none.
 func guardrailsView(ctx context.Context, repo *txn.Repo, st *guardrails.Store, ck *guardrails.Checker, agent string, write bool) (*agentGuardrails, error) {
 	if agent == "" {
-		agent = orket.DefaultAgent
+		agent = store.DefaultAgent
 	}
 	if _, err := os.Stat(filepath.Join(st.OrketDir, store.GuardrailsDir)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no agent has guardrails yet: nothing to read, and nothing is created
@@ -184,7 +184,7 @@ func (r *run) exposeGuardrails(ctx context.Context) {
 	}
 	agent := r.Record.Request.Agent
 	if agent == "" {
-		agent = orket.DefaultAgent
+		agent = store.DefaultAgent
 	}
 	st := openGuardrails(r.Repo, r.Config)
 	v, err := guardrailsView(ctx, r.Repo, st, r.checker(), agent, true)
@@ -233,7 +233,7 @@ func (r *run) learnFromRun(ctx context.Context, ev *verdict.Evaluation) {
 	}
 	agent := r.Record.Request.Agent
 	if agent == "" {
-		agent = orket.DefaultAgent
+		agent = store.DefaultAgent
 	}
 	c := &guardrails.Collector{Agent: agent}
 	for _, l := range r.newLessons {
@@ -355,7 +355,7 @@ func proposeRemovals(ctx context.Context, st *guardrails.Store, ck *guardrails.C
 func learnFromFeedback(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *redact.Redactor, e *feedback.Entry, now time.Time) ([]*guardrails.Proposal, []error) {
 	agent := e.Agent
 	if agent == "" {
-		agent = orket.DefaultAgent
+		agent = store.DefaultAgent
 	}
 	st := openGuardrails(repo, cfg)
 	var errs []error

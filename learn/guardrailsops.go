@@ -10,6 +10,7 @@ import (
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/guardrails"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 )
 
@@ -85,7 +86,7 @@ func (g Guardrails) Agent(name string) (string, error) {
 	}
 	switch len(agents) {
 	case 0:
-		return orket.DefaultAgent, nil
+		return store.DefaultAgent, nil
 	case 1:
 		return agents[0], nil
 	}

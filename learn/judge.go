@@ -104,7 +104,7 @@ func (r *run) judge(ctx context.Context, runErr error) error {
 	}
 	switch rec.Code {
 	case orket.EDraftFailure:
-		in.Reason = "the edit command failed (" + orket.ExitText(rec.Edit) + ")"
+		in.Reason = "the edit command failed (" + rec.Edit.ExitText() + ")"
 	case orket.EWriteOutOfScope:
 		in.Reason = "the edit wrote outside its scope"
 	case orket.EWriteProtected:
@@ -226,9 +226,9 @@ func summary(rec *orket.Record, failed *verify.StepResult, firstError string) st
 	case rec.Code == orket.EWriteProtected && rec.Barrier != nil:
 		s = "modified protected paths: " + strings.Join(rec.Barrier.Protected, ", ")
 	case failed != nil && failed.Name == "edit" && rec.Code == orket.EDraftFailure:
-		s = "the edit command failed (" + orket.ExitText(failed) + ")"
+		s = "the edit command failed (" + failed.ExitText() + ")"
 	case failed != nil:
-		s = "step " + failed.Name + " failed (" + orket.ExitText(failed) + ")"
+		s = "step " + failed.Name + " failed (" + failed.ExitText() + ")"
 	case rec.Code == orket.OK:
 		return "passed"
 	default:

@@ -57,7 +57,7 @@ type LessonFilter struct {
 func (f LessonFilter) match(l *Lesson) bool {
 	agent := l.Request.Agent
 	if agent == "" {
-		agent = orket.DefaultAgent
+		agent = store.DefaultAgent
 	}
 	return (f.Tag == "" || contains(l.Classification.Tags, f.Tag)) && (f.Since.IsZero() || !l.CreatedAt.Before(f.Since)) &&
 		(f.Scope == "" || scopeHits(l.Request.Scope, f.Scope)) &&
@@ -343,6 +343,11 @@ func readError(err error) error {
 // An Advisory is a past failure judged relevant to a run, folded with its
 // kind.
 type Advisory = lessons.Advisory
+
+// Inert makes text that came from outside orket (an edit's file names, a
+// tool's output, a remote's records) safe to print: escape sequences
+// are taken out, so a terminal never interprets them.
+func Inert(s string) string { return lessons.StripANSI(s) }
 
 // A CheckResult is a preflight check and what it found.
 type CheckResult = preflight.Result

@@ -152,7 +152,7 @@ type MemoryQuery struct {
 func Memory(q MemoryQuery) (_ *MemoryView, err error) {
 	defer func() { err = coded(err) }()
 	if q.Agent == "" {
-		q.Agent = orket.DefaultAgent
+		q.Agent = store.DefaultAgent
 	}
 	if q.Env.Now == nil {
 		q.Env.Now = time.Now

@@ -55,7 +55,7 @@ type RejectResult struct {
 func Reject(ctx context.Context, req RejectRequest) (_ *RejectResult, err error) {
 	defer func() { err = coded(err) }()
 	repo := req.Repo
-	orket.ConfigureRepo(repo, req.Config)
+	repo.UseFSMonitor(req.Config.Snapshot.FSMonitor)
 	if req.Env.Now == nil {
 		req.Env.Now = time.Now
 	}
@@ -87,7 +87,7 @@ func Reject(ctx context.Context, req RejectRequest) (_ *RejectResult, err error)
 	if reason == "" && req.AskReason != nil {
 		reason = strings.TrimSpace(req.AskReason())
 	}
-	undo, err := orket.TakeBack(ctx, repo, rec, req.NoUndo, req.Env.Now())
+	undo, err := rec.TakeBack(ctx, repo, req.NoUndo, req.Env.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -138,3 +138,15 @@ func executable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0
 }
+
+// Failed describes the failed checks that fail a strict preflight:
+// not those that are advisory only.
+func Failed(rs []Result) []string {
+	var out []string
+	for _, r := range rs {
+		if !r.OK && !r.AdvisoryOnly {
+			out = append(out, r.Detail)
+		}
+	}
+	return out
+}

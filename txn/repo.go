@@ -71,6 +71,14 @@ type Options struct {
 	FSMonitor string
 }
 
+// UseFSMonitor takes orket.yaml's snapshot.fsmonitor (v, "" for none) as
+// Options.FSMonitor, unless the caller chose already.
+func (r *Repo) UseFSMonitor(v string) {
+	if v != "" && r.Options.FSMonitor == "" {
+		r.Options.FSMonitor = v
+	}
+}
+
 // Discover finds the git work tree enclosing dir, as git does: the nearest
 // ancestor holding a .git directory or a .git file (linked worktrees and
 // submodule checkouts). A bare repository has no work tree and is refused.

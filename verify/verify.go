@@ -81,6 +81,18 @@ const (
 // FailedRequired reports whether a step failed and its failure fails the run.
 func (r *StepResult) FailedRequired() bool { return r.Status == Failed && r.Required }
 
+// ExitText says how a step ended: exit 1, timed out after 5s, killed by
+// SIGKILL.
+func (r *StepResult) ExitText() string {
+	switch {
+	case r.TimedOut:
+		return fmt.Sprintf("timed out after %s", time.Duration(r.DurationMS)*time.Millisecond)
+	case r.Signal != "":
+		return "killed by " + r.Signal
+	}
+	return fmt.Sprintf("exit %d", r.ExitCode)
+}
+
 // Options say how to run a profile.
 type Options struct {
 	Root     string                      // repository root

@@ -358,7 +358,7 @@ func loadConfig(o *options, r *orket.Repo) (*config.Config, error) {
 	if err != nil {
 		return nil, configError(r, file, err)
 	}
-	orket.ConfigureRepo(r, c)
+	r.UseFSMonitor(c.Snapshot.FSMonitor)
 	return c, nil
 }
 

@@ -188,6 +188,6 @@ func loadConfigQuiet(o *options, r *orket.Repo) (*config.Config, error) {
 	if err != nil {
 		return nil, configError(r, file, err)
 	}
-	orket.ConfigureRepo(r, c)
+	r.UseFSMonitor(c.Snapshot.FSMonitor)
 	return c, nil
 }

@@ -92,7 +92,7 @@ func stepAnnotations(root string, touch []string, r *orket.StepResult) []annotat
 	if !r.Required {
 		level = "warning"
 	}
-	title := "orket: step " + r.Name + " failed (" + orket.ExitText(r) + ")"
+	title := "orket: step " + r.Name + " failed (" + r.ExitText() + ")"
 	lines := strings.Split(learn.Plain(r.OutputTail), "\n")
 	res := &goResolver{root: root, dir: r.Dir, touch: touch}
 	var set annotationSet
@@ -477,7 +477,7 @@ func writeSummary(w io.Writer, res *orket.Record) {
 		result := s.Status
 		switch {
 		case s.Status == orket.StepFailed:
-			result = "failed, " + orket.ExitText(s)
+			result = "failed, " + s.ExitText()
 			if !s.Required {
 				result += " (optional)"
 			}

@@ -241,7 +241,7 @@ func (p *runPrinter) EditDone(r *orket.StepResult) {
 		p.line("  edit: %s (%s)", p.paint(yellow, "interrupted"), dur(r.DurationMS))
 		return
 	}
-	p.failure("  edit: %s, %s (%s)", p.paint(red, "FAILED"), orket.ExitText(r), dur(r.DurationMS))
+	p.failure("  edit: %s, %s (%s)", p.paint(red, "FAILED"), r.ExitText(), dur(r.DurationMS))
 	p.tail(r)
 }
 
@@ -335,12 +335,12 @@ func (p *runPrinter) StepDone(r *orket.StepResult) {
 	case r.Status == orket.StepPassed:
 		p.line("  %-12s %s (%s)", r.Name, p.paint(green, "ok"), dur(r.DurationMS))
 	case !r.Required:
-		p.line("  %-12s %s, %s (%s); optional, not failing the run", r.Name, p.paint(yellow, "failed"), orket.ExitText(r), dur(r.DurationMS))
+		p.line("  %-12s %s, %s (%s); optional, not failing the run", r.Name, p.paint(yellow, "failed"), r.ExitText(), dur(r.DurationMS))
 		p.tail(r)
 	case r.Interrupted:
 		p.line("  %-12s %s (%s)", r.Name, p.paint(yellow, "interrupted"), dur(r.DurationMS))
 	default:
-		p.failure("  %-12s %s, %s (%s)", r.Name, p.paint(red, "FAILED"), orket.ExitText(r), dur(r.DurationMS))
+		p.failure("  %-12s %s, %s (%s)", r.Name, p.paint(red, "FAILED"), r.ExitText(), dur(r.DurationMS))
 		p.tail(r)
 	}
 }
@@ -470,7 +470,7 @@ func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult
 		if a.Count > 1 {
 			times = fmt.Sprintf("%d times", a.Count)
 		}
-		title := orket.Inert(a.Title)
+		title := learn.Inert(a.Title)
 		if a.File != "" && !strings.Contains(title, a.File) {
 			title += " in " + a.File
 		}
@@ -485,7 +485,7 @@ func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult
 			stale += "; red without that change too"
 		}
 		p.line("    %s %s: seen %s, last %s (lesson %s, score %.2f%s)", p.paint(yellow, "!"), title, times, a.LastSeen.Format("2006-01-02"), learn.ShortID(a.ID), a.Score, stale)
-		if first := orket.Inert(a.FirstError); first != "" && first != orket.Inert(a.Title) {
+		if first := learn.Inert(a.FirstError); first != "" && first != learn.Inert(a.Title) {
 			p.line("      %s", clipRunes(first, 100))
 		}
 		if p.o.verbose {
