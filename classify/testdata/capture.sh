@@ -19,7 +19,7 @@
 # follows from its name (see corpus.go), so no one can move a capture.
 #
 # Usage: capture.sh [SECTION...]   with no section, every section runs.
-# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 color twice baseline
+# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 color twice baseline
 #
 # It installs what it needs when missing: Debian packages with apt-get
 # (PostgreSQL, MariaDB, Redis, shellcheck, pytest, mypy, flake8, pylint,
@@ -1573,6 +1573,300 @@ sqlite3.connect("/nonexistent-dir/app.db")'
 	cap round5-go-migrate-dirty "" "" go run .
 }
 
+# sec_round6: a sixth batch, captured and labelled before any rule was
+# written from it (the families issue): C and C++ toolchains (gcc, g++,
+# clang, clang++, ld, make, pkg-config, CMake, Meson, ctest, cppcheck,
+# clang-tidy), package managers beyond npm, pip and cargo (pnpm, yarn,
+# poetry, esbuild, Terraform), other wordings of ports and refused
+# connections (Django, gunicorn, psycopg 3, go-redis, "Address already in
+# use" without the port), variables named only inside structured errors
+# (zod, pydantic, os.getenv, os.environ in pytest), and tools a new user
+# tries (ava, xo, JUnit 4, Python's SyntaxError). Registries that must be
+# unreachable are pointed at 127.0.0.1:9, so nothing leaves the machine.
+needr6() {
+	need clang clang
+	need clang-tidy clang-tidy
+	need cmake cmake
+	need meson meson
+	need ninja ninja-build
+	need cppcheck cppcheck
+	need pkg-config pkg-config
+	need gunicorn gunicorn
+	need poetry python3-poetry
+	need /usr/share/java/junit4.jar junit4
+	need /usr/share/java/hamcrest-core.jar libhamcrest-java
+	$PY -c 'import django' 2>/dev/null || need /usr/lib/python3/dist-packages/django python3-django
+	$PY -c 'import psycopg' 2>/dev/null || need /usr/lib/python3/dist-packages/psycopg python3-psycopg
+	$PY -c 'import psycopg2' 2>/dev/null || need /usr/lib/python3/dist-packages/psycopg2 python3-psycopg2
+	$PY -c 'import pydantic' 2>/dev/null || need /usr/lib/python3/dist-packages/pydantic python3-pydantic
+	$PY -c 'import pytest' 2>/dev/null || need /usr/lib/python3/dist-packages/pytest python3-pytest
+	needjs
+	for m in pnpm yarn zod esbuild ava xo; do
+		[ -d "$JSTOOLS/node_modules/$m" ] && continue
+		(cd "$JSTOOLS" && npm install --no-audit --no-fund pnpm yarn zod esbuild ava xo >/dev/null 2>&1) ||
+			echo "capture.sh: could not install pnpm, yarn, zod, esbuild, ava, xo" >&2
+		break
+	done
+	command -v terraform >/dev/null 2>&1 || echo "capture.sh: terraform is not installed (not in Debian): its cases are skipped" >&2
+}
+# jsver PKG: the version of an npm package in $JSTOOLS.
+jsver() { VER="$1 $(node -p "require('$JSTOOLS/node_modules/$1/package.json').version")"; }
+# hold PORT CMD...: run CMD while a Python HTTP server holds PORT on 127.0.0.1.
+hold() {
+	local port=$1
+	shift
+	$PY -m http.server "$port" --bind 127.0.0.1 >/dev/null 2>&1 &
+	local p=$!
+	sleep 1
+	"$@"
+	local rc=$?
+	kill $p 2>/dev/null
+	wait $p 2>/dev/null
+	return $rc
+}
+# An unreachable registry or index: nothing listens on the discard port.
+DEAD=http://127.0.0.1:9
+
+sec_round6() {
+	needr6
+	export NODE_PATH=$JSTOOLS/node_modules
+
+	# C and C++: gcc, g++, clang, clang++, ld, make
+	ver gcc --version
+	fresh
+	printf '#include <curl/curl.h>\n\nint main(void) { return curl_global_init(0); }\n' >net.c
+	cap round6-gcc-missing-header $DEP "" gcc -c net.c
+	printf '#include "config.h"\n\nint main(void) { return VERSION_MAJOR; }\n' >main.c
+	cap round6-gcc-missing-local-header $CONF "" gcc -c main.c
+	printf 'int main(void) { return 0; }\n' >ok.c
+	cap round6-gcc-ld-cannot-find $DEP "" gcc ok.c -o ok -lcurlmissing
+	printf '#include <math.h>\n\nint main(int argc, char **argv) { return (int)cos((double)argc); }\n' >m.c
+	cap round6-gcc-undefined-libm $CONF "" gcc m.c -o m
+	printf 'int helper(int);\n\nint main(void) { return helper(2); }\n' >h.c
+	cap round6-gcc-undefined-own $CONF "" gcc h.c -o h
+	printf '#include <stdio.h>\n\nint main(void) {\n\tint unused = 3;\n\tprintf("hi\\n");\n\treturn 0;\n}\n' >w.c
+	cap round6-gcc-werror-unused $LINT "" gcc -Wall -Werror -c w.c
+	printf 'struct point { int x, y; };\n\nint main(void) {\n\tstruct point p = 5;\n\treturn p.x;\n}\n' >s.c
+	cap round6-gcc-incompatible-init $TYPE "" gcc -c s.c
+	printf 'static int add(int a, int b) { return a + b; }\n\nint main(void) { return add(1); }\n' >a.c
+	cap round6-gcc-too-few-args $TYPE "" gcc -c a.c
+	ver g++ --version
+	printf '#include <iostream>\n\nint main() {\n\tint n = "three";\n\tstd::cout << n << "\\n";\n}\n' >conv.cpp
+	cap round6-gxx-invalid-conversion $TYPE "" g++ -c conv.cpp
+	printf '#include <string>\n\nint twice(int n) { return 2 * n; }\n\nint main() {\n\tstd::string s = "4";\n\treturn twice(s);\n}\n' >call.cpp
+	cap round6-gxx-cannot-convert $TYPE "" g++ -c call.cpp
+	printf 'int main() {\n\treturn compute_total(3);\n}\n' >decl.cpp
+	cap round6-gxx-not-declared $TYPE "" g++ -c decl.cpp
+	ver clang --version
+	cap round6-clang-missing-header $DEP "" clang -c net.c
+	cap round6-clang-werror-unused $LINT "" clang -Wall -Werror -c w.c
+	cap round6-clang-undefined-own $CONF "" clang h.c -o h
+	ver clang++ --version
+	cap round6-clangxx-conversion $TYPE "" clang++ -c conv.cpp
+	ver make --version
+	printf 'net.o: net.c\n\tgcc -c net.c -o net.o\n' >Makefile
+	cap round6-make-gcc-missing-header $DEP "" make
+	printf 'all:\n\t@echo "checking the bundle size"\n\t@false\n' >Makefile
+	cap round6-make-recipe-false "" "" make
+	ver pkg-config --version
+	cap round6-pkg-config-missing $DEP "" pkg-config --cflags libmissingthing
+
+	# C programs that fail at run time: a test's assert, a crash, a message
+	ver gcc --version
+	printf '#include <assert.h>\n\nstatic int add(int a, int b) { return a - b; }\n\nint main(void) {\n\tassert(add(2, 3) == 5);\n\treturn 0;\n}\n' >t.c
+	gcc t.c -o t_add 2>/dev/null
+	cap round6-c-assert $TEST "" ./t_add
+	printf '#include <stddef.h>\n\nint main(void) {\n\tint *p = NULL;\n\treturn *p;\n}\n' >seg.c
+	gcc seg.c -o seg 2>/dev/null
+	cap round6-c-segfault "" "" sh -c './seg'
+	printf '#include <stdio.h>\n\nint main(void) {\n\tfprintf(stderr, "fatal: manifest checksum mismatch (want 9f2c, got 11ab)\\n");\n\treturn 1;\n}\n' >msg.c
+	gcc msg.c -o msg 2>/dev/null
+	cap round6-c-fatal-message "" "" ./msg
+
+	# cppcheck and clang-tidy
+	ver cppcheck --version
+	fresh
+	printf 'int main(void) {\n\tint a[4];\n\ta[4] = 1;\n\treturn a[0];\n}\n' >bounds.c
+	cap round6-cppcheck-bounds $LINT "" cppcheck --error-exitcode=1 --enable=warning bounds.c
+	ver clang-tidy --version
+	printf '#include <string.h>\n\nvoid copy(char *dst, const char *src) { strcpy(dst, src); }\n' >cp.c
+	cap round6-clang-tidy-insecure $LINT "" clang-tidy --checks=-*,clang-analyzer-security.insecureAPI.strcpy --warnings-as-errors=* cp.c --
+
+	# CMake, Meson, ctest
+	ver cmake --version
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(fetcher C)\nfind_package(CURL REQUIRED)\nadd_executable(fetcher main.c)\n' >CMakeLists.txt
+	printf 'int main(void) { return 0; }\n' >main.c
+	cap round6-cmake-could-not-find $DEP "" cmake -S . -B build
+	fresh
+	cap round6-cmake-no-cmakelists $CONF "" cmake -S . -B build
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(app C)\nadd_executable(app main.c\n' >CMakeLists.txt
+	cap round6-cmake-parse-error $CONF "" cmake -S . -B build
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(app C)\nadd_executable(app main.c)\n' >CMakeLists.txt
+	printf '#include <zlib_missing.h>\n\nint main(void) { return 0; }\n' >main.c
+	cmake -S . -B build >/dev/null 2>&1
+	cap round6-cmake-build-missing-header $DEP "" cmake --build build
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(calc C)\nenable_testing()\nadd_executable(t_add t.c)\nadd_test(NAME add COMMAND t_add)\n' >CMakeLists.txt
+	printf '#include <assert.h>\n\nstatic int add(int a, int b) { return a - b; }\n\nint main(void) {\n\tassert(add(2, 3) == 5);\n\treturn 0;\n}\n' >t.c
+	cmake -S . -B build >/dev/null 2>&1 && cmake --build build >/dev/null 2>&1
+	ver ctest --version
+	cap round6-ctest-assert $TEST "" ctest --test-dir build --output-on-failure
+	ver meson --version
+	fresh
+	printf "project('fetcher', 'c')\ncurl = dependency('libcurl')\nexecutable('fetcher', 'main.c', dependencies: curl)\n" >meson.build
+	printf 'int main(void) { return 0; }\n' >main.c
+	cap round6-meson-dependency $DEP "" meson setup build
+	fresh
+	printf "project('app', 'c')\nexecutable('app', 'main.c'\n" >meson.build
+	printf 'int main(void) { return 0; }\n' >main.c
+	cap round6-meson-syntax $CONF "" meson setup build
+
+	# pnpm, yarn, esbuild
+	jsver pnpm
+	fresh
+	printf '{"name":"app","version":"1.0.0"}\n' >package.json
+	cap round6-pnpm-no-matching-version $DEP "" "$J/pnpm" add --store-dir "$W/pnpm-store" is-number@99.0.0
+	cap round6-pnpm-missing-script $CONF "" "$J/pnpm" run build
+	fresh
+	printf '{"name":"app","version":"1.0.0","dependencies":{"is-number":"7.0.0"}}\n' >package.json
+	"$J/pnpm" install --store-dir "$W/pnpm-store" >/dev/null 2>&1
+	printf '{"name":"app","version":"1.0.0","dependencies":{"is-number":"7.0.0","is-odd":"3.0.1"}}\n' >package.json
+	cap round6-pnpm-outdated-lockfile $CONF "" "$J/pnpm" install --frozen-lockfile --store-dir "$W/pnpm-store"
+	fresh
+	printf '{"name":"app","version":"1.0.0","dependencies":{"is-number":"7.0.0"}}\n' >package.json
+	cap round6-pnpm-registry-unreachable $DEP "" timeout 120 "$J/pnpm" install --store-dir "$W/pnpm-store2" --registry "$DEAD/"
+	jsver yarn
+	fresh
+	printf '{"name":"app","version":"1.0.0"}\n' >package.json
+	cap round6-yarn-no-version $DEP "" "$J/yarn" add --cache-folder "$W/yarn-cache" is-number@99.0.0
+	printf '{"name":"app","version":"1.0.0","engines":{"node":">=99"},"dependencies":{}}\n' >package.json
+	cap round6-yarn-engine $CONF "" "$J/yarn" install --cache-folder "$W/yarn-cache"
+	jsver esbuild
+	fresh
+	printf 'import mitt from "mitt";\nexport const bus = mitt();\n' >app.js
+	cap round6-esbuild-could-not-resolve $DEP "" "$J/esbuild" app.js --bundle --outfile=out.js
+
+	# poetry
+	ver poetry --version
+	fresh
+	printf '[tool.poetry]\nname = "app"\nversion = "0.1.0"\ndescription = ""\nauthors = ["A <a@example.com>"]\n\n[tool.poetry.dependencies]\npython = "^3.11"\nrequests = "^2.31"\n\n[[tool.poetry.source]]\nname = "internal"\nurl = "http://127.0.0.1:9/simple/"\ndefault = true\n\n[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n' >pyproject.toml
+	cap round6-poetry-index-unreachable $DEP "" env POETRY_CACHE_DIR="$W/poetry-cache" poetry lock --no-interaction
+	fresh
+	printf '[tool.poetry]\nname = "app"\nversion = "0.1.0"\ndescription = ""\nauthors = ["A <a@example.com>"]\npackges = [{include = "app"}]\n\n[tool.poetry.dependencies]\npython = "^3.11"\n\n[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n' >pyproject.toml
+	cap round6-poetry-invalid-config $CONF "" env POETRY_CACHE_DIR="$W/poetry-cache" poetry lock --no-interaction
+	fresh
+	mkdir lib && printf '[tool.poetry]\nname = "lib"\nversion = "1.0.0"\ndescription = ""\nauthors = ["A <a@example.com>"]\n\n[tool.poetry.dependencies]\npython = ">=3.12"\n\n[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n' >lib/pyproject.toml
+	printf '[tool.poetry]\nname = "app"\nversion = "0.1.0"\ndescription = ""\nauthors = ["A <a@example.com>"]\n\n[tool.poetry.dependencies]\npython = "^3.11"\nlib = {path = "lib"}\n\n[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n' >pyproject.toml
+	cap round6-poetry-solving-failed $DEP "" env POETRY_CACHE_DIR="$W/poetry-cache" poetry lock --no-interaction
+
+	# Terraform: providers from an unreachable mirror, validate, fmt
+	if command -v terraform >/dev/null 2>&1; then
+		ver terraform version
+		fresh
+		printf 'provider_installation {\n  network_mirror {\n    url = "https://127.0.0.1:9/providers/"\n  }\n}\n' >"$W/tf.rc"
+		printf 'terraform {\n  required_providers {\n    random = {\n      source  = "hashicorp/random"\n      version = "~> 3.6"\n    }\n  }\n}\n\nresource "random_id" "suffix" {\n  byte_length = 4\n}\n' >main.tf
+		cap round6-terraform-init-unreachable $DEP "" env TF_CLI_CONFIG_FILE="$W/tf.rc" terraform init -input=false -no-color
+		fresh
+		printf 'variable "region" {\n  type = string\n}\n\noutput "bucket" {\n  value = "${var.regoin}-assets"\n}\n' >main.tf
+		env TF_CLI_CONFIG_FILE="$W/tf.rc" terraform init -input=false -no-color >/dev/null 2>&1
+		cap round6-terraform-validate-undeclared $CONF "" env TF_CLI_CONFIG_FILE="$W/tf.rc" terraform validate -no-color
+		fresh
+		printf 'variable "region" {\ntype = string\n  default="eu-west-1"\n}\n' >main.tf
+		cap round6-terraform-fmt-check $LINT "" env TF_CLI_CONFIG_FILE="$W/tf.rc" terraform fmt -check -diff -no-color
+		fresh
+		printf 'module "network" {\n  source = "./modules/network"\n}\n' >main.tf
+		mkdir -p modules/network && printf 'output "id" {\n  value = "n-1"\n}\n' >modules/network/main.tf
+		cap round6-terraform-module-not-installed $CONF "" env TF_CLI_CONFIG_FILE="$W/tf.rc" terraform validate -no-color
+	fi
+
+	# Ports: Django, gunicorn, a Python bind, http.server
+	ver $PY -c 'import django; print("Django", django.get_version())'
+	fresh
+	django-admin startproject mysite . >/dev/null 2>&1 || $PY -m django startproject mysite . >/dev/null 2>&1
+	cap round6-django-port-in-use $PORT port_free:18101 hold 18101 timeout 20 $PY manage.py runserver --noreload 127.0.0.1:18101
+	ver gunicorn --version
+	printf 'def app(environ, start_response):\n    start_response("200 OK", [])\n    return [b"ok"]\n' >wsgi_app.py
+	cap round6-gunicorn-in-use $PORT port_free:18102 hold 18102 timeout 30 gunicorn --bind 127.0.0.1:18102 wsgi_app:app
+	ver $PY --version
+	printf 'import socket\n\ns = socket.socket()\ns.bind(("127.0.0.1", 18103))\ns.listen()\n' >bind.py
+	cap round6-python-bind-in-use $PORT port_free:18103 hold 18103 $PY bind.py
+	cap round6-http-server-in-use $PORT port_free:18104 hold 18104 timeout 10 $PY -m http.server 18104 --bind 127.0.0.1
+
+	# Refused connections: psycopg 3, Django on PostgreSQL, go-redis
+	ver $PY -c 'import psycopg; print("psycopg", psycopg.__version__)'
+	cap round6-psycopg-refused $DB "" $PY -c 'import psycopg
+psycopg.connect("host=127.0.0.1 port=15433 dbname=app user=app connect_timeout=3")'
+	cap round6-psycopg-default-port $DB "" $PY -c 'import psycopg
+psycopg.connect("host=127.0.0.1 dbname=app user=app connect_timeout=3")'
+	ver $PY -c 'import django; print("Django", django.get_version())'
+	fresh
+	django-admin startproject mysite . >/dev/null 2>&1 || $PY -m django startproject mysite . >/dev/null 2>&1
+	$PY - <<'EOF'
+import re
+p = "mysite/settings.py"
+s = open(p).read()
+s = re.sub(r"DATABASES = \{.*?\n\}\n", "DATABASES = {\"default\": {\"ENGINE\": \"django.db.backends.postgresql\", \"HOST\": \"127.0.0.1\", \"PORT\": \"15433\", \"NAME\": \"app\", \"USER\": \"app\"}}\n", s, flags=re.S)
+open(p, "w").write(s)
+EOF
+	cap round6-django-migrate-refused $DB tcp_reachable:127.0.0.1:15433 $PY manage.py migrate --noinput
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"context"\n\t"log"\n\n\t"github.com/redis/go-redis/v9"\n)\n\nfunc main() {\n\trdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:16380"})\n\tif err := rdb.Ping(context.Background()).Err(); err != nil {\n\t\tlog.Fatalf("redis: %%v", err)\n\t}\n}\n' >main.go
+	go get github.com/redis/go-redis/v9@v9.7.0 >/dev/null 2>&1
+	cap round6-go-redis-refused $DB tcp_reachable:127.0.0.1:16380 go run .
+
+	# Variables named inside structured errors: zod, pydantic, os.getenv, os.environ
+	jsver zod
+	fresh
+	printf 'const { z } = require("zod");\nconst Env = z.object({\n  DATABASE_URL: z.string(),\n  STRIPE_WEBHOOK_SECRET: z.string().min(1),\n});\nEnv.parse(process.env);\n' >env.js
+	cap round6-zod-env $ENV env_var_present:STRIPE_WEBHOOK_SECRET env DATABASE_URL=postgres://x node env.js
+	printf 'const { z } = require("zod");\nconst Order = z.object({ id: z.number(), qty: z.number().int().positive() });\nOrder.parse({ id: 7, qty: -2 });\n' >order.js
+	cap round6-zod-data-invalid "" "" node order.js
+	ver $PY -c 'import pydantic; print("pydantic", pydantic.VERSION)'
+	printf 'from pydantic import BaseSettings\n\n\nclass Settings(BaseSettings):\n    database_url: str\n    debug: bool = False\n\n\nsettings = Settings()\n' >settings.py
+	cap round6-pydantic-settings $ENV env_var_present:DATABASE_URL $PY settings.py
+	printf 'from pydantic import BaseModel\n\n\nclass Order(BaseModel):\n    id: int\n    qty: int\n\n\nOrder(id=7, qty="many")\n' >order.py
+	cap round6-pydantic-model-invalid "" "" $PY order.py
+	ver $PY --version
+	printf 'import os\n\nconcurrency = int(os.getenv("WORKER_CONCURRENCY"))\nprint(concurrency)\n' >worker.py
+	cap round6-python-getenv-int $ENV env_var_present:WORKER_CONCURRENCY $PY worker.py
+	ver $PY -m pytest --version
+	printf 'import os\n\n\ndef test_charge():\n    key = os.environ["PAYMENTS_API_KEY"]\n    assert key.startswith("sk_")\n' >test_pay.py
+	cap round6-pytest-environ-keyerror $ENV env_var_present:PAYMENTS_API_KEY $PY -m pytest -q -p no:cacheprovider test_pay.py
+	cap round6-pytest-environ-keyerror-short $ENV env_var_present:PAYMENTS_API_KEY $PY -m pytest -q --tb=short -p no:cacheprovider test_pay.py
+	cap round6-pytest-environ-keyerror-line $ENV env_var_present:PAYMENTS_API_KEY $PY -m pytest -q --tb=line -p no:cacheprovider test_pay.py
+
+	# What a new user tries: SyntaxError, ava, xo, JUnit 4, Jest's missing module
+	ver $PY --version
+	printf 'def total(items):\n    return sum(i.price for i in items\n\nprint(total([]))\n' >broken.py
+	cap round6-python-syntax-error "" "" $PY broken.py
+	printf 'def f():\n    x = 1\n      return x\n' >indent.py
+	cap round6-python-indentation-error "" "" $PY indent.py
+	jsver ava
+	fresh
+	ln -s "$JSTOOLS/node_modules" node_modules
+	printf '{"name":"app","version":"1.0.0","type":"module"}\n' >package.json
+	printf 'import test from "ava";\n\nconst add = (a, b) => a - b;\n\ntest("adds", t => {\n\tt.is(add(2, 3), 5);\n});\n' >test.js
+	cap round6-ava-fail $TEST "" "$J/ava" test.js
+	jsver xo
+	printf 'var unused = 1\nexport const add = (a, b) => { return a+b }\n' >src.js
+	cap round6-xo $LINT "" "$J/xo" src.js
+	jsver jest
+	fresh
+	ln -s "$JSTOOLS/node_modules" node_modules
+	printf '{"name":"app","version":"1.0.0"}\n' >package.json
+	printf 'const chunk = require("lodash-missing/chunk");\ntest("chunks", () => { expect(chunk([1, 2, 3], 2)).toHaveLength(2); });\n' >chunk.test.js
+	cap round6-jest-cannot-find-module $DEP "" "$J/jest" --ci chunk.test.js
+	ver javac -version
+	fresh
+	printf 'import org.junit.Test;\nimport static org.junit.Assert.assertEquals;\n\npublic class AddTest {\n  static int add(int a, int b) { return a - b; }\n\n  @Test\n  public void adds() {\n    assertEquals(5, add(2, 3));\n  }\n}\n' >AddTest.java
+	javac -cp /usr/share/java/junit4.jar AddTest.java 2>/dev/null
+	cap round6-junit4-fail $TEST "" java -cp /usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar:. org.junit.runner.JUnitCore AddTest
+}
+
 # sec_baseline: pairs of one step's output, passing then failing, for the
 # evidence-first classification (baselines/NAME.pass.txt, NAME.fail.txt).
 sec_baseline() {
@@ -1644,7 +1938,7 @@ sec_twice() {
 	cap go-vet-then-test-undefined $TYPE "" sh -c 'go vet ./...; go test ./...'
 }
 
-sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 color twice baseline}
+sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 color twice baseline}
 for s in $sections; do
 	"sec_$s"
 done
