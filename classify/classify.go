@@ -38,6 +38,11 @@ type Result struct {
 	// and FirstError the first line that looks like an error.
 	Subject    string `json:"subject,omitempty"`
 	FirstError string `json:"first_error,omitempty"`
+	// Unclassified is set when no rule tagged the output: the line that
+	// most likely says why the step failed, and the families of failures
+	// the output resembled with why none of their rules matched. A lesson
+	// records it so that a user knows which rule to add.
+	Unclassified *Unclassified `json:"unclassified,omitempty"`
 }
 
 // A Classifier holds the rules: the user's first, then the built-in ones.
@@ -94,10 +99,23 @@ const maxMatch = 240
 // colours and other escape sequences are stripped first, so the rules,
 // the signals' Match and FirstError see the text a person reads.
 func (c *Classifier) Classify(output string) *Result {
+	return c.ClassifyCommand(output, "")
+}
+
+// ClassifyCommand classifies the output of a step whose command line was
+// command, as Classify does. The command line adds what the output may
+// not say: the port a server was told to listen on, when the output says
+// only that the address is in use (see PortFromContext). An empty
+// command is Classify.
+func (c *Classifier) ClassifyCommand(output, command string) *Result {
 	output = Plain(output)
 	hits, _ := c.run(output, output, false)
 	res := assemble(hits, output, nil)
 	res.FirstError = FirstError(output)
+	addContextChecks(res, output, command)
+	if len(res.Tags) == 0 {
+		res.Unclassified = unclassified(output, res.FirstError)
+	}
 	return res
 }
 

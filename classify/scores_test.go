@@ -39,7 +39,8 @@ func TestScores(t *testing.T) {
 	// commit that added a batch, this log is the batch's blind score.
 	batches := map[string]*Scorer{}
 	for _, cp := range loadCorpus(t) {
-		got := c.Classify(cp.output)
+		// The step's command line, as a run passes it (ClassifyCommand).
+		got := c.ClassifyCommand(cp.output, cp.meta["command"])
 		scorers[cp.set].Add(cp.want, got)
 		if b := batchOf(cp.name); b != "" {
 			if batches[b] == nil {

@@ -1,0 +1,63 @@
+package classify
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/orket/orket/internal/lazyre"
+	"github.com/orket/orket/preflight"
+)
+
+// listenPhrases are where an output names the port a server meant to
+// listen on, away from the line that says the address is in use: the
+// banner printed before binding (Django's "Starting development server
+// at http://127.0.0.1:8000/"), the source line of a traceback
+// (s.bind(("127.0.0.1", 8000))), "on port 8000".
+var listenPhrases = lazyre.New(`(?i)(?:starting (?:development )?server at|listening on|listen(?:ing)? at|serving (?:http )?on|running on|bind(?:ing)? (?:to|on)|server (?:at|on)|started (?:server )?on|available (?:at|on)|local:)\s+(?:https?://)?(?:[\w.-]+|\[[0-9a-fA-F:]*\])?:(\d{2,5})\b|\.bind\(\(\s*["'][^"']*["']\s*,\s*(\d{2,5})\s*\)\)|\b(?:on|at) port (\d{2,5})\b`)
+
+// commandPorts are how a command line says which port to listen on: a
+// flag (--port 8000, -p 8000, --bind 127.0.0.1:8000), Django's runserver
+// and Python's http.server argument, PORT=8000, or host:port.
+var commandPorts = lazyre.New(`(?:^|\s)(?:--port|--http-port|--listen-port|-p|-P)(?:=|\s+)(\d{2,5})\b|(?:--bind|-b|--listen|--address|--addr|runserver|-S)(?:=|\s+)(?:[\w.-]*|\[[0-9a-fA-F:]*\]):(\d{2,5})\b|\bhttp\.server\s+(\d{2,5})\b|\bPORT=(\d{2,5})\b|\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):(\d{2,5})\b`)
+
+// addContextChecks adds the checks a rule could not take from its own
+// match: for a port in use without a port_free check, the port that the
+// rest of the output or the step's command line names.
+func addContextChecks(res *Result, output, command string) {
+	if !slices.Contains(res.Tags, PortInUse) || slices.ContainsFunc(res.Checks, func(ch preflight.Check) bool { return ch.Type == preflight.PortFree }) {
+		return
+	}
+	port := PortFromContext(output, command)
+	if port == 0 {
+		return
+	}
+	res.Checks = append(res.Checks, preflight.Check{Type: preflight.PortFree, Port: port})
+	if res.Subject == "" {
+		res.Subject = strconv.Itoa(port)
+	}
+}
+
+// PortFromContext returns the port a server that failed with "address
+// already in use" meant to listen on, when the line saying so does not
+// name it: from the output's banner or traceback (see listenPhrases),
+// else from the step's command line (see commandPorts); 0 when neither
+// names one. The step's tracked configuration (a Procfile, a compose
+// file, an orket.yaml env) is not read here.
+func PortFromContext(output, command string) int {
+	if p := firstPort(listenPhrases().FindStringSubmatch(output)); p > 0 {
+		return p
+	}
+	return firstPort(commandPorts().FindStringSubmatch(command))
+}
+
+func firstPort(m []string) int {
+	for _, g := range m[min(1, len(m)):] {
+		if g == "" {
+			continue
+		}
+		if p, err := strconv.Atoi(g); err == nil && p >= 1 && p <= 65535 {
+			return p
+		}
+	}
+	return 0
+}
