@@ -109,7 +109,7 @@ func (c *Classifier) Classify(output string) *Result {
 // command is Classify.
 func (c *Classifier) ClassifyCommand(output, command string) *Result {
 	output = Plain(output)
-	hits, _ := c.run(output, output, false)
+	hits, _ := c.runCommand(output, output, command, false)
 	res := assemble(hits, output, nil)
 	res.FirstError = FirstError(output)
 	addContextChecks(res, output, command)
@@ -141,11 +141,20 @@ type miss struct {
 // evidence; a rule's Requires and Unless conditions are read in context
 // (the whole output, of which evidence may be a part).
 func (c *Classifier) run(evidence, context string, wantMisses bool) ([]hit, []miss) {
+	return c.runCommand(evidence, context, "", wantMisses)
+}
+
+// runCommand is run for a step whose command line is command: rules with
+// a Command pattern apply only when it matches command.
+func (c *Classifier) runCommand(evidence, context, command string, wantMisses bool) ([]hit, []miss) {
 	lower := strings.ToLower(evidence)
 	var hits []hit
 	var misses []miss
 	for i := range c.rules {
 		r := &c.rules[i]
+		if r.Command != nil && (command == "" || !r.Command.MatchString(command)) {
+			continue
+		}
 		// anchor is the earliest of the rule's anchors in the output that
 		// is distinctive enough to call a near miss (see NearMiss).
 		anchor, anchorAt := "", -1

@@ -63,7 +63,7 @@ func (c *Classifier) Explain(output string) *Explanation {
 // command, as ClassifyCommand classifies it.
 func (c *Classifier) ExplainCommand(output, command string) *Explanation {
 	output = Plain(output)
-	hits, misses := c.run(output, output, true)
+	hits, misses := c.runCommand(output, output, command, true)
 	res := assemble(hits, output, nil)
 	res.FirstError = FirstError(output)
 	addContextChecks(res, output, command)

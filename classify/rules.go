@@ -48,6 +48,11 @@ type Rule struct {
 	// anywhere: a test that panicked, raced or timed out did not fail an
 	// assertion, whatever its runner printed after.
 	Unless *regexp.Regexp
+	// Command, when set, must match the step's command line for the rule
+	// to apply (see ClassifyCommand): output that means a failure only
+	// for a known command, such as the bare file names a formatter's
+	// check mode lists. Classify, which has no command, never applies it.
+	Command *regexp.Regexp
 
 	userChecks []preflight.Check // checks a user rule declares
 }
@@ -441,6 +446,12 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`(?m)^\S+\.` + cExt + `:\d+:\d+: (?:error|warning|style|performance|portability): .+ \[[a-z][A-Za-z0-9]+\]$`)},
 		{ID: "xo-stylelint", Tag: LintError, Tool: "xo/stylelint", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^\s+(?:✖\s+\d+:\d+|\d+:\d+\s+✖)\s+\S.*?\s{2,}[@\w/-]+$`)},
+		// A formatter's check mode that lists the files it would change
+		// and nothing else (terraform fmt -check, gofmt -l, shfmt -l):
+		// only the command line says what the names mean.
+		{ID: "formatter.list", Tag: LintError, Tool: "terraform fmt/gofmt/shfmt", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`(?m)^\S+\.(?:tf|tfvars|hcl|go|sh|bash)$`),
+			Command: regexp.MustCompile(`\b(?:(?:terraform|tofu) fmt\b[^|;&]*-check|(?:gofmt|shfmt)\b[^|;&]*\s-l\b)`)},
 		{ID: "terraform.fmt", Tag: LintError, Tool: "terraform fmt", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^--- old/\S+\.(?:tf|tfvars|hcl)\n\+\+\+ new/`)},
 		// test_assertion_failed
