@@ -19,7 +19,7 @@
 # follows from its name (see corpus.go), so no one can move a capture.
 #
 # Usage: capture.sh [SECTION...]   with no section, every section runs.
-# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 color twice baseline
+# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 color twice baseline
 #
 # It installs what it needs when missing: Debian packages with apt-get
 # (PostgreSQL, MariaDB, Redis, shellcheck, pytest, mypy, flake8, pylint,
@@ -1867,6 +1867,361 @@ EOF
 	cap round6-junit4-fail $TEST "" java -cp /usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar:. org.junit.runner.JUnitCore AddTest
 }
 
+# sec_round7: a seventh batch, captured and labelled before any rule was
+# written from it; the rules it is measured with were written from round6
+# and from the tools' documentation. The same families as round6 through
+# other tools, flags and wordings: other compiler errors and linkers
+# (gold, multiple definitions, a missing source), GoogleTest, Catch2,
+# cmocka, clang-format, CMake's config mode and pkg_check_modules, Meson's
+# find_program and options, autoconf; pnpm's, yarn's (classic and berry)
+# and npm's engine, lockfile and resolution errors, poetry's lockfile,
+# vite and webpack; Terraform's variables, arguments and syntax; Flask,
+# Java, netcat, socat and Puma on a taken port; psycopg 3's async
+# connection and pool, ioredis, node-redis, Sequelize, knex; zod 3,
+# t3-env, zod's prettified errors, Joi, pydantic with an env prefix,
+# os.getenv in pytest; uvu, standard, stylelint; and failures no tag fits.
+sec_round7() {
+	needr6
+	need clang-format clang-format
+	need /usr/include/gtest/gtest.h libgtest-dev
+	need /usr/include/catch2/catch.hpp catch2
+	need /usr/include/cmocka.h libcmocka-dev
+	need autoconf autoconf
+	need nc netcat-openbsd
+	need socat socat
+	need puma puma
+	need rackup ruby-rack
+	$PY -c 'import flask' 2>/dev/null || need /usr/lib/python3/dist-packages/flask python3-flask
+	$PY -c 'import psycopg_pool' 2>/dev/null || need /usr/lib/python3/dist-packages/psycopg_pool python3-psycopg-pool
+	for m in zod3 @t3-oss/env-core joi uvu standard stylelint stylelint-config-standard vite webpack webpack-cli redis sequelize knex pg ioredis @yarnpkg/cli-dist; do
+		[ -d "$JSTOOLS/node_modules/$m" ] && continue
+		(cd "$JSTOOLS" && npm install --no-audit --no-fund zod3@npm:zod@3 @t3-oss/env-core joi uvu standard stylelint stylelint-config-standard vite webpack webpack-cli redis sequelize knex pg ioredis @yarnpkg/cli-dist >/dev/null 2>&1) ||
+			echo "capture.sh: could not install the npm packages of round7" >&2
+		break
+	done
+	export NODE_PATH=$JSTOOLS/node_modules
+
+	# C and C++ compilers: other errors, syntax errors, warnings made errors
+	ver gcc --version
+	fresh
+	printf 'int main(void) {\n\treturn compute(3);\n}\n' >impl.c
+	cap round7-gcc-implicit-then-undefined $CONF "" gcc impl.c -o impl
+	printf 'int main(void) {\n\tint x = 1\n\treturn x;\n}\n' >semi.c
+	cap round7-gcc-syntax-semicolon "" "" gcc -c semi.c
+	printf '#include <stdio.h>\n\nint main(void) {\n\tprintf("%%d\\n", "total");\n\treturn 0;\n}\n' >fmt.c
+	cap round7-gcc-werror-format $LINT "" gcc -Wall -Werror=format -c fmt.c
+	printf 'struct buf {\n\tint len;\n\tchar data[0];\n};\n\nint main(void) { return 0; }\n' >ped.c
+	cap round7-gcc-pedantic-errors $LINT "" gcc -std=c99 -pedantic-errors -c ped.c
+	printf 'int helper(void) { return 1; }\n' >one.c
+	printf 'int helper(void) { return 2; }\nint main(void) { return helper(); }\n' >two.c
+	cap round7-ld-multiple-definition $CONF "" gcc one.c two.c -o dup
+	printf 'int util(void);\n\nint main(void) { return util(); }\n' >main.c
+	cap round7-gcc-missing-source $CONF file_exists:util.c gcc main.c util.c -o app
+	printf 'int main(void) { return 0; }\n' >ok.c
+	cap round7-ld-gold-cannot-find $DEP "" gcc -fuse-ld=gold ok.c -o ok -lssl_missing
+	ver g++ --version
+	printf 'void notify(int user, int level) {}\n\nint main() {\n\tnotify("ada", 2, true);\n}\n' >over.cpp
+	cap round7-gxx-no-matching-function $TYPE "" g++ -c over.cpp
+	printf '#include <string>\n\nint main() {\n\tstd::string label = 5;\n\treturn label.size();\n}\n' >str.cpp
+	cap round7-gxx-non-scalar-conversion $TYPE "" g++ -c str.cpp
+	printf 'struct point { int x, y; };\n\nint main() {\n\tpoint p{1, 2};\n\treturn p.z;\n}\n' >mem.cpp
+	cap round7-gxx-no-member $TYPE "" g++ -c mem.cpp
+	printf '#include <boost/optional.hpp>\n\nint main() { boost::optional<int> n; return n ? 1 : 0; }\n' >bo.cpp
+	cap round7-gxx-missing-boost $DEP "" g++ -c bo.cpp
+	printf 'class Cache {\npublic:\n\tint size() const;\n};\n\nint main() { Cache c; return c.size(); }\n' >vt.cpp
+	cap round7-gxx-undefined-method $CONF "" g++ vt.cpp -o vt
+	ver clang --version
+	printf 'int main(void) {\n\treturn count + 1;\n}\n' >und.c
+	cap round7-clang-undeclared $TYPE "" clang -c und.c
+	cap round7-clang-syntax-semicolon "" "" clang -c semi.c
+	cap round7-clang-missing-source $CONF file_exists:app.c clang app.c -o app
+	ver clang++ --version
+	cap round7-clangxx-no-viable-conversion $TYPE "" clang++ -c str.cpp
+	printf '#include <nlohmann/json.hpp>\n\nint main() { return nlohmann::json::parse("1").get<int>(); }\n' >js.cpp
+	cap round7-clangxx-missing-json-header $DEP "" clang++ -c js.cpp
+	ver clang-format --version
+	printf 'int main(void){int a=1;return a;}\n' >fmt2.c
+	cap round7-clang-format-check $LINT "" clang-format --dry-run -Werror fmt2.c
+
+	# cppcheck, clang-tidy
+	ver cppcheck --version
+	fresh
+	printf '#include <stddef.h>\n\nint first(void) {\n\tint *p = NULL;\n\treturn *p;\n}\n' >np.c
+	cap round7-cppcheck-null-pointer $LINT "" cppcheck --error-exitcode=1 np.c
+	printf 'int f(int n) {\n\tint unused = n * 2;\n\tunused = 3;\n\treturn n;\n}\n' >st.cpp
+	cap round7-cppcheck-style $LINT "" cppcheck --error-exitcode=1 --enable=style st.cpp
+	ver clang-tidy --version
+	printf 'int *make() {\n\tint *p = 0;\n\treturn p;\n}\n' >np.cpp
+	cap round7-clang-tidy-nullptr $LINT "" clang-tidy --checks=-*,modernize-use-nullptr --warnings-as-errors=* np.cpp -- -std=c++17
+
+	# C and C++ test frameworks
+	ver sh -c 'dpkg-query -W -f "googletest ${Version}\n" libgtest-dev'
+	fresh
+	printf '#include <gtest/gtest.h>\n\nstatic int add(int a, int b) { return a - b; }\n\nTEST(Calc, Adds) { EXPECT_EQ(add(2, 3), 5); }\n' >t.cc
+	g++ t.cc -o t_gtest -lgtest -lgtest_main -pthread 2>/dev/null
+	cap round7-gtest-fail $TEST "" ./t_gtest
+	ver sh -c 'dpkg-query -W -f "catch2 ${Version}\n" catch2'
+	printf '#define CATCH_CONFIG_MAIN\n#include <catch2/catch.hpp>\n\nstatic int add(int a, int b) { return a - b; }\n\nTEST_CASE("adds") { REQUIRE(add(2, 3) == 5); }\n' >c2.cpp
+	g++ c2.cpp -o t_catch 2>/dev/null
+	cap round7-catch2-fail $TEST "" ./t_catch
+	ver sh -c 'dpkg-query -W -f "cmocka ${Version}\n" libcmocka-dev'
+	printf '#include <stdarg.h>\n#include <stddef.h>\n#include <setjmp.h>\n#include <stdint.h>\n#include <cmocka.h>\n\nstatic int add(int a, int b) { return a - b; }\n\nstatic void adds(void **state) { (void)state; assert_int_equal(add(2, 3), 5); }\n\nint main(void) {\n\tconst struct CMUnitTest tests[] = { cmocka_unit_test(adds) };\n\treturn cmocka_run_group_tests(tests, NULL, NULL);\n}\n' >cm.c
+	gcc cm.c -o t_cmocka -lcmocka 2>/dev/null
+	cap round7-cmocka-fail $TEST "" ./t_cmocka
+
+	# CMake, ctest, Meson, autoconf
+	ver cmake --version
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(app CXX)\nfind_package(fmt REQUIRED)\nadd_executable(app main.cpp)\ntarget_link_libraries(app fmt::fmt)\n' >CMakeLists.txt
+	printf 'int main() { return 0; }\n' >main.cpp
+	cap round7-cmake-config-package $DEP "" cmake -S . -B build
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(app CXX)\nadd_executable(app main.cpp)\n' >CMakeLists.txt
+	printf 'int main() { return 0; }\n' >main.cpp
+	cap round7-cmake-compiler-missing $DEP command_exists:g++-missing env CXX=g++-missing cmake -S . -B build
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(app C)\nfind_package(PkgConfig REQUIRED)\npkg_check_modules(CURL REQUIRED libcurl)\nadd_executable(app main.c)\n' >CMakeLists.txt
+	printf 'int main(void) { return 0; }\n' >main.c
+	cap round7-cmake-pkg-check-modules $DEP "" cmake -S . -B build
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(app C)\nadd_exectuable(app main.c)\n' >CMakeLists.txt
+	printf 'int main(void) { return 0; }\n' >main.c
+	cap round7-cmake-unknown-command $CONF "" cmake -S . -B build
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(app C)\nadd_executable(app main.c util.c)\n' >CMakeLists.txt
+	printf 'int main(void) { return 0; }\n' >main.c
+	cap round7-cmake-missing-source $CONF file_exists:util.c cmake -S . -B build
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(calc CXX)\nenable_testing()\nfind_package(GTest REQUIRED)\nadd_executable(t_calc t.cc)\ntarget_link_libraries(t_calc GTest::gtest_main)\nadd_test(NAME calc COMMAND t_calc)\n' >CMakeLists.txt
+	printf '#include <gtest/gtest.h>\n\nstatic int mul(int a, int b) { return a + b; }\n\nTEST(Calc, Multiplies) { ASSERT_EQ(mul(2, 3), 6) << "2 * 3"; }\n' >t.cc
+	cmake -S . -B build >/dev/null 2>&1 && cmake --build build >/dev/null 2>&1
+	ver ctest --version
+	cap round7-ctest-gtest $TEST "" ctest --test-dir build --output-on-failure
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(crash C)\nenable_testing()\nadd_executable(t_crash t.c)\nadd_test(NAME crash COMMAND t_crash)\n' >CMakeLists.txt
+	printf '#include <stddef.h>\n\nint main(void) {\n\tint *p = NULL;\n\treturn *p;\n}\n' >t.c
+	cmake -S . -B build >/dev/null 2>&1 && cmake --build build >/dev/null 2>&1
+	cap round7-ctest-segfault "" "" ctest --test-dir build --output-on-failure
+	ver meson --version
+	fresh
+	printf "project('api', 'c')\nprotoc = find_program('protoc-missing')\nexecutable('api', 'main.c')\n" >meson.build
+	printf 'int main(void) { return 0; }\n' >main.c
+	cap round7-meson-find-program $DEP command_exists:protoc-missing meson setup build
+	fresh
+	printf "project('app', 'c')\nexecutable('app', 'main.c')\n" >meson.build
+	printf 'int main(void) { return 0; }\n' >main.c
+	cap round7-meson-unknown-option $CONF "" meson setup build -Dfrobnicate=true
+	fresh
+	printf "project('app', 'c')\nt = executable('t_check', 't.c')\ntest('check', t)\n" >meson.build
+	printf '#include <stdio.h>\n\nint main(void) {\n\tfputs("checking the fixtures\\n", stderr);\n\treturn 1;\n}\n' >t.c
+	meson setup build >/dev/null 2>&1
+	cap round7-meson-test-fail "" "" meson test -C build
+	ver autoconf --version
+	fresh
+	printf 'AC_INIT([fetcher], [1.0])\nAC_PROG_CC\nAC_CHECK_LIB([curl], [curl_easy_init], [], [AC_MSG_ERROR([libcurl is required but was not found])])\nAC_OUTPUT\n' >configure.ac
+	autoconf >/dev/null 2>&1
+	cap round7-configure-libcurl $DEP "" ./configure
+
+	# pnpm, yarn, npm
+	jsver pnpm
+	fresh
+	printf '{"name":"app","version":"1.0.0","engines":{"node":">=99"}}\n' >package.json
+	cap round7-pnpm-unsupported-engine $CONF "" "$J/pnpm" install --engine-strict --store-dir "$W/pnpm-store"
+	fresh
+	printf '{"name":"app","version":"1.0.0","dependencies":{"is-number":"7.0.0"}}\n' >package.json
+	cap round7-pnpm-frozen-no-lockfile $CONF "" "$J/pnpm" install --frozen-lockfile --store-dir "$W/pnpm-store"
+	fresh
+	printf '{"name":"app","version":"1.0.0","scripts":{"build":"node build.js"}}\n' >package.json
+	printf 'console.error("bundle too large: 812 kB > 500 kB");\nprocess.exit(1);\n' >build.js
+	cap round7-pnpm-run-fails "" "" "$J/pnpm" run build
+	fresh
+	printf '{"name":"app","version":"1.0.0"}\n' >package.json
+	cap round7-pnpm-404 $DEP "" "$J/pnpm" add --store-dir "$W/pnpm-store" orket-capture-no-such-package-7f3a
+	# Yarn classic by its own script: @yarnpkg/cli-dist (Yarn 4, below)
+	# installs a yarn of its own into node_modules/.bin.
+	YC="$JSTOOLS/node_modules/yarn/bin/yarn.js"
+	ver node "$YC" --version
+	fresh
+	printf '{"name":"app","version":"1.0.0","license":"MIT","dependencies":{"is-number":"7.0.0"}}\n' >package.json
+	node "$YC" install --cache-folder "$W/yarn-cache" >/dev/null 2>&1
+	printf '{"name":"app","version":"1.0.0","license":"MIT","dependencies":{"is-number":"7.0.0","is-odd":"3.0.1"}}\n' >package.json
+	cap round7-yarn-frozen-lockfile $CONF "" node "$YC" install --frozen-lockfile --cache-folder "$W/yarn-cache"
+	cap round7-yarn-missing-script $CONF "" node "$YC" run build
+	fresh
+	printf '{"name":"app","version":"1.0.0","license":"MIT"}\n' >package.json
+	cap round7-yarn-registry-unreachable $DEP "" node "$YC" add is-number --registry "$DEAD/" --network-timeout 3000 --cache-folder "$W/yarn-cache2"
+	printf '{"name":"app","version":"1.0.0","license":"MIT","scripts":{"test":"node -e \\"process.exit(3)\\""}}\n' >package.json
+	cap round7-yarn-script-fails "" "" node "$YC" test
+	YB="$JSTOOLS/node_modules/@yarnpkg/cli-dist/bin/yarn.js"
+	ver node "$YB" --version
+	fresh
+	printf '{"name":"app","version":"1.0.0"}\n' >package.json
+	printf 'npmRegistryServer: "https://registry.npmjs.org"\nenableTelemetry: false\nnodeLinker: node-modules\ncacheFolder: "%s/berry-cache"\n' "$W" >.yarnrc.yml
+	touch yarn.lock
+	cap round7-yarn-berry-no-candidates $DEP "" node "$YB" add is-number@99.0.0
+	printf '{"name":"app","version":"1.0.0","dependencies":{"is-number":"7.0.0"}}\n' >package.json
+	node "$YB" install >/dev/null 2>&1
+	printf '{"name":"app","version":"1.0.0","dependencies":{"is-number":"7.0.0","is-odd":"3.0.1"}}\n' >package.json
+	cap round7-yarn-berry-immutable $CONF "" node "$YB" install --immutable
+	ver npm --version
+	fresh
+	printf '{"name":"app","version":"1.0.0","engines":{"node":">=99"}}\n' >package.json
+	cap round7-npm-ebadengine $CONF "" npm install --engine-strict --no-audit --no-fund
+	fresh
+	printf '{"name":"app","version":"1.0.0","dependencies":{"react":"17.0.2","react-dom":"18.2.0"}}\n' >package.json
+	cap round7-npm-eresolve $DEP "" npm install --package-lock-only --no-audit --no-fund
+
+	# poetry
+	ver poetry --version
+	fresh
+	printf '[tool.poetry]\nname = "app"\nversion = "0.1.0"\ndescription = ""\nauthors = ["A <a@example.com>"]\n\n[tool.poetry.dependencies]\npython = "^3.11"\n\n[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n' >pyproject.toml
+	env POETRY_CACHE_DIR="$W/poetry-cache" poetry lock --no-interaction >/dev/null 2>&1
+	mkdir lib && printf '[tool.poetry]\nname = "lib"\nversion = "1.0.0"\ndescription = ""\nauthors = ["A <a@example.com>"]\n\n[tool.poetry.dependencies]\npython = "^3.11"\n\n[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n' >lib/pyproject.toml
+	sed -i 's/^python = "^3.11"$/python = "^3.11"\nlib = {path = "lib"}/' pyproject.toml
+	cap round7-poetry-lock-outdated $CONF "" env POETRY_CACHE_DIR="$W/poetry-cache" poetry lock --check --no-interaction
+	fresh
+	printf '[tool.poetry]\nname = "app"\nversion = "0.1.0"\ndescription = ""\nauthors = ["A <a@example.com>"]\n\n[tool.poetry.dependencies]\npython = "^3.11"\n\n[[tool.poetry.source]]\nname = "internal"\nurl = "http://127.0.0.1:9/simple/"\nsecondary = true\n\n[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n' >pyproject.toml
+	cap round7-poetry-add-unreachable $DEP "" env POETRY_CACHE_DIR="$W/poetry-cache" poetry add --no-interaction --source internal httpx
+	fresh
+	cap round7-poetry-no-pyproject $CONF "" env POETRY_CACHE_DIR="$W/poetry-cache" poetry install --no-interaction
+
+	# vite, webpack
+	jsver vite
+	fresh
+	ln -s "$JSTOOLS/node_modules" node_modules
+	printf '{"name":"app","version":"1.0.0","type":"module"}\n' >package.json
+	printf '<!doctype html>\n<script type="module" src="/src/main.js"></script>\n' >index.html
+	mkdir src && printf 'import mitt from "mitt";\nexport const bus = mitt();\nconsole.log(bus);\n' >src/main.js
+	cap round7-vite-unresolved $DEP "" "$J/vite" build
+	jsver webpack
+	rm -rf dist
+	cap round7-webpack-cant-resolve $DEP "" "$J/webpack" --mode production --entry ./src/main.js
+
+	# Terraform
+	if command -v terraform >/dev/null 2>&1; then
+		ver terraform version
+		printf 'provider_installation {\n  network_mirror {\n    url = "https://127.0.0.1:9/providers/"\n  }\n}\n' >"$W/tf.rc"
+		TF="env TF_CLI_CONFIG_FILE=$W/tf.rc TF_IN_AUTOMATION=1"
+		fresh
+		printf 'variable "environment" {\n  type = string\n}\n\noutput "name" {\n  value = "app-${var.environment}"\n}\n' >main.tf
+		$TF terraform init -input=false -no-color >/dev/null 2>&1
+		cap round7-terraform-missing-variable $CONF "" $TF terraform plan -input=false -no-color
+		fresh
+		printf 'output "replicas" {\n  valeu = 3\n}\n' >main.tf
+		cap round7-terraform-unsupported-argument $CONF "" $TF terraform validate -no-color
+		fresh
+		printf 'variable "region" {\n  type = string\n\noutput "region" {\n  value = var.region\n}\n' >main.tf
+		cap round7-terraform-unclosed-block $CONF "" $TF terraform validate -no-color
+		fresh
+		printf 'terraform {\n  required_providers {\n    random = {\n      source = "hashicorp/random"\n    }\n  }\n}\n\nresource "random_pet" "name" {}\n' >main.tf
+		cap round7-terraform-provider-not-installed $CONF "" $TF terraform plan -input=false -no-color
+		fresh
+		printf 'output "a" {\nvalue = 1\n}\n' >main.tf
+		cap round7-terraform-fmt-list $LINT "" $TF terraform fmt -check
+	fi
+
+	# Ports: Flask, Java, netcat, socat, Puma
+	ver $PY -c 'import flask; print("Flask", flask.__version__)'
+	fresh
+	printf 'from flask import Flask\n\napp = Flask(__name__)\n' >app.py
+	cap round7-flask-port-in-use $PORT port_free:18111 hold 18111 timeout 10 $PY -m flask --app app run --port 18111
+	ver java -version
+	printf 'import java.net.ServerSocket;\n\npublic class Srv {\n  public static void main(String[] a) throws Exception {\n    try (ServerSocket s = new ServerSocket(18112)) {\n      s.accept();\n    }\n  }\n}\n' >Srv.java
+	cap round7-java-bind-in-use $PORT "" hold 18112 timeout 20 java Srv.java
+	ver sh -c 'dpkg-query -W -f "netcat-openbsd ${Version}\n" netcat-openbsd'
+	cap round7-nc-in-use $PORT port_free:18114 hold 18114 timeout 5 nc -l 127.0.0.1 18114
+	ver socat -V
+	cap round7-socat-in-use $PORT port_free:18115 hold 18115 timeout 5 socat TCP-LISTEN:18115,bind=127.0.0.1 -
+	ver puma --version
+	printf 'run ->(env) { [200, {}, ["ok"]] }\n' >config.ru
+	cap round7-puma-in-use $PORT port_free:18116 hold 18116 timeout 15 puma -b tcp://127.0.0.1:18116 config.ru
+
+	# Refused connections: psycopg 3 async and pool, ioredis, node-redis, Sequelize, knex
+	ver $PY -c 'import psycopg; print("psycopg", psycopg.__version__)'
+	fresh
+	cap round7-psycopg-async-refused $DB "" $PY -c 'import asyncio, psycopg
+async def main():
+    await psycopg.AsyncConnection.connect("host=127.0.0.1 port=15436 dbname=app user=app connect_timeout=3")
+asyncio.run(main())'
+	cap round7-psycopg-pool-timeout $DB "" $PY -c 'from psycopg_pool import ConnectionPool
+pool = ConnectionPool("host=127.0.0.1 port=15437 dbname=app user=app", min_size=1, timeout=2, open=True)
+with pool.connection() as conn:
+    conn.execute("select 1")'
+	jsver ioredis
+	printf 'const Redis = require("ioredis");\nconst r = new Redis({ host: "127.0.0.1", port: 16381, maxRetriesPerRequest: 0, retryStrategy: () => null });\nr.ping().catch(e => { console.error("cache:", e.message); process.exit(1); });\n' >io.js
+	cap round7-ioredis-refused $DB tcp_reachable:127.0.0.1:16381 node io.js
+	jsver redis
+	printf 'const { createClient } = require("redis");\nconst c = createClient({ url: "redis://127.0.0.1:16382", socket: { reconnectStrategy: false } });\nc.connect().catch(e => { console.error(e); process.exit(1); });\n' >nr.js
+	# Neither the message nor the stack names Redis (nor a database): as
+	# round2-node-redis-refused, no tag.
+	cap round7-node-redis-refused "" "" node nr.js
+	jsver sequelize
+	printf 'const { Sequelize } = require("sequelize");\nnew Sequelize("postgres://app:secret@127.0.0.1:15434/app", { logging: false }).authenticate().catch(e => { console.error(e); process.exit(1); });\n' >sq.js
+	cap round7-sequelize-refused $DB tcp_reachable:127.0.0.1:15434 node sq.js
+	jsver knex
+	printf 'const knex = require("knex")({ client: "pg", connection: "postgres://app:secret@127.0.0.1:15435/app" });\nknex.raw("select 1").then(() => knex.destroy()).catch(e => { console.error(e); process.exit(1); });\n' >kx.js
+	# "Acquire connection error" and a refused port: nothing says database.
+	cap round7-knex-refused "" "" node kx.js
+
+	# Variables inside structured errors
+	jsver zod3
+	fresh
+	printf 'const { z } = require("zod3");\nz.object({ SENDGRID_API_KEY: z.string(), PORT: z.coerce.number().default(3000) }).parse(process.env);\n' >env3.js
+	cap round7-zod3-env $ENV env_var_present:SENDGRID_API_KEY node env3.js
+	jsver @t3-oss/env-core
+	ln -s "$JSTOOLS/node_modules" node_modules
+	printf 'import { createEnv } from "@t3-oss/env-core";\nimport { z } from "zod";\n\nexport const env = createEnv({\n  server: { OPENAI_API_KEY: z.string().min(1) },\n  runtimeEnv: process.env,\n});\n' >t3.mjs
+	cap round7-t3-env $ENV env_var_present:OPENAI_API_KEY node t3.mjs
+	jsver zod
+	printf 'const { z } = require("zod");\nconst r = z.object({ SENTRY_DSN: z.string().url() }).safeParse(process.env);\nif (!r.success) {\n  console.error("invalid environment:\\n" + z.prettifyError(r.error));\n  process.exit(1);\n}\n' >pe.js
+	cap round7-zod-prettify-env $ENV env_var_present:SENTRY_DSN node pe.js
+	jsver joi
+	printf 'const Joi = require("joi");\nconst { error } = Joi.object({ SMTP_HOST: Joi.string().required() }).unknown().validate(process.env);\nif (error) throw error;\n' >joi.js
+	# Joi prints the object it validated: the environment, kept to PATH.
+	cap round7-joi-env $ENV env_var_present:SMTP_HOST env -i PATH="$PATH" NODE_PATH="$NODE_PATH" node joi.js
+	ver $PY -c 'import pydantic; print("pydantic", pydantic.VERSION)'
+	printf 'from pydantic import BaseSettings\n\n\nclass Settings(BaseSettings):\n    redis_url: str\n\n    class Config:\n        env_prefix = "APP_"\n\n\nsettings = Settings()\n' >prefixed.py
+	cap round7-pydantic-settings-prefix $ENV "" $PY prefixed.py
+	ver $PY --version
+	printf 'import os\n\nhosts = os.getenv("ALLOWED_HOSTS").split(",")\nprint(hosts)\n' >hosts.py
+	cap round7-python-getenv-split $ENV env_var_present:ALLOWED_HOSTS $PY hosts.py
+	printf 'import os\n\nport = int(os.getenv("PORT", "eighty"))\n' >badport.py
+	cap round7-python-getenv-invalid "" "" $PY badport.py
+	ver $PY -m pytest --version
+	printf 'import os\n\n\ndef test_retries():\n    retries = int(os.getenv("MAX_RETRIES"))\n    assert retries > 0\n' >test_retry.py
+	cap round7-pytest-getenv-int $ENV env_var_present:MAX_RETRIES $PY -m pytest -q -p no:cacheprovider test_retry.py
+
+	# Tests and linters: ava, uvu, JUnit 4, standard, stylelint, a syntax error
+	jsver ava
+	fresh
+	ln -s "$JSTOOLS/node_modules" node_modules
+	printf '{"name":"app","version":"1.0.0","type":"module"}\n' >package.json
+	printf 'import test from "ava";\n\nconst isEven = n => n %% 2 === 1;\n\ntest("four is even", t => {\n\tt.true(isEven(4));\n});\n' >even.test.js
+	cap round7-ava-true $TEST "" "$J/ava" even.test.js
+	printf 'import test from "ava";\n\nconst load = () => { throw new Error("fixture orders.json is empty"); };\n\ntest("loads", t => {\n\tt.is(load().length, 3);\n});\n' >load.test.js
+	cap round7-ava-thrown "" "" "$J/ava" load.test.js
+	jsver uvu
+	printf 'import { test } from "uvu";\nimport * as assert from "uvu/assert";\n\nconst add = (a, b) => a - b;\n\ntest("adds", () => {\n\tassert.is(add(2, 3), 5);\n});\n\ntest.run();\n' >uvu.test.js
+	cap round7-uvu-fail $TEST "" node uvu.test.js
+	jsver standard
+	printf 'const unused = 1;\nexport function add (a, b) { return a+b }\n' >lib.js
+	cap round7-standard $LINT "" "$J/standard" lib.js
+	jsver stylelint
+	printf '{"extends":"stylelint-config-standard"}\n' >.stylelintrc.json
+	printf 'a { color: #FFF; }\n.b {}\n' >a.css
+	cap round7-stylelint $LINT "" "$J/stylelint" a.css
+	ver node --version
+	printf 'const total = (items) => {\n  return items.reduce((a, b) => a + b, 0)\n\nconsole.log(total([1, 2]));\n' >syn.js
+	cap round7-node-syntax-error "" "" node syn.js
+	ver javac -version
+	fresh
+	printf 'import org.junit.Test;\nimport static org.junit.Assert.assertTrue;\n\npublic class EvenTest {\n  static boolean isEven(int n) { return n %% 2 == 1; }\n\n  @Test\n  public void fourIsEven() {\n    assertTrue(isEven(4));\n  }\n}\n' >EvenTest.java
+	printf 'import org.junit.Test;\n\npublic class LoadTest {\n  static String name() { return null; }\n\n  @Test\n  public void loads() {\n    name().length();\n  }\n}\n' >LoadTest.java
+	javac -cp /usr/share/java/junit4.jar EvenTest.java LoadTest.java 2>/dev/null
+	cap round7-junit4-asserttrue $TEST "" java -cp /usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar:. org.junit.runner.JUnitCore EvenTest
+	cap round7-junit4-npe "" "" java -cp /usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar:. org.junit.runner.JUnitCore LoadTest
+}
+
 # sec_baseline: pairs of one step's output, passing then failing, for the
 # evidence-first classification (baselines/NAME.pass.txt, NAME.fail.txt).
 sec_baseline() {
@@ -1938,7 +2293,7 @@ sec_twice() {
 	cap go-vet-then-test-undefined $TYPE "" sh -c 'go vet ./...; go test ./...'
 }
 
-sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 color twice baseline}
+sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 color twice baseline}
 for s in $sections; do
 	"sec_$s"
 done
