@@ -198,7 +198,9 @@ func (c *Classifier) runCommand(evidence, context, command string, wantMisses bo
 		}
 		if len(kept) == 0 {
 			if wantMisses {
-				misses = append(misses, miss{r: r, at: all[0][0], anchor: anchor, reason: "every match was rejected by " + r.Reject.String()})
+				// The anchor may stand on another line than the match: the
+				// reason is the rejection, not the anchor.
+				misses = append(misses, miss{r: r, at: all[0][0], reason: "every match was rejected by " + r.Reject.String()})
 			}
 			continue
 		}

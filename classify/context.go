@@ -9,16 +9,19 @@ import (
 )
 
 // listenPhrases are where an output names the port a server meant to
-// listen on, away from the line that says the address is in use: the
+// listen on, when the words that say the address is in use do not: the
 // banner printed before binding (Django's "Starting development server
 // at http://127.0.0.1:8000/"), the source line of a traceback
-// (s.bind(("127.0.0.1", 8000))), "on port 8000".
-var listenPhrases = lazyre.New(`(?i)(?:starting (?:development )?server at|listening on|listen(?:ing)? at|serving (?:http )?on|running on|bind(?:ing)? (?:to|on)|server (?:at|on)|started (?:server )?on|available (?:at|on)|local:)\s+(?:https?://)?(?:[\w.-]+|\[[0-9a-fA-F:]*\])?:(\d{2,5})\b|\.bind\(\(\s*["'][^"']*["']\s*,\s*(\d{2,5})\s*\)\)|\b(?:on|at) port (\d{2,5})\b`)
+// (s.bind(("127.0.0.1", 8000))), "on port 8000", or an address anywhere
+// on the line that says so (socat's "bind(5, {AF=2 127.0.0.1:8000}, 16):
+// Address already in use").
+var listenPhrases = lazyre.New(`(?i)(?:starting (?:development )?server at|listening on|listen(?:ing)? at|serving (?:http )?on|running on|bind(?:ing)? (?:to|on)|server (?:at|on)|started (?:server )?on|available (?:at|on)|local:)\s+(?:https?://)?(?:[\w.-]+|\[[0-9a-fA-F:]*\])?:(\d{2,5})\b|\.bind\(\(\s*["'][^"']*["']\s*,\s*(\d{2,5})\s*\)\)|\b(?:on|at) port (\d{2,5})\b|(?m)^[^\n]*?\b(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|\[[0-9a-fA-F:]*\]):(\d{2,5})\b[^\n]*(?i:address already in use|EADDRINUSE)`)
 
 // commandPorts are how a command line says which port to listen on: a
 // flag (--port 8000, -p 8000, --bind 127.0.0.1:8000), Django's runserver
-// and Python's http.server argument, PORT=8000, or host:port.
-var commandPorts = lazyre.New(`(?:^|\s)(?:--port|--http-port|--listen-port|-p|-P)(?:=|\s+)(\d{2,5})\b|(?:--bind|-b|--listen|--address|--addr|runserver|-S)(?:=|\s+)(?:[\w.-]*|\[[0-9a-fA-F:]*\]):(\d{2,5})\b|\bhttp\.server\s+(\d{2,5})\b|\bPORT=(\d{2,5})\b|\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):(\d{2,5})\b`)
+// and Python's http.server argument, PORT=8000, socat's TCP-LISTEN:8000,
+// netcat's -l [host] 8000, or host:port.
+var commandPorts = lazyre.New(`(?:^|\s)(?:--port|--http-port|--listen-port|-p|-P)(?:=|\s+)(\d{2,5})\b|(?:--bind|-b|--listen|--address|--addr|runserver|-S)(?:=|\s+)(?:[\w.-]*|\[[0-9a-fA-F:]*\]):(\d{2,5})\b|\bhttp\.server\s+(\d{2,5})\b|\bPORT=(\d{2,5})\b|(?i:TCP\d?-LISTEN):(\d{2,5})\b|(?:^|\s)-l\s+(?:[\w.-]+\s+)?(\d{2,5})\b|\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):(\d{2,5})\b`)
 
 // addContextChecks adds the checks a rule could not take from its own
 // match: for a port in use without a port_free check, the port that the

@@ -169,7 +169,10 @@ var builtin = sync.OnceValue(func() []Rule {
 			Check:   envCheck(1), Subject: group(1)},
 		{ID: "env.not-set", Tag: MissingEnvVar, Tool: "any", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`\$?\b(` + envVar + `)\b["'\x60]?\s+(?:is\s+)?(?:not set|unset|must be (?:set|defined|provided|specified)|is required|not defined|is empty|missing value|needs to be set|(?:was |is )?not provided|environment variable (?:is )?(?:not set|required|missing))`),
-			Check:   envCheck(1), Subject: group(1)},
+			// CMake's own variables (CMAKE_CXX_COMPILER not set) are not
+			// the environment's.
+			Reject: regexp.MustCompile(`^\$?CMAKE_`),
+			Check:  envCheck(1), Subject: group(1)},
 		{ID: "env.please-set", Tag: MissingEnvVar, Tool: "any", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`(?i:please (?:set|export|define|provide)|you (?:must|need to|have to) (?:set|export|define))\s+(?i:the\s+)?(?i:env(?:ironment)? var(?:iable)?\s+)?["'\x60]?\$?(` + envVar + `)\b`),
 			Check:   envCheck(1), Subject: group(1)},
@@ -201,9 +204,9 @@ var builtin = sync.OnceValue(func() []Rule {
 		// that validated the environment (zod, t3-env) names the variable
 		// in an issue's path, with undefined as what it received.
 		{ID: "schema.env-missing", Tag: MissingEnvVar, Tool: "zod/t3-env", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`"path": \[\s*"(` + envVar + `)"\s*\],?\s*"message": "(?:Required|Invalid input: expected \w+, received undefined)"|received undefined\n\s*→ at (` + envVar + `)\b|\b(` + envVar + `): \[\s*'(?:Required|Invalid input: expected \w+, received undefined)'`),
-			Check:   func(m []string) *preflight.Check { return envCheck(1)([]string{"", pick(m, 1, 2, 3)}) },
-			Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
+			Pattern: regexp.MustCompile(`"path": \[\s*"(` + envVar + `)"\s*\],?\s*"message": "(?:Required|Invalid input: expected \w+, received undefined)"|received undefined\n\s*→ at (` + envVar + `)\b|\b(` + envVar + `): \[\s*'(?:Required|Invalid input: expected \w+, received undefined)'|path: \[ '(` + envVar + `)' \],\s*message: '(?:Required|Invalid input: expected \w+, received undefined)'`),
+			Check:   func(m []string) *preflight.Check { return envCheck(1)([]string{"", pick(m, 1, 2, 3, 4)}) },
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4) }},
 		// pydantic's settings (BaseSettings in v1, pydantic-settings in v2)
 		// read fields from the environment, case-insensitively: a required
 		// field missing from a settings class is a variable not set.
@@ -318,8 +321,14 @@ var builtin = sync.OnceValue(func() []Rule {
 		// Build systems that look a library up: CMake's find_package and
 		// pkg_check_modules, Meson's dependency(), pkg-config, autoconf.
 		{ID: "cmake.package-missing", Tag: MissingDependency, Tool: "cmake", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`Could NOT find (\w+)|Could not find a (?:package configuration file|configuration file for package) (?:provided by )?"(\w+)"|By not providing "Find(\w+)\.cmake"|No CMAKE_(?:C|CXX|CUDA|Fortran|OBJC)_COMPILER could be found|variables are used in this project, but they are set to NOTFOUND`),
-			Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
+			Pattern: regexp.MustCompile(`Could NOT find (\w+)|Could not find a (?:package configuration file|configuration file for package) (?:provided by )?"(\w+)"|By not providing "Find(\w+)\.cmake"|No CMAKE_(?:C|CXX|CUDA|Fortran|OBJC)_COMPILER could be found|variables are used in this project, but they are set to NOTFOUND|Could not find compiler set in environment variable \w+:\s*\n\s*([\w./+-]+?)\.?\n`),
+			Check: func(m []string) *preflight.Check {
+				if m[4] == "" {
+					return nil
+				}
+				return commandCheck(4)(m)
+			},
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4) }},
 		{ID: "meson.dependency-missing", Tag: MissingDependency, Tool: "meson", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`ERROR: Dependency "([^"]+)" not found|ERROR: (?:C|C\+\+|\w+) (?:shared or static )?library '([^']+)' not found|ERROR: Program '([\w.+-]+)' not found|ERROR: Unknown compiler\(s\)|Dependency lookup for (\S+) with method \S+ failed`),
 			Check: func(m []string) *preflight.Check {
@@ -337,10 +346,14 @@ var builtin = sync.OnceValue(func() []Rule {
 		// Package managers: no version matches, the registry or index is
 		// unreachable, the resolver found no solution.
 		{ID: "pnpm.resolution", Tag: MissingDependency, Tool: "pnpm", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`\bERR_PNPM_(?:NO_MATCHING_VERSION\w*|FETCH_\d+|META_FETCH_FAIL|NO_OFFLINE_\w+|WORKSPACE_PKG_NOT_FOUND|LINKED_PKG_DIR_NOT_FOUND|\w*NETWORK_ERROR|TARBALL_\w+|NO_VERSIONS|PEER_DEP_ISSUES|\w*RESOLVER\w*)\b`)},
+			Pattern: regexp.MustCompile(`\bERR_PNPM_(?:NO_MATCHING_VERSION\w*|FETCH_\d+|META_FETCH_FAIL|NO_OFFLINE_\w+|WORKSPACE_PKG_NOT_FOUND|LINKED_PKG_DIR_NOT_FOUND|\w*NETWORK_ERROR|TARBALL_\w+|NO_VERSIONS|PEER_DEP_ISSUES|\w*RESOLVE\w*|\w*NOT_FOUND)\b`),
+			Reject:  regexp.MustCompile(`ERR_PNPM_(?:NO_IMPORTER_MANIFEST_FOUND|\w*SCRIPT\w*|\w*LOCKFILE\w*)`)},
 		{ID: "yarn.resolution", Tag: MissingDependency, Tool: "yarn", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`(?m)^error (?:Couldn't find any versions for "([^"]+)"|Couldn't find package "([^"]+)"|Received malformed response from registry|An unexpected error occurred: "[^"\n]*(?:ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|ECONNRESET|404 Not Found|getaddrinfo)[^"\n]*")|YN0035: [^\n]*(?:Package not found|failed to provide the requested resource)|YN0082: [^\n]*No candidates found|YN0001: [^\n]*(?:ECONNREFUSED|ENOTFOUND|getaddrinfo|RequestError)`),
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
+		{ID: "yarn.network", Tag: MissingDependency, Tool: "yarn", Confidence: 0.85,
+			Pattern:  regexp.MustCompile(`(?m)^error Error: (?:connect (?:ECONNREFUSED|ETIMEDOUT)|getaddrinfo \w+|read ECONNRESET|socket hang up)[^\n]*|^info There appears to be trouble with your network connection`),
+			Requires: regexp.MustCompile(`(?m)^yarn (?:add|install|upgrade|outdated|info|global add) v\d`)},
 		{ID: "resolver.no-solution", Tag: MissingDependency, Tool: "poetry/pip/uv/composer/bundler", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`version solving failed|SolverProblemError|No solution found when resolving dependencies|ResolutionImpossible|Your requirements could not be resolved to an installable set of packages|Bundler could not find compatible versions for gem|Unable to find installation candidates for ([\w.-]+)|Could not find a matching version of package ([\w.-]+)|which doesn't match any versions|Cannot install [\w.-]+ because these package versions have conflicting dependencies|(?m)^npm (?:ERR!|error) code ERESOLVE$`),
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
@@ -452,6 +465,9 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "formatter.list", Tag: LintError, Tool: "terraform fmt/gofmt/shfmt", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`(?m)^\S+\.(?:tf|tfvars|hcl|go|sh|bash)$`),
 			Command: regexp.MustCompile(`\b(?:(?:terraform|tofu) fmt\b[^|;&]*-check|(?:gofmt|shfmt)\b[^|;&]*\s-l\b)`)},
+		{ID: "standard", Tag: LintError, Tool: "standard/ts-standard", Confidence: 0.85,
+			Pattern:  regexp.MustCompile(`(?m)^\s+\S+\.[cm]?[jt]sx?:\d+:\d+: .+ \((?:@?[\w-]+/)?[\w-]+\)$`),
+			Requires: regexp.MustCompile(`(?m)^(?:ts-)?standard: `)},
 		{ID: "terraform.fmt", Tag: LintError, Tool: "terraform fmt", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^--- old/\S+\.(?:tf|tfvars|hcl)\n\+\+\+ new/`)},
 		// test_assertion_failed
@@ -483,7 +499,10 @@ var builtin = sync.OnceValue(func() []Rule {
 		// C and C++ tests: assert(3) as glibc, musl and macOS print it,
 		// GoogleTest, Catch2, Unity, Check, Criterion.
 		{ID: "c.assert", Tag: TestAssertionFailed, Tool: "assert.h/gtest/catch2/unity/check", Confidence: 0.8,
-			Pattern: regexp.MustCompile("(?m): Assertion `.+' failed\\.$|^Assertion failed: .+, (?:function \\w+, )?file \\S+, line \\d+\\.?$|^\\S+:\\d+: Failure$|^\\S+:\\d+: FAILED:$|^\\S+\\.c:\\d+:\\w+:FAIL\\b|^\\S+\\.c:\\d+:F:\\w+:\\w+:\\d+: |^\\[----\\] \\S+:\\d+: Assertion [Ff]ailed")},
+			Pattern: regexp.MustCompile("(?m): Assertion `.+' failed\\.$|^Assertion failed: .+, (?:function \\w+, )?file \\S+, line \\d+\\.?$|^\\S+:\\d+: Failure$|^\\S+:\\d+: FAILED:$|^\\S+\\.c:\\d+:\\w+:FAIL\\b|^\\S+\\.c:\\d+:F:\\w+:\\w+:\\d+: |^\\[----\\] \\S+:\\d+: Assertion [Ff]ailed|^\\[   LINE   \\] --- \\S+:\\d+: error: Failure!$")},
+		{ID: "uvu.assertion", Tag: TestAssertionFailed, Tool: "uvu", Confidence: 0.8,
+			Pattern:  regexp.MustCompile(`(?m)^\s+Expected values? to (?:be |not be )?(?:strictly |deeply |loosely )?(?:equal|match|be \w+)[^\n]*\((?:is|equal|ok|not|match|instance|type|snapshot|fixture|unreachable)[\w.]*\)$`),
+			Requires: regexp.MustCompile(`(?m)^\s+FAIL\s+"`)},
 		{ID: "ava.assertion", Tag: TestAssertionFailed, Tool: "ava", Confidence: 0.8,
 			Pattern:  regexp.MustCompile("(?m)^\\s*(?:Difference \\(- actual, \\+ expected\\):|Value is not \x60(?:true|false)\x60:|Value is not (?:truthy|falsy):|Values are deeply equal to each other, but they must not be:)$"),
 			Requires: regexp.MustCompile(`(?m)^\s*✘ `)},
@@ -567,20 +586,23 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`(?m)^\S+:\d+(?::\d+)?: fatal error: (?:([\w./+-]+): No such file or directory|'([\w./+-]+)' file not found)\n\s*(?:\d+ \| )?\s*#\s*(?:include|import)\s*"`),
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
 		{ID: "cc.input-missing", Tag: BuildConfigError, Tool: "gcc/clang", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`(?m)^(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+)(?:-[\d.]+)?: (?:fatal )?error: (?:([\w./+-]+\.\w+): No such file or directory|no such file or directory: '([\w./+-]+\.\w+)')$`),
+			Pattern: regexp.MustCompile(`(?m)^(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|cc1|cc1plus)(?:-[\d.]+)?: (?:fatal )?error: (?:([\w./+-]+\.\w+): No such file or directory|no such file or directory: '([\w./+-]+\.\w+)')$`),
 			Check:   func(m []string) *preflight.Check { return fileCheck(1)([]string{"", pick(m, 1, 2)}) },
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
 		{ID: "ld.undefined-reference", Tag: BuildConfigError, Tool: "ld/lld", Confidence: 0.85,
 			Pattern: regexp.MustCompile("undefined reference to `([^'\\n]+)'|(?m)^(?:ld(?:\\.lld)?|lld): error: undefined symbol: (.+)$|Undefined symbols for architecture \\w+:|multiple definition of `([^'\\n]+)'|error LNK2019: unresolved external symbol (\\S+)"),
 			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4) }},
+		{ID: "cmake.source-missing", Tag: BuildConfigError, Tool: "cmake", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`Cannot find source file:\s*\n\s*([\w./+-]+)\n`),
+			Check:   fileCheck(1), Subject: group(1)},
 		{ID: "cmake.error", Tag: BuildConfigError, Tool: "cmake", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^CMake Error(?: at [^\n]+)?:[^\n]*`),
-			Unless:  regexp.MustCompile(`Could NOT find \w+|Could not find a (?:package configuration file|configuration file for package)|By not providing "Find\w+\.cmake"|No CMAKE_\w+_COMPILER could be found|set to NOTFOUND|No package '[^']+' found|Package '[^']+', required by '[^']*', not found|was not found in the pkg-config search path`)},
+			Unless:  regexp.MustCompile(`Could NOT find \w+|Could not find a (?:package configuration file|configuration file for package)|By not providing "Find\w+\.cmake"|No CMAKE_\w+_COMPILER could be found|Could not find compiler set in environment variable|set to NOTFOUND|No package '[^']+' found|Package '[^']+', required by '[^']*', not found|was not found in the pkg-config search path`)},
 		{ID: "meson.build-file", Tag: BuildConfigError, Tool: "meson", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^\S*meson(?:\.build|_options\.txt|\.options):\d+:\d+: ERROR: (.*)$|ERROR: Neither source directory '[^']*' nor build directory '[^']*' contain a build file meson\.build|ERROR: (?:Unknown options?: |Invalid option |Value "[^"]*" \(of type "\w+"\) for (?:combo )?option)`),
 			Reject:  regexp.MustCompile(`ERROR: (?:Dependency "|(?:C|C\+\+|\w+) (?:shared or static )?library '|Program '|Unknown compiler)`)},
 		{ID: "pnpm.project", Tag: BuildConfigError, Tool: "pnpm", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`\bERR_PNPM_(?:OUTDATED_LOCKFILE|LOCKFILE_\w+|FROZEN_LOCKFILE\w*|NO_SCRIPT|RECURSIVE_RUN_NO_SCRIPT|NO_IMPORTER_MANIFEST_FOUND|NO_PKG_MANIFEST|UNSUPPORTED_ENGINE|BAD_PM_VERSION|\w*JSON_PARSE\w*|UNSUPPORTED_PLATFORM|INVALID_WORKSPACE_CONFIGURATION)\b`)},
+			Pattern: regexp.MustCompile(`\bERR_PNPM_(?:OUTDATED_LOCKFILE|LOCKFILE_\w+|FROZEN_LOCKFILE\w*|NO_LOCKFILE|NO_SCRIPT|RECURSIVE_RUN_NO_SCRIPT|NO_IMPORTER_MANIFEST_FOUND|NO_PKG_MANIFEST|UNSUPPORTED_ENGINE|BAD_PM_VERSION|\w*JSON_PARSE\w*|UNSUPPORTED_PLATFORM|INVALID_WORKSPACE_CONFIGURATION)\b`)},
 		{ID: "yarn.project", Tag: BuildConfigError, Tool: "yarn", Confidence: 0.9,
 			Pattern: regexp.MustCompile("The engine \"[\\w-]+\" is incompatible with this module|Your lockfile needs to be updated, but yarn was run with `--frozen-lockfile`|YN0028: [^\\n]*The lockfile would have been modified by this install, which is explicitly forbidden|(?m)^error Command \"([\\w:-]+)\" not found\\.?$|Usage Error: Couldn't find a script named \"([^\"]+)\"|This package doesn't seem to be present in your lockfile|doesn't seem to be part of the project declared in|(?m)^npm (?:ERR!|error) (?:code EBADENGINE|notsup Unsupported engine)"),
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
@@ -703,7 +725,7 @@ var builtin = sync.OnceValue(func() []Rule {
 		// Sequelize, Jedis, Lettuce, Npgsql). A well-known port alone is
 		// go.dial-refused's and node.econnrefused's.
 		{ID: "db.refused", Tag: DBConnectionFailed, Tool: "drivers", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`(?i:redis|postgres(?:ql)?|pgx?|mysql|mariadb|mongo(?:db)?|memcached?|cassandra|clickhouse|database|db)\b[^\n]{0,80}?dial tcp ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+): connect: connection refused|\(DBConnection\.ConnectionError\) tcp connect \(([\w.-]+):(\d+)\): connection refused|SequelizeConnectionRefusedError: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|\[ioredis\] Unhandled error event: Error: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|Npgsql\.NpgsqlException[^\n]*Failed to connect to ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+)|RedisConnectionException: Unable to connect to ([\w.-]+)/?[\w.:-]*?:(\d+)|JedisConnectionException: Failed to connect to`),
+			Pattern: regexp.MustCompile(`(?i:redis|postgres(?:ql)?|pgx?|mysql|mariadb|mongo(?:db)?|memcached?|cassandra|clickhouse|database|db)\b[^\n]{0,80}?dial tcp ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+): connect: connection refused|\(DBConnection\.ConnectionError\) tcp connect \(([\w.-]+):(\d+)\): connection refused|SequelizeConnectionRefusedError\]?: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|\[ioredis\] Unhandled error event: Error: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|Npgsql\.NpgsqlException[^\n]*Failed to connect to ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+)|RedisConnectionException: Unable to connect to ([\w.-]+)/?[\w.:-]*?:(\d+)|JedisConnectionException: Failed to connect to`),
 			Check: func(m []string) *preflight.Check {
 				for i := 1; i+1 < len(m); i += 2 {
 					if m[i] != "" {
