@@ -92,13 +92,15 @@ var families = sync.OnceValue(func() []family {
 				return "no rule reads this error of the tool"
 			}},
 		{id: "exception", name: "an uncaught exception",
-			shape: regexp.MustCompile(`(?m)^(?:E\s+|Uncaught |Exception in thread "[^"]+" )?((?:[a-z]\w*\.)*[A-Z]\w*(?:Error|Exception))(?: \[\w+\])?(?:: (.*))?$|^panic: (.*)$|^thread '[^']*'(?: \(\d+\))? panicked at (.*)$`),
+			shape: regexp.MustCompile(`(?m)^(?:E\s+|Uncaught |Exception in thread "[^"]+" )?((?:[a-z]\w*\.)*[A-Z]\w*(?:Error|Exception))(?: \[\w+\])?(?:: (.*))?$|^panic: (.*)$|^terminate called after throwing an instance of '([^']+)'$|^thread '[^']*'(?: \(\d+\))? panicked at (.*)$`),
 			why: func(m []string) string {
 				name := pick(m, 1)
 				switch {
 				case name != "":
 				case m[3] != "":
 					name = "a Go panic"
+				case m[4] != "":
+					name = "a C++ exception (" + m[4] + ")"
 				default:
 					name = "a Rust panic"
 				}

@@ -204,9 +204,9 @@ var builtin = sync.OnceValue(func() []Rule {
 		// that validated the environment (zod, t3-env) names the variable
 		// in an issue's path, with undefined as what it received.
 		{ID: "schema.env-missing", Tag: MissingEnvVar, Tool: "zod/t3-env", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`"path": \[\s*"(` + envVar + `)"\s*\],?\s*"message": "(?:Required|Invalid input: expected \w+, received undefined)"|received undefined\n\s*→ at (` + envVar + `)\b|\b(` + envVar + `): \[\s*'(?:Required|Invalid input: expected \w+, received undefined)'|path: \[ '(` + envVar + `)' \],\s*message: '(?:Required|Invalid input: expected \w+, received undefined)'`),
-			Check:   func(m []string) *preflight.Check { return envCheck(1)([]string{"", pick(m, 1, 2, 3, 4)}) },
-			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4) }},
+			Pattern: regexp.MustCompile(`"path": \[\s*"(` + envVar + `)"\s*\],?\s*"message": "(?:Required|Invalid input: expected \w+, received undefined)"|received undefined\n\s*→ at (` + envVar + `)\b|\b(` + envVar + `): \[\s*'(?:Required|Invalid input: expected \w+, received undefined)'|path: \[ '(` + envVar + `)' \],\s*message: '(?:Required|Invalid input: expected \w+, received undefined)'|env must have required property '(` + envVar + `)'|Set the (` + envVar + `) environment variable`),
+			Check:   func(m []string) *preflight.Check { return envCheck(1)([]string{"", pick(m, 1, 2, 3, 4, 5, 6)}) },
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5, 6) }},
 		// pydantic's settings (BaseSettings in v1, pydantic-settings in v2)
 		// read fields from the environment, case-insensitively: a required
 		// field missing from a settings class is a variable not set.
@@ -219,7 +219,7 @@ var builtin = sync.OnceValue(func() []Rule {
 		// process.env.X (undefined) and used at once: the traceback's
 		// source line names it, the error says None or undefined.
 		{ID: "getenv.used-unset", Tag: MissingEnvVar, Tool: "python/node", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`(?m)\bos\.(?:getenv|environ\.get)\(\s*["']([A-Za-z_][A-Za-z0-9_]*)["']\s*\)[^\n]*\n(?:\s*[\^~]+\s*\n)?(?:E\s+)?(?:TypeError|AttributeError): [^\n]*'?NoneType'?|process\.env\.([A-Za-z_][A-Za-z0-9_]*)\b[^\n]*\n\s*\^+\s*\n\s*\n(?:Uncaught )?TypeError: Cannot read propert(?:y|ies) of undefined`),
+			Pattern: regexp.MustCompile(`(?m)\bos\.(?:getenv|environ\.get)\(\s*["']([A-Za-z_][A-Za-z0-9_]*)["']\s*\)[^\n]*\n(?:\s*[\^~]+\s*\n)?(?:E\s+)?(?:TypeError|AttributeError): [^\n]*'?NoneType'?|process\.env\.([A-Za-z_][A-Za-z0-9_]*)\b[^\n]*\n\s*\^+\s*\n\s*\n(?:Uncaught )?TypeError(?: \[\w+\])?: (?:Cannot read propert(?:y|ies) of undefined|Invalid URL|The "\w+" argument must be (?:of type|an instance of) [^\n]*Received undefined)`),
 			Check:   func(m []string) *preflight.Check { return envCheck(1)([]string{"", pick(m, 1, 2)}) },
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
 		// missing_dependency
@@ -316,19 +316,19 @@ var builtin = sync.OnceValue(func() []Rule {
 			Reject:  regexp.MustCompile(`\n\s*(?:\d+ \| )?\s*#\s*(?:include|import)\s*"`),
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
 		{ID: "ld.library-missing", Tag: MissingDependency, Tool: "ld/lld", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`\b(?:ld(?:\.\w+)?|lld|collect2): (?:error: )?(?:cannot find -l([\w.+-]+)|unable to find library -l([\w.+-]+))|\bld: library not found for -l([\w.+-]+)`),
-			Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
+			Pattern: regexp.MustCompile(`\b(?:ld(?:\.\w+)?|lld|collect2): (?:error: )?(?:cannot find -l([\w.+-]+)|unable to find library -l([\w.+-]+))|\bld: library not found for -l([\w.+-]+)|\bmold: fatal: library not found: ([\w.+-]+)`),
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4) }},
 		// Build systems that look a library up: CMake's find_package and
 		// pkg_check_modules, Meson's dependency(), pkg-config, autoconf.
 		{ID: "cmake.package-missing", Tag: MissingDependency, Tool: "cmake", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`Could NOT find (\w+)|Could not find a (?:package configuration file|configuration file for package) (?:provided by )?"(\w+)"|By not providing "Find(\w+)\.cmake"|No CMAKE_(?:C|CXX|CUDA|Fortran|OBJC)_COMPILER could be found|variables are used in this project, but they are set to NOTFOUND|Could not find compiler set in environment variable \w+:\s*\n\s*([\w./+-]+?)\.?\n`),
+			Pattern: regexp.MustCompile(`Could NOT find (\w+)|Could not find a (?:package configuration file|configuration file for package) (?:provided by )?"(\w+)"|By not providing "Find(\w+)\.cmake"|No CMAKE_(?:C|CXX|CUDA|Fortran|OBJC)_COMPILER could be found|variables are used in this project, but they are set to NOTFOUND|Could not find compiler set in environment variable \w+:\s*\n\s*([\w./+-]+?)\.?\n|Could not find \w+ using the following (?:names|files): ([\w.+-]+)`),
 			Check: func(m []string) *preflight.Check {
 				if m[4] == "" {
 					return nil
 				}
 				return commandCheck(4)(m)
 			},
-			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4) }},
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5) }},
 		{ID: "meson.dependency-missing", Tag: MissingDependency, Tool: "meson", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`ERROR: Dependency "([^"]+)" not found|ERROR: (?:C|C\+\+|\w+) (?:shared or static )?library '([^']+)' not found|ERROR: Program '([\w.+-]+)' not found|ERROR: Unknown compiler\(s\)|Dependency lookup for (\S+) with method \S+ failed`),
 			Check: func(m []string) *preflight.Check {
@@ -357,6 +357,8 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "resolver.no-solution", Tag: MissingDependency, Tool: "poetry/pip/uv/composer/bundler", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`version solving failed|SolverProblemError|No solution found when resolving dependencies|ResolutionImpossible|Your requirements could not be resolved to an installable set of packages|Bundler could not find compatible versions for gem|Unable to find installation candidates for ([\w.-]+)|Could not find a matching version of package ([\w.-]+)|which doesn't match any versions|Cannot install [\w.-]+ because these package versions have conflicting dependencies|(?m)^npm (?:ERR!|error) code ERESOLVE$`),
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
+		{ID: "registry.unreachable", Tag: MissingDependency, Tool: "composer/bundler/pip", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`file could not be downloaded(?: \([^)\n]*\))?: (?:[Ff]ailed to open stream: )?(?:Connection refused|Could not resolve host|Connection timed out)|Could not fetch specs from https?://\S+|Could not reach host \S+|Could not fetch URL https?://\S+: connection error`)},
 		{ID: "python.index-unreachable", Tag: MissingDependency, Tool: "poetry/pip", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`Max retries exceeded with url: /\S*(?:simple|pypi)/\S*|Failed to fetch: \x60https?://\S+/simple/\S*\x60`)},
 		// Bundlers and test runners that resolve a bare import (not a
@@ -468,6 +470,13 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "standard", Tag: LintError, Tool: "standard/ts-standard", Confidence: 0.85,
 			Pattern:  regexp.MustCompile(`(?m)^\s+\S+\.[cm]?[jt]sx?:\d+:\d+: .+ \((?:@?[\w-]+/)?[\w-]+\)$`),
 			Requires: regexp.MustCompile(`(?m)^(?:ts-)?standard: `)},
+		{ID: "js-linters", Tag: LintError, Tool: "biome/oxlint", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S+:\d+:\d+ lint/\w+/\w+ |^\s+[×⚠!] (?:eslint|typescript|unicorn|react|import|jest|oxc|jsx-a11y|nextjs|promise|vitest|node|jsdoc|regexp)(?:-plugin-[\w-]+)?\([\w-]+\): `)},
+		{ID: "commitlint", Tag: LintError, Tool: "commitlint", Confidence: 0.85,
+			Pattern:  regexp.MustCompile(`(?m)^✖\s+.+ \[[a-z]+(?:-[a-z]+)+\]$`),
+			Requires: regexp.MustCompile(`(?m)^⧗\s+input: `)},
+		{ID: "cpplint", Tag: LintError, Tool: "cpplint", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S+:\d+:\s+.+\s+\[[a-z]+/[\w-]+\] \[\d\]$`)},
 		{ID: "terraform.fmt", Tag: LintError, Tool: "terraform fmt", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^--- old/\S+\.(?:tf|tfvars|hcl)\n\+\+\+ new/`)},
 		// test_assertion_failed
@@ -487,7 +496,7 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "python.doctest-hypothesis", Tag: TestAssertionFailed, Tool: "doctest/hypothesis", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`(?m)^Failed example:\n(?:.*\n)*?^Expected:\n(?:.*\n)*?^Got:|^Falsifying example: `)},
 		{ID: "jasmine-tape.expectation", Tag: TestAssertionFailed, Tool: "jasmine/tape", Confidence: 0.8,
-			Pattern: regexp.MustCompile(`(?m)^\s+Message:\n\s+Expected .* to (?:be|equal|contain|have|match)|^not ok \d+ .*\n\s+---\n\s+operator: \w+\n\s+expected: `)},
+			Pattern: regexp.MustCompile(`(?m)^\s+Message:\n\s+Expected .* to (?:be|equal|contain|have|match)|^not ok \d+ .*\n\s+---\n\s+operator: \w+\n\s+expected: |^\s*not ok \d+ - .*\n\s+---\n(?:\s+[^\n]*\n){0,6}?\s+(?:wanted|found): `)},
 		{ID: "perl.test-more", Tag: TestAssertionFailed, Tool: "Test::More/prove", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^#\s+Failed test (?:'[^']*'|at )`)},
 		{ID: "bats.assertion", Tag: TestAssertionFailed, Tool: "bats", Confidence: 0.8,
@@ -499,7 +508,7 @@ var builtin = sync.OnceValue(func() []Rule {
 		// C and C++ tests: assert(3) as glibc, musl and macOS print it,
 		// GoogleTest, Catch2, Unity, Check, Criterion.
 		{ID: "c.assert", Tag: TestAssertionFailed, Tool: "assert.h/gtest/catch2/unity/check", Confidence: 0.8,
-			Pattern: regexp.MustCompile("(?m): Assertion `.+' failed\\.$|^Assertion failed: .+, (?:function \\w+, )?file \\S+, line \\d+\\.?$|^\\S+:\\d+: Failure$|^\\S+:\\d+: FAILED:$|^\\S+\\.c:\\d+:\\w+:FAIL\\b|^\\S+\\.c:\\d+:F:\\w+:\\w+:\\d+: |^\\[----\\] \\S+:\\d+: Assertion [Ff]ailed|^\\[   LINE   \\] --- \\S+:\\d+: error: Failure!$")},
+			Pattern: regexp.MustCompile("(?m): Assertion `.+' failed\\.$|^Assertion failed: .+, (?:function \\w+, )?file \\S+, line \\d+\\.?$|^\\S+:\\d+: Failure$|^\\S+:\\d+: FAILED:$|^\\S+\\.c:\\d+:\\w+:FAIL\\b|^\\S+\\.c:\\d+:F:\\w+:\\w+:\\d+: |^\\[----\\] \\S+:\\d+: Assertion [Ff]ailed|^\\[   LINE   \\] --- \\S+:\\d+: error: Failure!$|^\\S+:\\d+: ERROR: (?:CHECK|REQUIRE)\\w*\\( .* \\) is NOT correct!|^\\S+\\(\\d+\\): (?:fatal )?error: in \"[^\"]*\": (?:critical )?check .* has failed")},
 		{ID: "uvu.assertion", Tag: TestAssertionFailed, Tool: "uvu", Confidence: 0.8,
 			Pattern:  regexp.MustCompile(`(?m)^\s+Expected values? to (?:be |not be )?(?:strictly |deeply |loosely )?(?:equal|match|be \w+)[^\n]*\((?:is|equal|ok|not|match|instance|type|snapshot|fixture|unreachable)[\w.]*\)$`),
 			Requires: regexp.MustCompile(`(?m)^\s+FAIL\s+"`)},
@@ -514,7 +523,7 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "npm.lockfile", Tag: BuildConfigError, Tool: "npm", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`\x60?npm ci\x60? (?:command )?can only install (?:packages )?(?:with an existing package-lock\.json|when your package\.json and package-lock\.json)`)},
 		{ID: "npm.package-json", Tag: BuildConfigError, Tool: "npm", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`(?m)^npm (?:ERR!|error) code EJSONPARSE$|Invalid package\.json`)},
+			Pattern: regexp.MustCompile(`(?m)^npm (?:ERR!|error) code EJSONPARSE$|Invalid package\.json|^npm (?:ERR!|error) enoent (?:Could not read package\.json|This is related to npm not being able to find a file)`)},
 		{ID: "typescript.config", Tag: BuildConfigError, Tool: "tsc", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`error TS(?:5\d{3}|60(?:46|53|54|59)|18003):`)},
 		{ID: "typescript.tsconfig-syntax", Tag: BuildConfigError, Tool: "tsc", Confidence: 0.85,
@@ -590,14 +599,23 @@ var builtin = sync.OnceValue(func() []Rule {
 			Check:   func(m []string) *preflight.Check { return fileCheck(1)([]string{"", pick(m, 1, 2)}) },
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
 		{ID: "ld.undefined-reference", Tag: BuildConfigError, Tool: "ld/lld", Confidence: 0.85,
-			Pattern: regexp.MustCompile("undefined reference to `([^'\\n]+)'|(?m)^(?:ld(?:\\.lld)?|lld): error: undefined symbol: (.+)$|Undefined symbols for architecture \\w+:|multiple definition of `([^'\\n]+)'|error LNK2019: unresolved external symbol (\\S+)"),
-			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4) }},
+			Pattern: regexp.MustCompile("undefined reference to `([^'\\n]+)'|(?m)^(?:ld(?:\\.lld)?|lld): error: undefined symbol: (.+)$|Undefined symbols for architecture \\w+:|multiple definition of `([^'\\n]+)'|error LNK2019: unresolved external symbol (\\S+)|(?m)^mold: error: undefined symbol: (.+)$|recompile with -fPIC"),
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5) }},
 		{ID: "cmake.source-missing", Tag: BuildConfigError, Tool: "cmake", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`Cannot find source file:\s*\n\s*([\w./+-]+)\n`),
 			Check:   fileCheck(1), Subject: group(1)},
 		{ID: "cmake.error", Tag: BuildConfigError, Tool: "cmake", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^CMake Error(?: at [^\n]+)?:[^\n]*`),
-			Unless:  regexp.MustCompile(`Could NOT find \w+|Could not find a (?:package configuration file|configuration file for package)|By not providing "Find\w+\.cmake"|No CMAKE_\w+_COMPILER could be found|Could not find compiler set in environment variable|set to NOTFOUND|No package '[^']+' found|Package '[^']+', required by '[^']*', not found|was not found in the pkg-config search path`)},
+			Unless:  regexp.MustCompile(`Could NOT find \w+|Could not find a (?:package configuration file|configuration file for package)|By not providing "Find\w+\.cmake"|No CMAKE_\w+_COMPILER could be found|Could not find compiler set in environment variable|Could not find \w+ using the following (?:names|files)|set to NOTFOUND|No package '[^']+' found|Package '[^']+', required by '[^']*', not found|was not found in the pkg-config search path`)},
+		{ID: "ninja.missing", Tag: BuildConfigError, Tool: "ninja", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`ninja: error: '([\w./+-]+)', needed by '[^']+', missing and no known rule to make it|ninja: error: loading '(build\.ninja)': No such file or directory`),
+			Check: func(m []string) *preflight.Check {
+				if m[1] == "" {
+					return nil
+				}
+				return fileCheck(1)(m)
+			},
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
 		{ID: "meson.build-file", Tag: BuildConfigError, Tool: "meson", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^\S*meson(?:\.build|_options\.txt|\.options):\d+:\d+: ERROR: (.*)$|ERROR: Neither source directory '[^']*' nor build directory '[^']*' contain a build file meson\.build|ERROR: (?:Unknown options?: |Invalid option |Value "[^"]*" \(of type "\w+"\) for (?:combo )?option)`),
 			Reject:  regexp.MustCompile(`ERROR: (?:Dependency "|(?:C|C\+\+|\w+) (?:shared or static )?library '|Program '|Unknown compiler)`)},
@@ -716,6 +734,11 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`NOAUTH (?:Authentication required|HELLO must be called)|WRONGPASS invalid username-password pair|redis\.exceptions\.AuthenticationError`)},
 		{ID: "redis-py.connection", Tag: DBConnectionFailed, Tool: "redis-py", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`redis\.exceptions\.(?:ConnectionError|TimeoutError|BusyLoadingError): ([^\n]*)`)},
+		// A Node driver's refused connection, its stack naming the driver.
+		{ID: "node.driver-refused", Tag: DBConnectionFailed, Tool: "node drivers", Confidence: 0.8,
+			Pattern:  regexp.MustCompile(`ECONNREFUSED ([\w.-]+|::1):(\d+)\b`),
+			Requires: regexp.MustCompile(`node_modules/(?:mysql2?|pg|pg-pool|mongodb|redis|@redis/client|ioredis|mssql|tedious|oracledb|cassandra-driver|typeorm|sequelize|knex|mongoose|@prisma/client)/|\bTypeORM\b|MongoNetworkError`),
+			Check:    addrCheck(1, 2), Subject: func(m []string) string { return m[1] + ":" + m[2] }},
 		// psycopg 3 says "connection failed" and, before 3.2, not where.
 		{ID: "psycopg.connection", Tag: DBConnectionFailed, Tool: "psycopg 3", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`psycopg(?:_pool)?\.(?:errors\.)?OperationalError: (?:connection failed|connection is bad|consuming input failed)|psycopg_pool\.PoolTimeout: `)},
@@ -725,7 +748,7 @@ var builtin = sync.OnceValue(func() []Rule {
 		// Sequelize, Jedis, Lettuce, Npgsql). A well-known port alone is
 		// go.dial-refused's and node.econnrefused's.
 		{ID: "db.refused", Tag: DBConnectionFailed, Tool: "drivers", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`(?i:redis|postgres(?:ql)?|pgx?|mysql|mariadb|mongo(?:db)?|memcached?|cassandra|clickhouse|database|db)\b[^\n]{0,80}?dial tcp ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+): connect: connection refused|\(DBConnection\.ConnectionError\) tcp connect \(([\w.-]+):(\d+)\): connection refused|SequelizeConnectionRefusedError\]?: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|\[ioredis\] Unhandled error event: Error: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|Npgsql\.NpgsqlException[^\n]*Failed to connect to ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+)|RedisConnectionException: Unable to connect to ([\w.-]+)/?[\w.:-]*?:(\d+)|JedisConnectionException: Failed to connect to`),
+			Pattern: regexp.MustCompile(`(?i:redis|postgres(?:ql)?|pgx?|mysql|mariadb|mongo(?:db)?|memcached?|cassandra|clickhouse|database|db)\b[^\n]{0,80}?dial tcp ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+): connect: connection refused|\(DBConnection\.ConnectionError\) tcp connect \(([\w.-]+):(\d+)\): connection refused|SequelizeConnectionRefusedError\]?: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|\[ioredis\] Unhandled error event: Error: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|Npgsql\.NpgsqlException[^\n]*Failed to connect to ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+)|RedisConnectionException: Unable to connect to ([\w.-]+)/?[\w.:-]*?:(\d+)|JedisConnectionException: Failed to connect to|Cannot connect to redis://([\w.-]+):(\d+)|Sequel::DatabaseConnectionError|RedisException: Connection refused`),
 			Check: func(m []string) *preflight.Check {
 				for i := 1; i+1 < len(m); i += 2 {
 					if m[i] != "" {
