@@ -19,7 +19,7 @@
 # follows from its name (see corpus.go), so no one can move a capture.
 #
 # Usage: capture.sh [SECTION...]   with no section, every section runs.
-# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 color twice baseline
+# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 color twice baseline
 #
 # It installs what it needs when missing: Debian packages with apt-get
 # (PostgreSQL, MariaDB, Redis, shellcheck, pytest, mypy, flake8, pylint,
@@ -2222,6 +2222,300 @@ with pool.connection() as conn:
 	cap round7-junit4-npe "" "" java -cp /usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar:. org.junit.runner.JUnitCore LoadTest
 }
 
+# sec_round8: an eighth batch, captured and labelled before any rule was
+# written from it; its rules were written from round6, round7 and the
+# tools' documentation. The same families through tools and wordings
+# neither batch had: lld and mold, other C++ errors and warnings made
+# errors, ninja, cpplint, Check, CUnit, doctest, shunit2, node-tap, CMake's
+# find_library, find_program, version and include errors, Meson's subdir
+# and compiler, pnpm offline and without a manifest, yarn offline and
+# Yarn 4's scripts and registry, npm without a package.json, Composer,
+# Terraform references and validations, WEBrick, ncat, aiohttp, Java's
+# HttpServer, vite's dev server, PyMySQL, the mysql and mongodb drivers of
+# Node, a cache behind go-redis, env-schema, pydantic with two fields,
+# os.environ.get, process.env through URL and fs, zod's flattened errors,
+# biome, oxlint, commitlint, Django's test runner; and failures no tag
+# fits.
+sec_round8() {
+	needr6
+	for p in lld:lld mold:mold ncat:ncat composer:composer cpplint:cpplint shunit2:shunit2 ninja:ninja-build \
+		/usr/include/CUnit/CUnit.h:libcunit1-dev /usr/include/doctest/doctest.h:doctest-dev /usr/include/check.h:check \
+		/usr/lib/ruby/vendor_ruby/webrick.rb:ruby-webrick; do
+		need "${p%%:*}" "${p#*:}"
+	done
+	$PY -c 'import pymysql' 2>/dev/null || need /usr/lib/python3/dist-packages/pymysql python3-pymysql
+	$PY -c 'import aiohttp' 2>/dev/null || need /usr/lib/python3/dist-packages/aiohttp python3-aiohttp
+	for m in env-schema mysql mongodb @biomejs/biome oxlint @commitlint/cli @commitlint/config-conventional tap @yarnpkg/cli-dist vite; do
+		[ -d "$JSTOOLS/node_modules/$m" ] && continue
+		(cd "$JSTOOLS" && npm install --no-audit --no-fund env-schema mysql mongodb @biomejs/biome oxlint @commitlint/cli @commitlint/config-conventional tap @yarnpkg/cli-dist vite >/dev/null 2>&1) ||
+			echo "capture.sh: could not install the npm packages of round8" >&2
+		break
+	done
+	export NODE_PATH=$JSTOOLS/node_modules
+
+	# Linkers: lld, mold
+	ver ld.lld --version
+	fresh
+	printf 'int helper(int);\n\nint main(void) { return helper(2); }\n' >h.c
+	printf 'int main(void) { return 0; }\n' >ok.c
+	cap round8-lld-undefined $CONF "" clang -fuse-ld=lld h.c -o h
+	cap round8-lld-cannot-find $DEP "" clang -fuse-ld=lld ok.c -o ok -lzstd_missing
+	ver mold --version
+	cap round8-mold-undefined $CONF "" gcc -fuse-ld=mold h.c -o h
+
+	# C and C++ compilers
+	ver g++ --version
+	printf 'int main() {\n\tstd::vector<int> v{1, 2};\n\treturn v.size();\n}\n' >vec.cpp
+	cap round8-gxx-not-member-of-std $TYPE "" g++ -c vec.cpp
+	printf 'int main() {\n\tconst int limit = 3;\n\tlimit = 4;\n\treturn limit;\n}\n' >ro.cpp
+	cap round8-gxx-read-only $TYPE "" g++ -c ro.cpp
+	printf 'int count(const char *s) {\n\treturn s;\n}\n' >ret.cpp
+	ver clang++ --version
+	cap round8-clangxx-return-type $TYPE "" clang++ -c ret.cpp
+	ver gcc --version
+	printf 'int scale(int value, int factor) {\n\treturn value * 2;\n}\n' >par.c
+	cap round8-gcc-werror-unused-parameter $LINT "" gcc -Wall -Wextra -Werror -c par.c
+	ver clang --version
+	printf 'int find(const int *xs, int n, unsigned want) {\n\tfor (int i = 0; i < n; i++)\n\t\tif (xs[i] == want)\n\t\t\treturn i;\n\treturn -1;\n}\n' >sc.c
+	cap round8-clang-werror-sign-compare $LINT "" clang -Wsign-compare -Werror -c sc.c
+	ver gcc --version
+	printf 'int main(void) {\n\tif (1) {\n\t\treturn 0;\n}\n' >brace.c
+	cap round8-gcc-syntax-brace "" "" gcc -c brace.c
+	ver g++ --version
+	printf '#include <stdexcept>\n\nint main() {\n\tthrow std::runtime_error("config.toml: unknown key \\"replicas\\"");\n}\n' >thr.cpp
+	g++ thr.cpp -o thr 2>/dev/null
+	cap round8-cxx-uncaught-exception "" "" ./thr
+	printf '#include <stdio.h>\n#include <stdlib.h>\n\nint main(void) {\n\tfprintf(stderr, "fatal: connection pool exhausted (32/32)\\n");\n\tabort();\n}\n' >ab.c
+	gcc ab.c -o ab 2>/dev/null
+	cap round8-c-abort "" "" sh -c './ab'
+	ver make --version
+	printf '#include <fmt/core.h>\n\nint main() { fmt::print("hi\\n"); }\n' >f.cpp
+	printf 'f: f.cpp\n\t$(CXX) -o f f.cpp -lfmt\n' >Makefile
+	cap round8-make-gxx-missing-fmt $DEP "" make
+
+	# ninja
+	ver ninja --version
+	fresh
+	printf "project('z', 'c')\nexecutable('z', 'z.c')\n" >meson.build
+	printf '#include <zstd.h>\n\nint main(void) { return ZSTD_versionNumber() > 0 ? 0 : 1; }\n' >z.c
+	meson setup build >/dev/null 2>&1
+	cap round8-ninja-missing-header $DEP "" ninja -C build
+	printf 'int main(void) {\n\treturn 0\n}\n' >z.c
+	cap round8-ninja-syntax-error "" "" ninja -C build
+	fresh
+	mkdir build
+	cap round8-ninja-no-build-file $CONF "" ninja -C build
+
+	# Static analysis: cpplint, clang-tidy, cppcheck
+	ver cpplint --version
+	fresh
+	printf '#include <stdio.h>\nint main(){printf("x");return 0;}\n' >main.cc
+	cap round8-cpplint $LINT "" cpplint main.cc
+	ver clang-tidy --version
+	printf 'int sign(int n) {\n\tif (n < 0) return -1;\n\treturn 1;\n}\n' >br.cpp
+	cap round8-clang-tidy-braces $LINT "" clang-tidy --checks=-*,readability-braces-around-statements --warnings-as-errors=* br.cpp --
+	ver cppcheck --version
+	printf '#include <stdlib.h>\n\nint make(void) {\n\tchar *p = malloc(16);\n\tif (!p)\n\t\treturn 1;\n\tp[0] = 1;\n\treturn 0;\n}\n' >ml.c
+	cap round8-cppcheck-memleak $LINT "" cppcheck --error-exitcode=1 ml.c
+
+	# C and C++ tests, a shell test
+	ver sh -c 'dpkg-query -W -f "check ${Version}\n" check'
+	fresh
+	printf '#include <check.h>\n#include <stdlib.h>\n\nstatic int add(int a, int b) { return a - b; }\n\nSTART_TEST(test_add) { ck_assert_int_eq(add(2, 3), 5); }\nEND_TEST\n\nint main(void) {\n\tSuite *s = suite_create("calc");\n\tTCase *tc = tcase_create("core");\n\ttcase_add_test(tc, test_add);\n\tsuite_add_tcase(s, tc);\n\tSRunner *r = srunner_create(s);\n\tsrunner_set_fork_status(r, CK_NOFORK);\n\tsrunner_run_all(r, CK_NORMAL);\n\tint failed = srunner_ntests_failed(r);\n\tsrunner_free(r);\n\treturn failed ? EXIT_FAILURE : EXIT_SUCCESS;\n}\n' >ck.c
+	gcc ck.c -o t_check $(pkg-config --cflags --libs check 2>/dev/null || echo -lcheck) 2>/dev/null
+	cap round8-check-fail $TEST "" ./t_check
+	ver sh -c 'dpkg-query -W -f "cunit ${Version}\n" libcunit1-dev'
+	printf '#include <CUnit/Basic.h>\n\nstatic int add(int a, int b) { return a - b; }\n\nstatic void test_add(void) { CU_ASSERT_EQUAL(add(2, 3), 5); }\n\nint main(void) {\n\tCU_initialize_registry();\n\tCU_pSuite s = CU_add_suite("calc", NULL, NULL);\n\tCU_add_test(s, "adds", test_add);\n\tCU_basic_set_mode(CU_BRM_VERBOSE);\n\tCU_basic_run_tests();\n\tint failed = CU_get_number_of_failures();\n\tCU_cleanup_registry();\n\treturn failed ? 1 : 0;\n}\n' >cu.c
+	gcc cu.c -o t_cunit -lcunit 2>/dev/null
+	cap round8-cunit-fail $TEST "" ./t_cunit
+	ver sh -c 'dpkg-query -W -f "doctest ${Version}\n" doctest-dev'
+	printf '#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN\n#include <doctest/doctest.h>\n\nstatic int add(int a, int b) { return a - b; }\n\nTEST_CASE("adds") { CHECK(add(2, 3) == 5); }\n' >dt.cpp
+	g++ dt.cpp -o t_doctest 2>/dev/null
+	cap round8-doctest-fail $TEST "" ./t_doctest
+	ver sh -c 'dpkg-query -W -f "shunit2 ${Version}\n" shunit2'
+	printf '#!/bin/sh\nadd() { echo $(($1 - $2)); }\ntestAdd() { assertEquals "adds" 5 "$(add 2 3)"; }\n. shunit2\n' >t_add.sh
+	cap round8-shunit2-fail $TEST "" sh t_add.sh
+	ver cmake --version
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(calc CXX)\nenable_testing()\nadd_executable(t_calc t.cpp)\nadd_test(NAME calc COMMAND t_calc)\n' >CMakeLists.txt
+	printf '#define CATCH_CONFIG_MAIN\n#include <catch2/catch.hpp>\n\nstatic int mul(int a, int b) { return a + b; }\n\nTEST_CASE("multiplies") { CHECK(mul(2, 3) == 6); }\n' >t.cpp
+	cmake -S . -B build >/dev/null 2>&1 && cmake --build build >/dev/null 2>&1
+	ver ctest --version
+	cap round8-ctest-catch2 $TEST "" ctest --test-dir build --output-on-failure
+
+	# CMake and Meson
+	ver cmake --version
+	fresh
+	printf 'int main(void) { return 0; }\n' >main.c
+	printf 'cmake_minimum_required(VERSION 3.18)\nproject(app C)\nfind_library(ZSTD_LIB zstd_missing REQUIRED)\nadd_executable(app main.c)\n' >CMakeLists.txt
+	cap round8-cmake-find-library $DEP "" cmake -S . -B build
+	fresh
+	printf 'int main(void) { return 0; }\n' >main.c
+	printf 'cmake_minimum_required(VERSION 3.18)\nproject(app C)\nfind_program(PROTOC protoc-missing REQUIRED)\nadd_executable(app main.c)\n' >CMakeLists.txt
+	cap round8-cmake-find-program $DEP command_exists:protoc-missing cmake -S . -B build
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.99)\nproject(app C)\n' >CMakeLists.txt
+	cap round8-cmake-min-version $CONF "" cmake -S . -B build
+	fresh
+	printf 'int main(void) { return 0; }\n' >main.c
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(app C)\ninclude(Dependencies)\nadd_executable(app main.c)\n' >CMakeLists.txt
+	cap round8-cmake-include-missing $CONF "" cmake -S . -B build
+	ver meson --version
+	fresh
+	printf "project('app', 'c')\nsubdir('src')\n" >meson.build
+	cap round8-meson-subdir-missing $CONF "" meson setup build
+	fresh
+	printf "project('app', 'c')\nexecutable('app', 'main.c')\n" >meson.build
+	printf 'int main(void) { return 0; }\n' >main.c
+	cap round8-meson-compiler-missing $DEP command_exists:cc-missing env CC=cc-missing meson setup build
+
+	# pnpm, yarn, npm, Composer
+	jsver pnpm
+	fresh
+	cap round8-pnpm-no-manifest $CONF "" "$J/pnpm" install --store-dir "$W/pnpm-store"
+	printf '{"name":"app","version":"1.0.0"}\n' >package.json
+	cap round8-pnpm-exec-missing $DEP command_exists:tsx-missing "$J/pnpm" exec tsx-missing src/index.ts
+	printf '{"name":"app","version":"1.0.0","dependencies":{"left-pad":"1.3.0"}}\n' >package.json
+	cap round8-pnpm-offline $DEP "" "$J/pnpm" install --offline --store-dir "$W/pnpm-empty-store"
+	YC="$JSTOOLS/node_modules/yarn/bin/yarn.js"
+	ver node "$YC" --version
+	fresh
+	printf '{"name":"app","version":"1.0.0","license":"MIT","dependencies":{"left-pad":"1.3.0"}}\n' >package.json
+	cap round8-yarn-offline $DEP "" node "$YC" install --offline --cache-folder "$W/yarn-empty-cache"
+	YB="$JSTOOLS/node_modules/@yarnpkg/cli-dist/bin/yarn.js"
+	ver node "$YB" --version
+	fresh
+	printf '{"name":"app","version":"1.0.0","scripts":{"test":"node check.js"}}\n' >package.json
+	printf 'console.error("3 snapshots are obsolete");\nprocess.exit(1);\n' >check.js
+	printf 'enableTelemetry: false\nnodeLinker: node-modules\ncacheFolder: "%s/berry-cache"\nnpmRegistryServer: "http://127.0.0.1:9"\nunsafeHttpWhitelist: ["127.0.0.1"]\n' "$W" >.yarnrc.yml
+	touch yarn.lock
+	node "$YB" install >/dev/null 2>&1
+	cap round8-yarn-berry-missing-script $CONF "" node "$YB" run build
+	cap round8-yarn-berry-script-fails "" "" node "$YB" run test
+	cap round8-yarn-berry-unreachable $DEP "" node "$YB" add left-pad
+	ver npm --version
+	fresh
+	cap round8-npm-no-package-json $CONF "" npm run build
+	ver composer --version
+	fresh
+	cap round8-composer-no-json $CONF "" env COMPOSER_HOME="$W/composer" composer install --no-interaction
+	printf '{"name":"acme/app","require":{"monolog/monolog":"^99.0"},"repositories":[{"packagist.org":false}]}\n' >composer.json
+	cap round8-composer-unresolvable $DEP "" env COMPOSER_HOME="$W/composer" composer install --no-interaction
+	printf '{"name":"acme/app","require":{"monolog/monolog":"^3.0"},"repositories":[{"packagist.org":false},{"type":"composer","url":"http://127.0.0.1:9"}],"config":{"secure-http":false}}\n' >composer.json
+	cap round8-composer-unreachable $DEP "" env COMPOSER_HOME="$W/composer" composer install --no-interaction
+
+	# Terraform
+	if command -v terraform >/dev/null 2>&1; then
+		ver terraform version
+		printf 'provider_installation {\n  network_mirror {\n    url = "https://127.0.0.1:9/providers/"\n  }\n}\n' >"$W/tf.rc"
+		TF="env TF_CLI_CONFIG_FILE=$W/tf.rc TF_IN_AUTOMATION=1"
+		fresh
+		printf 'output "bucket_id" {\n  value = aws_s3_bucket.assets.id\n}\n' >main.tf
+		cap round8-terraform-undeclared-resource $CONF "" $TF terraform validate -no-color
+		fresh
+		printf 'variable "replicas" {\n  type = number\n  validation {\n    condition     = var.replicas >= 1 && var.replicas <= 5\n    error_message = "replicas must be between 1 and 5."\n  }\n}\n\noutput "replicas" {\n  value = var.replicas\n}\n' >main.tf
+		$TF terraform init -input=false -no-color >/dev/null 2>&1
+		cap round8-terraform-variable-validation $CONF "" $TF terraform plan -input=false -no-color -var replicas=9
+		fresh
+		mkdir -p modules/net && printf 'output "id" {\nvalue = "n-1"\n}\n' >modules/net/main.tf
+		printf 'module "net" {\n  source = "./modules/net"\n}\n' >main.tf
+		cap round8-terraform-fmt-recursive $LINT "" $TF terraform fmt -check -recursive
+	fi
+
+	# Ports: WEBrick, ncat, aiohttp, Java's HttpServer, vite's dev server
+	ver ruby --version
+	fresh
+	cap round8-webrick-in-use $PORT port_free:18122 hold 18122 timeout 10 ruby -run -e httpd -- --bind-address=127.0.0.1 --port=18122 .
+	ver ncat --version
+	cap round8-ncat-in-use $PORT port_free:18124 hold 18124 timeout 5 ncat -l 127.0.0.1 18124
+	ver $PY -c 'import aiohttp; print("aiohttp", aiohttp.__version__)'
+	printf 'from aiohttp import web\n\napp = web.Application()\nweb.run_app(app, host="127.0.0.1", port=18125)\n' >srv.py
+	cap round8-aiohttp-in-use $PORT port_free:18125 hold 18125 timeout 10 $PY srv.py
+	ver java -version
+	printf 'import com.sun.net.httpserver.HttpServer;\nimport java.net.InetSocketAddress;\n\npublic class Api {\n  public static void main(String[] a) throws Exception {\n    HttpServer s = HttpServer.create(new InetSocketAddress(18126), 0);\n    s.start();\n  }\n}\n' >Api.java
+	cap round8-java-httpserver-in-use $PORT "" hold 18126 timeout 20 java Api.java
+	jsver vite
+	fresh
+	ln -s "$JSTOOLS/node_modules" node_modules
+	printf '{"name":"app","version":"1.0.0","type":"module"}\n' >package.json
+	printf '<!doctype html>\n<p>hi</p>\n' >index.html
+	cap round8-vite-dev-in-use $PORT port_free:18128 hold 18128 timeout 15 "$J/vite" --port 18128 --strictPort --host 127.0.0.1
+
+	# Refused connections: PyMySQL, Node's mysql and mongodb, a cache behind go-redis
+	ver $PY -c 'import pymysql; print("PyMySQL", pymysql.__version__)'
+	fresh
+	cap round8-pymysql-refused $DB "" $PY -c 'import pymysql
+pymysql.connect(host="127.0.0.1", port=13307, user="app", password="secret", connect_timeout=3)'
+	jsver mysql
+	printf 'const mysql = require("mysql");\nconst c = mysql.createConnection({ host: "127.0.0.1", port: 13308, user: "app" });\nc.connect(err => { if (err) { console.error(err); process.exit(1); } });\n' >my.js
+	cap round8-node-mysql-refused $DB tcp_reachable:127.0.0.1:13308 node my.js
+	jsver mongodb
+	printf 'const { MongoClient } = require("mongodb");\nnew MongoClient("mongodb://127.0.0.1:27018", { serverSelectionTimeoutMS: 1500 }).connect().catch(e => { console.error(e); process.exit(1); });\n' >mg.js
+	cap round8-node-mongodb-refused $DB tcp_reachable:127.0.0.1:27018 node mg.js
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"context"\n\t"log"\n\n\t"github.com/redis/go-redis/v9"\n)\n\nfunc main() {\n\topt, _ := redis.ParseURL("redis://127.0.0.1:16391/0")\n\tif err := redis.NewClient(opt).Ping(context.Background()).Err(); err != nil {\n\t\tlog.Fatalf("cache: %%v", err)\n\t}\n}\n' >main.go
+	go get github.com/redis/go-redis/v9@v9.7.0 >/dev/null 2>&1
+	cap round8-go-cache-refused $DB tcp_reachable:127.0.0.1:16391 go run .
+
+	# Variables: env-schema, pydantic, os.environ.get, process.env, zod
+	jsver env-schema
+	fresh
+	printf 'const envSchema = require("env-schema");\nenvSchema({ schema: { type: "object", required: ["JWT_SECRET"], properties: { JWT_SECRET: { type: "string" } } } });\n' >es.js
+	cap round8-env-schema $ENV env_var_present:JWT_SECRET env -i PATH="$PATH" NODE_PATH="$NODE_PATH" node es.js
+	ver $PY -c 'import pydantic; print("pydantic", pydantic.VERSION)'
+	printf 'from pydantic import BaseSettings\n\n\nclass AppSettings(BaseSettings):\n    stripe_key: str\n    database_url: str\n\n\nAppSettings()\n' >two.py
+	cap round8-pydantic-two-fields $ENV env_var_present:STRIPE_KEY,env_var_present:DATABASE_URL $PY two.py
+	ver $PY --version
+	printf 'import os\n\nmode = os.environ.get("DEPLOY_MODE").lower()\nprint(mode)\n' >mode.py
+	cap round8-python-environ-get-lower $ENV env_var_present:DEPLOY_MODE $PY mode.py
+	ver node --version
+	printf 'const api = new URL(process.env.API_URL);\nconsole.log(api.host);\n' >url.js
+	# Node's stack stops in its own URL parser: the output does not name
+	# the variable (as node-env-undefined-split), so no tag.
+	cap round8-node-env-url "" "" node url.js
+	printf 'const fs = require("fs");\nconst cert = fs.readFileSync(process.env.TLS_CERT_PATH);\nconsole.log(cert.length);\n' >cert.js
+	cap round8-node-env-fs-path "" "" node cert.js
+	jsver zod
+	printf 'const { z } = require("zod");\nconst r = z.object({ REDIS_URL: z.string() }).safeParse(process.env);\nif (!r.success) {\n  console.error("bad environment:", z.flattenError(r.error).fieldErrors);\n  process.exit(1);\n}\n' >fl.js
+	cap round8-zod-flatten-env $ENV env_var_present:REDIS_URL node fl.js
+
+	# Tests: node-tap, ava, Django's test runner; linters: biome, oxlint, commitlint
+	jsver tap
+	fresh
+	ln -s "$JSTOOLS/node_modules" node_modules
+	printf '{"name":"app","version":"1.0.0"}\n' >package.json
+	printf 'const t = require("tap");\nconst add = (a, b) => a - b;\nt.equal(add(2, 3), 5, "adds");\n' >add.test.js
+	cap round8-tap-fail $TEST "" node add.test.js
+	jsver ava
+	printf '{"name":"app","version":"1.0.0","type":"module"}\n' >package.json
+	printf 'import test from "ava";\n\ntest("totals", t => {\n\tt.deepEqual({ total: 3, items: 2 }, { total: 4, items: 2 });\n});\n' >tot.test.js
+	cap round8-ava-deep-equal $TEST "" "$J/ava" tot.test.js
+	printf 'process.on("exit", c => {});\nPromise.reject(new Error("upstream returned 503 for /v1/rates"));\n' >rej.js
+	ver node --version
+	cap round8-node-unhandled-rejection "" "" node rej.js
+	jsver @biomejs/biome
+	printf 'if (a == 1) { console.log("one"); }\n' >b.js
+	cap round8-biome-lint $LINT "" "$J/biome" lint b.js
+	jsver oxlint
+	printf 'function f() {\n  debugger;\n  return 1;\n}\nf();\n' >o.js
+	cap round8-oxlint $LINT "" "$J/oxlint" -D no-debugger o.js
+	jsver @commitlint/cli
+	fresh
+	ln -s "$JSTOOLS/node_modules" node_modules
+	printf 'module.exports = { extends: ["@commitlint/config-conventional"] };\n' >commitlint.config.js
+	cap round8-commitlint $LINT "" sh -c 'echo "Fixed the thing" | "$0" --extends @commitlint/config-conventional' "$J/commitlint"
+	ver $PY -m pytest --version
+	fresh
+	printf 'CONFIG = {"region": "eu-west-1"}\n\n\ndef test_bucket():\n    assert CONFIG["bucket"].startswith("assets-")\n' >test_cfg.py
+	cap round8-pytest-dict-keyerror "" "" $PY -m pytest -q -p no:cacheprovider test_cfg.py
+	ver $PY -c 'import django; print("Django", django.get_version())'
+	django-admin startproject mysite . >/dev/null 2>&1
+	mkdir -p mysite/tests && touch mysite/tests/__init__.py
+	printf 'from django.test import SimpleTestCase\n\n\ndef slug(s):\n    return s.lower()\n\n\nclass SlugTest(SimpleTestCase):\n    def test_spaces(self):\n        self.assertEqual(slug("Hello World"), "hello-world")\n' >mysite/tests/test_slug.py
+	cap round8-django-test-fail $TEST "" $PY manage.py test mysite.tests
+}
+
 # sec_baseline: pairs of one step's output, passing then failing, for the
 # evidence-first classification (baselines/NAME.pass.txt, NAME.fail.txt).
 sec_baseline() {
@@ -2293,7 +2587,7 @@ sec_twice() {
 	cap go-vet-then-test-undefined $TYPE "" sh -c 'go vet ./...; go test ./...'
 }
 
-sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 color twice baseline}
+sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 color twice baseline}
 for s in $sections; do
 	"sec_$s"
 done
