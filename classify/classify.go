@@ -166,7 +166,8 @@ func (c *Classifier) runCommand(evidence, context, command string, wantMisses bo
 					continue
 				}
 				found = true
-				if len(a) >= minNearMiss && (anchorAt < 0 || j < anchorAt) {
+				// An anchor across lines names no one line to point at.
+				if len(a) >= minNearMiss && !strings.Contains(a, "\n") && (anchorAt < 0 || j < anchorAt) {
 					anchor, anchorAt = a, j
 				}
 			}

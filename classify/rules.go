@@ -302,11 +302,11 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`(?m)^make(?:\[\d+\])?: ([\w.+-]+): (?:No such file or directory|Command not found)$`),
 			Check:   commandCheck(1), Subject: group(1)},
 		{ID: "exec.not-in-path", Tag: MissingDependency, Tool: "go/node/java", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`exec: "([\w.+-]+)": executable file not found in \$PATH|spawn(?:Sync)? ([\w.+-]+) ENOENT|Cannot run program "([\w.+-]+)": error=2,`),
+			Pattern: regexp.MustCompile(`exec: "([\w.+-]+)": executable file not found in \$PATH|spawn(?:Sync)? ([\w.+-]+) ENOENT|Cannot run program "([\w.+-]+)": error=2,|No such file or directory - ([\w.+-]+) \(Errno::ENOENT\)|(?m)^which: no ([\w.+-]+) in \(`),
 			Check: func(m []string) *preflight.Check {
-				return &preflight.Check{Type: preflight.CommandExists, Command: pick(m, 1, 2, 3)}
+				return &preflight.Check{Type: preflight.CommandExists, Command: pick(m, 1, 2, 3, 4, 5)}
 			},
-			Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5) }},
 
 		// C and C++: a header the compiler cannot find. A header included
 		// with quotes is the project's own (a generated config.h, a wrong
@@ -321,23 +321,23 @@ var builtin = sync.OnceValue(func() []Rule {
 		// Build systems that look a library up: CMake's find_package and
 		// pkg_check_modules, Meson's dependency(), pkg-config, autoconf.
 		{ID: "cmake.package-missing", Tag: MissingDependency, Tool: "cmake", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`Could NOT find (\w+)|Could not find a (?:package configuration file|configuration file for package) (?:provided by )?"(\w+)"|By not providing "Find(\w+)\.cmake"|No CMAKE_(?:C|CXX|CUDA|Fortran|OBJC)_COMPILER could be found|variables are used in this project, but they are set to NOTFOUND|Could not find compiler set in environment variable \w+:\s*\n\s*([\w./+-]+?)\.?\n|Could not find \w+ using the following (?:names|files): ([\w.+-]+)`),
+			Pattern: regexp.MustCompile(`Could NOT find (\w+)|Could not find a (?:package configuration file|configuration file for package) (?:provided by )?"(\w+)"|By not providing "Find(\w+)\.cmake"|No CMAKE_(?:C|CXX|CUDA|Fortran|OBJC)_COMPILER could be found|variables are used in this project, but they are set to NOTFOUND|Could not find compiler set in environment variable \w+:\s*\n\s*([\w./+-]+?)\.?\n|\(find_program\):\s*\n\s*Could not find \w+ using the following names: ([\w.+-]+)|Could not find \w+ using the following (?:names|files): ([\w.+-]+)`),
 			Check: func(m []string) *preflight.Check {
-				if m[4] == "" {
-					return nil
+				if g := pick(m, 4, 5); g != "" {
+					return commandCheck(1)([]string{"", g})
 				}
-				return commandCheck(4)(m)
+				return nil
+			},
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5, 6) }},
+		{ID: "meson.dependency-missing", Tag: MissingDependency, Tool: "meson", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`ERROR: Dependency "([^"]+)" not found|ERROR: (?:C|C\+\+|\w+) (?:shared or static )?library '([^']+)' not found|ERROR: Program '([\w.+-]+)' not found|Dependency lookup for (\S+) with method \S+ failed|ERROR: Unknown compiler\(s\)(?:: \[\['([\w./+-]+)')?`),
+			Check: func(m []string) *preflight.Check {
+				if g := pick(m, 3, 5); g != "" {
+					return commandCheck(1)([]string{"", g})
+				}
+				return nil
 			},
 			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5) }},
-		{ID: "meson.dependency-missing", Tag: MissingDependency, Tool: "meson", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`ERROR: Dependency "([^"]+)" not found|ERROR: (?:C|C\+\+|\w+) (?:shared or static )?library '([^']+)' not found|ERROR: Program '([\w.+-]+)' not found|ERROR: Unknown compiler\(s\)|Dependency lookup for (\S+) with method \S+ failed`),
-			Check: func(m []string) *preflight.Check {
-				if m[3] == "" {
-					return nil
-				}
-				return commandCheck(3)(m)
-			},
-			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4) }},
 		{ID: "pkg-config.missing", Tag: MissingDependency, Tool: "pkg-config", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`Package ([\w.+-]+) was not found in the pkg-config search path|No package '([\w.+-]+)' found|Package '([\w.+-]+)', required by '[^']+', not found`),
 			Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
@@ -348,6 +348,9 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "pnpm.resolution", Tag: MissingDependency, Tool: "pnpm", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`\bERR_PNPM_(?:NO_MATCHING_VERSION\w*|FETCH_\d+|META_FETCH_FAIL|NO_OFFLINE_\w+|WORKSPACE_PKG_NOT_FOUND|LINKED_PKG_DIR_NOT_FOUND|\w*NETWORK_ERROR|TARBALL_\w+|NO_VERSIONS|PEER_DEP_ISSUES|\w*RESOLVE\w*|\w*NOT_FOUND)\b`),
 			Reject:  regexp.MustCompile(`ERR_PNPM_(?:NO_IMPORTER_MANIFEST_FOUND|\w*SCRIPT\w*|\w*LOCKFILE\w*)`)},
+		{ID: "pnpm.command-missing", Tag: MissingDependency, Tool: "pnpm", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`ERR_PNPM_RECURSIVE_EXEC_FIRST_FAIL\W{0,12}Command "([\w.@/+-]+)" not found`),
+			Check:   commandCheck(1), Subject: group(1)},
 		{ID: "yarn.resolution", Tag: MissingDependency, Tool: "yarn", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`(?m)^error (?:Couldn't find any versions for "([^"]+)"|Couldn't find package "([^"]+)"|Received malformed response from registry|An unexpected error occurred: "[^"\n]*(?:ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|ECONNRESET|404 Not Found|getaddrinfo)[^"\n]*")|YN0035: [^\n]*(?:Package not found|failed to provide the requested resource)|YN0082: [^\n]*No candidates found|YN0001: [^\n]*(?:ECONNREFUSED|ENOTFOUND|getaddrinfo|RequestError)`),
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
@@ -358,7 +361,8 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`version solving failed|SolverProblemError|No solution found when resolving dependencies|ResolutionImpossible|Your requirements could not be resolved to an installable set of packages|Bundler could not find compatible versions for gem|Unable to find installation candidates for ([\w.-]+)|Could not find a matching version of package ([\w.-]+)|which doesn't match any versions|Cannot install [\w.-]+ because these package versions have conflicting dependencies|(?m)^npm (?:ERR!|error) code ERESOLVE$`),
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
 		{ID: "registry.unreachable", Tag: MissingDependency, Tool: "composer/bundler/pip", Confidence: 0.8,
-			Pattern: regexp.MustCompile(`file could not be downloaded(?: \([^)\n]*\))?: (?:[Ff]ailed to open stream: )?(?:Connection refused|Could not resolve host|Connection timed out)|Could not fetch specs from https?://\S+|Could not reach host \S+|Could not fetch URL https?://\S+: connection error`)},
+			// Composer's console wraps its messages at any space.
+			Pattern: regexp.MustCompile(`file could not be downloaded(?: \([^)\n]*\))?:\s+(?:[Ff]ailed\s+to\s+open\s+stream:\s+)?(?:Connection\s+refused|Could\s+not\s+resolve\s+host|Connection\s+timed\s+out)|Could not fetch specs from https?://\S+|Could not reach host \S+|Could not fetch URL https?://\S+: connection error`)},
 		{ID: "python.index-unreachable", Tag: MissingDependency, Tool: "poetry/pip", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`Max retries exceeded with url: /\S*(?:simple|pypi)/\S*|Failed to fetch: \x60https?://\S+/simple/\S*\x60`)},
 		// Bundlers and test runners that resolve a bare import (not a
@@ -471,7 +475,7 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern:  regexp.MustCompile(`(?m)^\s+\S+\.[cm]?[jt]sx?:\d+:\d+: .+ \((?:@?[\w-]+/)?[\w-]+\)$`),
 			Requires: regexp.MustCompile(`(?m)^(?:ts-)?standard: `)},
 		{ID: "js-linters", Tag: LintError, Tool: "biome/oxlint", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`(?m)^\S+:\d+:\d+ lint/\w+/\w+ |^\s+[×⚠!] (?:eslint|typescript|unicorn|react|import|jest|oxc|jsx-a11y|nextjs|promise|vitest|node|jsdoc|regexp)(?:-plugin-[\w-]+)?\([\w-]+\): `)},
+			Pattern: regexp.MustCompile(`(?m)^\S+:\d+:\d+ lint/\w+/\w+ |^\s+[×⚠!x] (?:eslint|typescript|unicorn|react|import|jest|oxc|jsx-a11y|nextjs|promise|vitest|node|jsdoc|regexp)(?:-plugin-[\w-]+)?\([\w-]+\): `)},
 		{ID: "commitlint", Tag: LintError, Tool: "commitlint", Confidence: 0.85,
 			Pattern:  regexp.MustCompile(`(?m)^✖\s+.+ \[[a-z]+(?:-[a-z]+)+\]$`),
 			Requires: regexp.MustCompile(`(?m)^⧗\s+input: `)},
@@ -496,7 +500,7 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "python.doctest-hypothesis", Tag: TestAssertionFailed, Tool: "doctest/hypothesis", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`(?m)^Failed example:\n(?:.*\n)*?^Expected:\n(?:.*\n)*?^Got:|^Falsifying example: `)},
 		{ID: "jasmine-tape.expectation", Tag: TestAssertionFailed, Tool: "jasmine/tape", Confidence: 0.8,
-			Pattern: regexp.MustCompile(`(?m)^\s+Message:\n\s+Expected .* to (?:be|equal|contain|have|match)|^not ok \d+ .*\n\s+---\n\s+operator: \w+\n\s+expected: |^\s*not ok \d+ - .*\n\s+---\n(?:\s+[^\n]*\n){0,6}?\s+(?:wanted|found): `)},
+			Pattern: regexp.MustCompile(`(?m)^\s+Message:\n\s+Expected .* to (?:be|equal|contain|have|match)|^not ok \d+ .*\n\s+---\n\s+operator: \w+\n\s+expected: |^\s*not ok \d+ - .*\n\s+---\n(?:\s+[^\n]*\n){0,6}?\s+(?:wanted|found|compare): `)},
 		{ID: "perl.test-more", Tag: TestAssertionFailed, Tool: "Test::More/prove", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^#\s+Failed test (?:'[^']*'|at )`)},
 		{ID: "bats.assertion", Tag: TestAssertionFailed, Tool: "bats", Confidence: 0.8,
@@ -509,6 +513,9 @@ var builtin = sync.OnceValue(func() []Rule {
 		// GoogleTest, Catch2, Unity, Check, Criterion.
 		{ID: "c.assert", Tag: TestAssertionFailed, Tool: "assert.h/gtest/catch2/unity/check", Confidence: 0.8,
 			Pattern: regexp.MustCompile("(?m): Assertion `.+' failed\\.$|^Assertion failed: .+, (?:function \\w+, )?file \\S+, line \\d+\\.?$|^\\S+:\\d+: Failure$|^\\S+:\\d+: FAILED:$|^\\S+\\.c:\\d+:\\w+:FAIL\\b|^\\S+\\.c:\\d+:F:\\w+:\\w+:\\d+: |^\\[----\\] \\S+:\\d+: Assertion [Ff]ailed|^\\[   LINE   \\] --- \\S+:\\d+: error: Failure!$|^\\S+:\\d+: ERROR: (?:CHECK|REQUIRE)\\w*\\( .* \\) is NOT correct!|^\\S+\\(\\d+\\): (?:fatal )?error: in \"[^\"]*\": (?:critical )?check .* has failed")},
+		{ID: "cunit.assertion", Tag: TestAssertionFailed, Tool: "CUnit", Confidence: 0.8,
+			Pattern:  regexp.MustCompile(`(?m)^\s+\d+\. \S+:\d+\s+- \S.*$`),
+			Requires: regexp.MustCompile(`CUnit - A unit testing framework`)},
 		{ID: "uvu.assertion", Tag: TestAssertionFailed, Tool: "uvu", Confidence: 0.8,
 			Pattern:  regexp.MustCompile(`(?m)^\s+Expected values? to (?:be |not be )?(?:strictly |deeply |loosely )?(?:equal|match|be \w+)[^\n]*\((?:is|equal|ok|not|match|instance|type|snapshot|fixture|unreachable)[\w.]*\)$`),
 			Requires: regexp.MustCompile(`(?m)^\s+FAIL\s+"`)},
@@ -699,8 +706,14 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "mysql.cannot-connect", Tag: DBConnectionFailed, Tool: "mysql/mariadb", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`Can't connect to (?:local )?(?:MySQL |MariaDB )?server (?:on '([\w.:-]+)'|through socket '([^']+)')(?: \((\d+)\))?|Lost connection to (?:MySQL )?server at '(?:handshake: )?reading initial communication packet`),
 			Check: func(m []string) *preflight.Check {
-				if m[2] != "" && m[3] == "2" {
+				switch {
+				case m[2] != "" && m[3] == "2":
 					return &preflight.Check{Type: preflight.FileExists, Path: m[2]}
+				case m[1] != "" && m[3] == "111":
+					// MySQL 8's client names the port: '127.0.0.1:3307' (111).
+					if host, port, err := net.SplitHostPort(m[1]); err == nil {
+						return addrCheck(1, 2)([]string{"", host, port})
+					}
 				}
 				return nil
 			}},
@@ -748,7 +761,7 @@ var builtin = sync.OnceValue(func() []Rule {
 		// Sequelize, Jedis, Lettuce, Npgsql). A well-known port alone is
 		// go.dial-refused's and node.econnrefused's.
 		{ID: "db.refused", Tag: DBConnectionFailed, Tool: "drivers", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`(?i:redis|postgres(?:ql)?|pgx?|mysql|mariadb|mongo(?:db)?|memcached?|cassandra|clickhouse|database|db)\b[^\n]{0,80}?dial tcp ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+): connect: connection refused|\(DBConnection\.ConnectionError\) tcp connect \(([\w.-]+):(\d+)\): connection refused|SequelizeConnectionRefusedError\]?: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|\[ioredis\] Unhandled error event: Error: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|Npgsql\.NpgsqlException[^\n]*Failed to connect to ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+)|RedisConnectionException: Unable to connect to ([\w.-]+)/?[\w.:-]*?:(\d+)|JedisConnectionException: Failed to connect to|Cannot connect to redis://([\w.-]+):(\d+)|Sequel::DatabaseConnectionError|RedisException: Connection refused`),
+			Pattern: regexp.MustCompile(`(?i:redis|postgres(?:ql)?|pgx?|mysql|mariadb|mongo(?:db)?|memcached?|cassandra|clickhouse|database|db|cache)\b[^\n]{0,80}?dial tcp ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+): connect: connection refused|\(DBConnection\.ConnectionError\) tcp connect \(([\w.-]+):(\d+)\): connection refused|SequelizeConnectionRefusedError\]?: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|\[ioredis\] Unhandled error event: Error: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|Npgsql\.NpgsqlException[^\n]*Failed to connect to ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+)|RedisConnectionException: Unable to connect to ([\w.-]+)/?[\w.:-]*?:(\d+)|JedisConnectionException: Failed to connect to|Cannot connect to redis://([\w.-]+):(\d+)|Sequel::DatabaseConnectionError|RedisException: Connection refused`),
 			Check: func(m []string) *preflight.Check {
 				for i := 1; i+1 < len(m); i += 2 {
 					if m[i] != "" {
