@@ -19,7 +19,7 @@
 # follows from its name (see corpus.go), so no one can move a capture.
 #
 # Usage: capture.sh [SECTION...]   with no section, every section runs.
-# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 color twice baseline
+# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 color twice baseline
 #
 # It installs what it needs when missing: Debian packages with apt-get
 # (PostgreSQL, MariaDB, Redis, shellcheck, pytest, mypy, flake8, pylint,
@@ -2516,6 +2516,287 @@ pymysql.connect(host="127.0.0.1", port=13307, user="app", password="secret", con
 	cap round8-django-test-fail $TEST "" $PY manage.py test mysite.tests
 }
 
+# sec_round9: a ninth batch, captured and labelled before any rule was
+# written from it; its rules were written from round6 to round8 and the
+# tools' documentation. Tools and wordings none of them had: other
+# missing headers and libraries, C and C++ errors and warnings made
+# errors, CMake's OpenSSL, Python3 version and missing targets, Meson's
+# versioned dependency and combo option, a hand-written ninja file,
+# autoconf's headers, pnpm's peer dependencies, yarn's 404, npm
+# workspaces, poetry's packages, pip's requirements file, Composer's
+# validation, Bundler without a Gemfile, Terraform's file() and module
+# directories; a Rust, an Erlang, a memcached and a Django server on a
+# taken port, a port given as a bare argument; SQLAlchemy, Sequel,
+# pymemcache, Celery and phpredis refused; pydantic with an env alias,
+# JSON.parse of process.env, zod with two variables, Django's settings,
+# Node's assert on process.env; ava's throws, GoogleTest's ASSERT_TRUE,
+# test-unit; biome's formatter, htmlhint; and failures no tag fits.
+sec_round9() {
+	needr6
+	for p in rustc:rustc erl:erlang-base memcached:memcached \
+		/usr/lib/ruby/vendor_ruby/sequel.rb:ruby-sequel /usr/lib/x86_64-linux-gnu/ruby/vendor_ruby/3.1.0/pg_ext.so:ruby-pg \
+		/usr/lib/ruby/vendor_ruby/test/unit.rb:ruby-test-unit /usr/include/gtest/gtest.h:libgtest-dev; do
+		need "${p%%:*}" "${p#*:}"
+	done
+	for m in sqlalchemy:python3-sqlalchemy MySQLdb:python3-mysqldb pymemcache:python3-pymemcache celery:python3-celery redis:python3-redis; do
+		$PY -c "import ${m%%:*}" 2>/dev/null || need "/usr/lib/python3/dist-packages/${m%%:*}" "${m#*:}"
+	done
+	php -m 2>/dev/null | grep -qx redis || need /usr/lib/php/20220829/redis.so php-redis
+	[ -d "$JSTOOLS/node_modules/htmlhint" ] || (cd "$JSTOOLS" && npm install --no-audit --no-fund htmlhint >/dev/null 2>&1) ||
+		echo "capture.sh: could not install htmlhint" >&2
+	export NODE_PATH=$JSTOOLS/node_modules
+
+	# C and C++
+	ver gcc --version
+	fresh
+	printf '#include <sodium.h>\n\nint main(void) { return sodium_init(); }\n' >na.c
+	cap round9-gcc-missing-sodium-header $DEP "" gcc -c na.c
+	printf '#include "version.h"\n\nconst char *version(void) { return APP_VERSION; }\n' >ver.c
+	cap round9-gcc-generated-header-missing $CONF "" gcc -c ver.c
+	printf 'int main(void) {\n\tint n = 2;\n\treturn total * n;\n}\n' >tot.c
+	cap round9-gcc-undeclared $TYPE "" gcc -c tot.c
+	printf 'int sign(int n) {\n\tif (n > 0)\n\t\treturn 1;\n}\n' >rt.c
+	cap round9-gcc-werror-return-type $LINT "" gcc -Werror=return-type -c rt.c
+	printf '#include <math.h>\n\nint main(int argc, char **argv) { return (int)sqrt((double)argc); }\n' >sq.c
+	cap round9-gcc-undefined-sqrt $CONF "" gcc sq.c -o sq
+	printf 'int main(void) { return 0; }\n' >ok.c
+	ver g++ --version
+	cap round9-gxx-cannot-find-lpq $DEP "" g++ -x c++ ok.c -o ok -lpq_missing
+	printf '#include <map>\n\nint main() {\n\tstd::map<int, int> m;\n\tm.push_back(1);\n\treturn 0;\n}\n' >map.cpp
+	cap round9-gxx-no-member-push-back $TYPE "" g++ -c map.cpp
+	printf 'int lib();\n\nint main() { return lib(); }\n' >app.cpp
+	cap round9-gxx-missing-input $CONF file_exists:lib.cpp g++ app.cpp lib.cpp -o app
+	printf 'class Config {\n\tint port;\n}\n\nint main() { return 0; }\n' >cls.cpp
+	cap round9-gxx-syntax-class "" "" g++ -c cls.cpp
+	ver clang --version
+	printf '#include <uv.h>\n\nint main(void) { return uv_run(uv_default_loop(), UV_RUN_DEFAULT); }\n' >uv.c
+	cap round9-clang-missing-uv-header $DEP "" clang -c uv.c
+	printf 'int main(void) {\n\tint *p = 2.5;\n\treturn *p;\n}\n' >ptr.c
+	cap round9-clang-incompatible-init $TYPE "" clang -c ptr.c
+	printf 'static int helper(void) { return 1; }\n\nint main(void) { return 0; }\n' >uf.c
+	cap round9-clang-werror-unused-function $LINT "" clang -Wunused-function -Werror -c uf.c
+	printf '#include <stdio.h>\n\nint main(void) {\n\tfprintf(stderr, "error: config.toml: line 3: expected \\x27=\\x27 after key \\"replicas\\"\\n");\n\treturn 2;\n}\n' >cfg.c
+	gcc cfg.c -o cfg 2>/dev/null
+	cap round9-c-config-parse-message "" "" ./cfg
+	ver clang-tidy --version
+	printf 'double half(int n) {\n\treturn n / 2;\n}\n\ndouble use(int n) { double d = n / 2; return d; }\n' >div.cpp
+	cap round9-clang-tidy-bugprone $LINT "" clang-tidy --checks=-*,bugprone-integer-division --warnings-as-errors=* div.cpp --
+	ver cppcheck --version
+	printf 'int f(int c) {\n\tint x;\n\tif (c)\n\t\tx = 1;\n\treturn x;\n}\n\nint main(void) { return f(0); }\n' >un.c
+	cap round9-cppcheck-uninitvar $LINT "" cppcheck --error-exitcode=1 un.c
+
+	# GoogleTest's ASSERT_TRUE
+	ver sh -c 'dpkg-query -W -f "googletest ${Version}\n" libgtest-dev'
+	printf '#include <gtest/gtest.h>\n\nstatic bool is_even(int n) { return n %% 2 == 1; }\n\nTEST(Parity, Four) { ASSERT_TRUE(is_even(4)); }\n' >p.cc
+	g++ p.cc -o t_parity -lgtest -lgtest_main -pthread 2>/dev/null
+	cap round9-gtest-assert-true $TEST "" ./t_parity
+
+	# CMake, Meson, ninja, autoconf
+	ver cmake --version
+	fresh
+	printf 'int main(void) { return 0; }\n' >main.c
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(app C)\nfind_package(LibArchive REQUIRED)\nadd_executable(app main.c)\n' >CMakeLists.txt
+	cap round9-cmake-libarchive $DEP "" cmake -S . -B build
+	fresh
+	printf 'int main(void) { return 0; }\n' >main.c
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(app C)\nfind_package(Python3 3.99 REQUIRED COMPONENTS Interpreter)\nadd_executable(app main.c)\n' >CMakeLists.txt
+	cap round9-cmake-python-version $DEP "" cmake -S . -B build
+	fresh
+	printf 'int main(void) { return 0; }\n' >main.c
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(app C)\nadd_executable(app main.c)\ntarget_link_libraries(app PRIVATE Acme::metrics)\n' >CMakeLists.txt
+	cap round9-cmake-target-not-found $CONF "" cmake -S . -B build
+	ver meson --version
+	fresh
+	printf 'int main(void) { return 0; }\n' >main.c
+	printf "project('app', 'c')\nz = dependency('zlib', version: '>=99')\nexecutable('app', 'main.c', dependencies: z)\n" >meson.build
+	cap round9-meson-dependency-version $DEP "" meson setup build
+	fresh
+	printf 'int main(void) { return 0; }\n' >main.c
+	printf "project('app', 'c')\nexecutable('app', 'main.c')\n" >meson.build
+	cap round9-meson-combo-option $CONF "" meson setup build -Dbuildtype=fastest
+	ver ninja --version
+	fresh
+	printf 'rule cc\n  command = gcc -c $in -o $out\n\nbuild out.o: cc main.c | gen/schema.h\n' >build.ninja
+	printf 'int main(void) { return 0; }\n' >main.c
+	cap round9-ninja-missing-input $CONF file_exists:gen/schema.h ninja
+	printf 'rule check\n  command = sh -c "echo schema drift detected: 2 columns differ >&2; exit 1"\n\nbuild check: check\n' >build.ninja
+	cap round9-ninja-custom-command-fails "" "" ninja check
+	ver autoconf --version
+	fresh
+	printf 'AC_INIT([packer], [1.0])\nAC_PROG_CC\nAC_CHECK_HEADERS([zstd.h], [], [AC_MSG_ERROR([zstd headers not found: install libzstd-dev])])\nAC_OUTPUT\n' >configure.ac
+	autoconf >/dev/null 2>&1
+	cap round9-configure-header $DEP "" ./configure
+
+	# Package managers
+	jsver pnpm
+	fresh
+	printf '{"name":"app","version":"1.0.0"}\n' >package.json
+	cap round9-pnpm-peer-deps $DEP "" "$J/pnpm" add --store-dir "$W/pnpm-store" --config.strict-peer-dependencies=true react-dom@18.2.0 react@17.0.2
+	YC="$JSTOOLS/node_modules/yarn/bin/yarn.js"
+	ver node "$YC" --version
+	fresh
+	printf '{"name":"app","version":"1.0.0","license":"MIT"}\n' >package.json
+	cap round9-yarn-404 $DEP "" node "$YC" add @orket-capture/no-such-package --registry https://registry.npmjs.org --cache-folder "$W/yarn-cache"
+	ver npm --version
+	printf '{"name":"app","version":"1.0.0"}\n' >package.json
+	cap round9-npm-no-workspaces $CONF "" npm run build --workspace=api
+	ver poetry --version
+	fresh
+	printf '[tool.poetry]\nname = "app"\nversion = "0.1.0"\ndescription = ""\nauthors = ["A <a@example.com>"]\npackages = [{include = "app"}]\n\n[tool.poetry.dependencies]\npython = "^3.11"\n\n[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n' >pyproject.toml
+	env POETRY_CACHE_DIR="$W/poetry-cache" poetry lock --no-interaction >/dev/null 2>&1
+	cap round9-poetry-package-missing $CONF "" env POETRY_CACHE_DIR="$W/poetry-cache" poetry build --no-interaction
+	ver $PY -m pip --version
+	fresh
+	cap round9-pip-requirements-missing $CONF file_exists:requirements.txt $PY -m pip download --no-deps -d wheels -r requirements.txt
+	ver composer --version
+	printf '{"name":"Acme App","require":{"php":">=8.1"}}\n' >composer.json
+	cap round9-composer-validate $CONF "" env COMPOSER_HOME="$W/composer" composer validate --no-interaction
+	need bundle ruby-bundler
+	ver bundle --version
+	fresh
+	cap round9-bundler-no-gemfile $CONF "" bundle install --local
+
+	# Terraform
+	if command -v terraform >/dev/null 2>&1; then
+		ver terraform version
+		printf 'provider_installation {\n  network_mirror {\n    url = "https://127.0.0.1:9/providers/"\n  }\n}\n' >"$W/tf.rc"
+		TF="env TF_CLI_CONFIG_FILE=$W/tf.rc TF_IN_AUTOMATION=1"
+		fresh
+		printf 'output "policy" {\n  value = file("policies/readonly.json")\n}\n' >main.tf
+		$TF terraform init -input=false -no-color >/dev/null 2>&1
+		cap round9-terraform-file-missing $CONF file_exists:policies/readonly.json $TF terraform plan -input=false -no-color
+		fresh
+		printf 'module "dns" {\n  source = "./modules/dns"\n}\n' >main.tf
+		cap round9-terraform-module-dir-missing $CONF "" $TF terraform init -input=false -no-color
+	fi
+
+	# Ports: Rust, Erlang, memcached, Django, a bare argument
+	ver rustc --version
+	fresh
+	printf 'use std::net::TcpListener;\n\nfn main() {\n    let l = TcpListener::bind("127.0.0.1:18130").unwrap();\n    drop(l);\n}\n' >srv.rs
+	rustc -o srv srv.rs 2>/dev/null
+	cap round9-rust-bind-in-use $PORT "" hold 18130 ./srv
+	printf 'fn main() {\n    let v = vec![1, 2, 3];\n    let i = v.len() + 2;\n    println!("{}", v[i]);\n}\n' >idx.rs
+	rustc -o idx idx.rs 2>/dev/null
+	cap round9-rust-index-panic "" "" ./idx
+	ver sh -c 'erl -noshell -eval "io:format(\"Erlang/OTP ~s~n\", [erlang:system_info(otp_release)]), halt()."'
+	cap round9-erlang-eaddrinuse $PORT port_free:18131 hold 18131 erl -noshell -eval '{ok, _} = gen_tcp:listen(18131, [{ip, {127,0,0,1}}]), halt().'
+	cap round9-erlang-badarith "" "" erl -noshell -eval 'X = list_to_integer("0"), io:format("~p~n", [10 div X]), halt().'
+	ver memcached -V
+	cap round9-memcached-in-use $PORT port_free:18132 hold 18132 timeout 5 memcached -u nobody -l 127.0.0.1 -p 18132 -U 0
+	ver $PY -c 'import django; print("Django", django.get_version())'
+	fresh
+	django-admin startproject mysite . >/dev/null 2>&1
+	cap round9-django-port-only $PORT port_free:18134 hold 18134 timeout 20 $PY manage.py runserver --noreload 18134
+	ver $PY --version
+	printf 'import socketserver\nimport sys\nfrom http.server import SimpleHTTPRequestHandler\n\nwith socketserver.TCPServer(("127.0.0.1", int(sys.argv[1])), SimpleHTTPRequestHandler) as httpd:\n    httpd.serve_forever()\n' >serve.py
+	cap round9-python-port-argument $PORT port_free:18136 hold 18136 timeout 5 $PY serve.py 18136
+
+	# Refused connections: SQLAlchemy, Sequel, pymemcache, Celery, phpredis
+	ver $PY -c 'import sqlalchemy; print("SQLAlchemy", sqlalchemy.__version__)'
+	fresh
+	cap round9-sqlalchemy-psycopg2-refused $DB tcp_reachable:127.0.0.1:15438 $PY -c 'import sqlalchemy
+sqlalchemy.create_engine("postgresql+psycopg2://app:secret@127.0.0.1:15438/app").connect()'
+	cap round9-sqlalchemy-mysqldb-refused $DB "" $PY -c 'import sqlalchemy
+sqlalchemy.create_engine("mysql+mysqldb://app:secret@127.0.0.1:13309/app").connect()'
+	ver ruby --version
+	cap round9-sequel-refused $DB tcp_reachable:127.0.0.1:15439 ruby -e 'require "sequel"; Sequel.connect("postgres://app:secret@127.0.0.1:15439/app").test_connection'
+	ver $PY -c 'import pymemcache; print("pymemcache", pymemcache.__version__)'
+	cap round9-pymemcache-refused $DB "" $PY -c 'from pymemcache.client.base import Client
+Client(("127.0.0.1", 18133), connect_timeout=2).get("session:42")'
+	ver $PY -c 'import celery; print("celery", celery.__version__)'
+	printf 'from celery import Celery\n\napp = Celery("tasks", broker="redis://127.0.0.1:16393/0")\napp.conf.broker_connection_retry_on_startup = False\napp.conf.broker_connection_max_retries = 0\n\n\n@app.task\ndef add(a, b):\n    return a + b\n' >tasks.py
+	cap round9-celery-broker-refused $DB tcp_reachable:127.0.0.1:16393 timeout 60 $PY -c 'from tasks import add
+add.apply_async((2, 3), retry=False)'
+	ver php --version
+	cap round9-phpredis-refused $DB "" php -r '$r = new Redis(); $r->connect("127.0.0.1", 16394);'
+
+	# Variables: pydantic's env alias, JSON.parse, zod, Django's settings, Node's assert
+	ver $PY -c 'import pydantic; print("pydantic", pydantic.VERSION)'
+	fresh
+	printf 'from pydantic import BaseSettings, Field\n\n\nclass Settings(BaseSettings):\n    token: str = Field(..., env="SERVICE_TOKEN")\n\n\nSettings()\n' >alias.py
+	cap round9-pydantic-env-alias $ENV "" $PY alias.py
+	ver node --version
+	printf 'const flags = JSON.parse(process.env.FEATURE_FLAGS);\nconsole.log(flags);\n' >flags.js
+	# Node shows the JSON parser's input, not the line that read the
+	# variable: the output names no variable, so no tag.
+	cap round9-node-json-parse-env "" "" node flags.js
+	printf 'const assert = require("assert");\nassert.ok(process.env.API_TOKEN, "API_TOKEN is required");\n' >as.js
+	cap round9-node-assert-env $ENV env_var_present:API_TOKEN node as.js
+	jsver zod
+	printf 'const { z } = require("zod");\nz.object({ AWS_REGION: z.string(), S3_BUCKET: z.string() }).parse(process.env);\n' >two.js
+	cap round9-zod-two-vars $ENV env_var_present:AWS_REGION,env_var_present:S3_BUCKET env -u AWS_REGION node two.js
+	ver $PY -c 'import django; print("Django", django.get_version())'
+	fresh
+	django-admin startproject mysite . >/dev/null 2>&1
+	sed -i 's/^SECRET_KEY = .*/SECRET_KEY = os.environ["DJANGO_SECRET_KEY"]/; s/^from pathlib import Path$/import os\nfrom pathlib import Path/' mysite/settings.py
+	cap round9-django-secret-key $ENV env_var_present:DJANGO_SECRET_KEY $PY manage.py check
+
+	# Tests: ava's throws, test-unit
+	jsver ava
+	fresh
+	ln -s "$JSTOOLS/node_modules" node_modules
+	printf '{"name":"app","version":"1.0.0","type":"module"}\n' >package.json
+	printf 'import test from "ava";\n\nconst parse = s => Number(s);\n\ntest("rejects words", t => {\n\tt.throws(() => parse("ten"));\n});\n' >parse.test.js
+	cap round9-ava-throws $TEST "" "$J/ava" parse.test.js
+	ver ruby --version
+	printf 'require "test/unit"\n\nclass TestCalc < Test::Unit::TestCase\n  def test_add\n    assert_equal(5, 2 - 3)\n  end\nend\n' >calc_test.rb
+	cap round9-test-unit-fail $TEST "" ruby calc_test.rb
+
+	# Linters: biome's formatter, htmlhint
+	jsver @biomejs/biome
+	printf 'const  a = {b:1}\n' >f.js
+	cap round9-biome-format $LINT "" "$J/biome" format f.js
+	jsver htmlhint
+	printf '<div><p>hi</div>\n' >i.html
+	cap round9-htmlhint $LINT "" "$J/htmlhint" i.html
+
+	# More of the same families
+	ver g++ --version
+	fresh
+	printf 'int scale(int n) {\n\tint factor = 2;\n\t{\n\t\tint factor = 3;\n\t\tn *= factor;\n\t}\n\treturn n * factor;\n}\n' >sh.cpp
+	cap round9-gxx-werror-shadow $LINT "" g++ -Wshadow -Werror -c sh.cpp
+	ver clang++ --version
+	printf '#include <iostream>\n\nint main() {\n\tcout << "hi";\n}\n' >co.cpp
+	cap round9-clangxx-undeclared-cout $TYPE "" clang++ -c co.cpp
+	jsver pnpm
+	fresh
+	printf '{"name":"app","version":"1.0.0","dependencies":{"is-number":"7.0.0"}}\n' >package.json
+	printf 'lockfileVersion: [9.0\nimporters: {\n' >pnpm-lock.yaml
+	cap round9-pnpm-lockfile-broken $CONF "" "$J/pnpm" install --frozen-lockfile --store-dir "$W/pnpm-store"
+	YB="$JSTOOLS/node_modules/@yarnpkg/cli-dist/bin/yarn.js"
+	ver node "$YB" --version
+	fresh
+	printf '{"name":"app","version":"1.0.0","scripts":{"build":"node -v"}}\n' >package.json
+	printf 'enableTelemetry: false\n' >.yarnrc.yml
+	cap round9-yarn-berry-not-in-lockfile $CONF "" node "$YB" run build
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"context"\n\t"log"\n\n\t"github.com/redis/go-redis/v9"\n)\n\nfunc main() {\n\tif err := redis.NewClient(&redis.Options{Addr: "127.0.0.1:16395"}).Ping(context.Background()).Err(); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n' >main.go
+	go get github.com/redis/go-redis/v9@v9.7.0 >/dev/null 2>&1
+	# The bare error names no database: no tag (as go-http-refused).
+	cap round9-go-redis-bare-refused "" "" go run .
+	ver $PY -c 'import pydantic; print("pydantic", pydantic.VERSION)'
+	fresh
+	printf 'from pydantic import BaseModel\n\n\nclass Invoice(BaseModel):\n    number: str\n    total: float\n\n\nInvoice(total=12.5)\n' >inv.py
+	cap round9-pydantic-model-missing-field "" "" $PY inv.py
+	ver $PY -m pytest --version
+	printf 'import os\n\n\ndef test_region():\n    region = os.environ.get("AWS_REGION").upper()\n    assert region.startswith("EU")\n' >test_region.py
+	cap round9-pytest-environ-get-none $ENV env_var_present:AWS_REGION env -u AWS_REGION $PY -m pytest -q -p no:cacheprovider test_region.py
+
+	# No tag: a refused API call from Node and from Go, a bad value
+	ver node --version
+	printf 'fetch("http://127.0.0.1:18140/v1/rates").then(r => r.json()).catch(e => { console.error(e); process.exit(1); });\n' >api.js
+	cap round9-node-fetch-refused "" "" node api.js
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"log"\n\t"net/http"\n)\n\nfunc main() {\n\tif _, err := http.Get("http://127.0.0.1:18141/v1/rates"); err != nil {\n\t\tlog.Fatalf("api: %%v", err)\n\t}\n}\n' >main.go
+	cap round9-go-api-refused "" "" go run .
+	ver $PY --version
+	printf 'import json\n\ncfg = json.loads(\x27{"replicas": "three"}\x27)\nreplicas = int(cfg["replicas"])\n' >rep.py
+	cap round9-python-value-error "" "" $PY rep.py
+}
+
 # sec_baseline: pairs of one step's output, passing then failing, for the
 # evidence-first classification (baselines/NAME.pass.txt, NAME.fail.txt).
 sec_baseline() {
@@ -2587,7 +2868,7 @@ sec_twice() {
 	cap go-vet-then-test-undefined $TYPE "" sh -c 'go vet ./...; go test ./...'
 }
 
-sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 color twice baseline}
+sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 color twice baseline}
 for s in $sections; do
 	"sec_$s"
 done
