@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 
@@ -17,11 +18,22 @@ import (
 // Address already in use").
 var listenPhrases = lazyre.New(`(?i)(?:starting (?:development )?server at|listening on|listen(?:ing)? at|serving (?:http )?on|running on|bind(?:ing)? (?:to|on)|server (?:at|on)|started (?:server )?on|available (?:at|on)|local:)\s+(?:https?://)?(?:[\w.-]+|\[[0-9a-fA-F:]*\])?:(\d{2,5})\b|\.bind\(\(\s*["'][^"']*["']\s*,\s*(\d{2,5})\s*\)\)|\b(?:on|at) port (\d{2,5})\b|(?m)^[^\n]*?\b(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|\[[0-9a-fA-F:]*\]):(\d{2,5})\b[^\n]*(?i:address already in use|EADDRINUSE)`)
 
-// commandPorts are how a command line says which port to listen on: a
-// flag (--port 8000, -p 8000, --bind 127.0.0.1:8000), Django's runserver
-// and Python's http.server argument, PORT=8000, socat's TCP-LISTEN:8000,
-// netcat's -l [host] 8000, or host:port.
-var commandPorts = lazyre.New(`(?:^|\s)(?:--port|--http-port|--listen-port|-p|-P)(?:=|\s+)(\d{2,5})\b|(?:--bind|-b|--listen|--address|--addr|runserver|-S)(?:=|\s+)(?:[\w.-]*|\[[0-9a-fA-F:]*\]):(\d{2,5})\b|\bhttp\.server\s+(\d{2,5})\b|\bPORT=(\d{2,5})\b|(?i:TCP\d?-LISTEN):(\d{2,5})\b|(?:^|\s)-l\s+(?:[\w.-]+\s+)?(\d{2,5})\b|\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):(\d{2,5})\b`)
+// commandPorts are how a command line says which port to listen on, in
+// the order they are tried: a flag (--port 8000, -p 8000, --bind
+// 127.0.0.1:8000), Django's runserver and Python's http.server argument,
+// PORT=8000, socat's TCP-LISTEN:8000, netcat's -l [host] 8000, a
+// listen(8000) call, host:port, and last a bare number of four or five
+// digits standing alone as an argument (serve.py 8000). Each is tried on
+// the whole command before the next, so an explicit flag wins over a
+// number met earlier.
+var commandPorts = []func() *regexp.Regexp{
+	lazyre.New(`(?:^|\s)(?:--port|--http-port|--listen-port|-p|-P)(?:=|\s+)(\d{2,5})(?:\s|$)`),
+	lazyre.New(`(?:--bind|-b|--listen|--address|--addr|runserver|-S)(?:=|\s+)(?:[\w.-]*|\[[0-9a-fA-F:]*\]):(\d{2,5})\b|\brunserver\s+(?:--\S+\s+)*(\d{2,5})(?:\s|$)`),
+	lazyre.New(`\bhttp\.server\s+(\d{2,5})\b|\bPORT=(\d{2,5})\b|(?i:TCP\d?-LISTEN):(\d{2,5})\b|\blisten\(\s*(\d{2,5})\s*[,)]`),
+	lazyre.New(`(?:^|\s)-l\s+(?:[\w.-]+\s+)?(\d{2,5})(?:\s|$)`),
+	lazyre.New(`\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]):(\d{2,5})\b`),
+	lazyre.New(`\s(\d{4,5})(?:\s|$)`),
+}
 
 // addContextChecks adds the checks a rule could not take from its own
 // match: for a port in use without a port_free check, the port that the
@@ -50,7 +62,12 @@ func PortFromContext(output, command string) int {
 	if p := firstPort(listenPhrases().FindStringSubmatch(output)); p > 0 {
 		return p
 	}
-	return firstPort(commandPorts().FindStringSubmatch(command))
+	for _, re := range commandPorts {
+		if p := firstPort(re().FindStringSubmatch(command)); p > 0 {
+			return p
+		}
+	}
+	return 0
 }
 
 func firstPort(m []string) int {

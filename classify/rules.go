@@ -123,6 +123,11 @@ const cExt = `(?:c|cc|cp|cpp|cxx|c\+\+|C|h|hh|hpp|hxx|h\+\+|H|ipp|tcc|inl|m|mm|c
 // (FAIL, HTTP, JSON) never pass for one.
 const envVar = `[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]+[0-9][A-Z0-9_]*`
 
+// envAssertion is an assertion on the environment, not a test's
+// expectation: assert(process.env.X, "X is required"), assert "X" in
+// os.environ, "X is not set".
+const envAssertion = `AssertionError(?: \[ERR_ASSERTION\])?: \$?(?:` + envVar + `) (?:is required|is not set|must be set|is missing|is undefined)`
+
 // pick returns the first non-empty of the groups.
 func pick(m []string, groups ...int) string {
 	for _, g := range groups {
@@ -209,11 +214,13 @@ var builtin = sync.OnceValue(func() []Rule {
 			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5, 6) }},
 		// pydantic's settings (BaseSettings in v1, pydantic-settings in v2)
 		// read fields from the environment, case-insensitively: a required
-		// field missing from a settings class is a variable not set.
+		// field missing from a settings class is a variable not set. It
+		// implies no check: the variable is the field's name only without
+		// an env_prefix or an alias, which the output does not show
+		// (round7's APP_REDIS_URL, round9's SERVICE_TOKEN).
 		{ID: "pydantic.settings-missing", Tag: MissingEnvVar, Tool: "pydantic", Confidence: 0.85,
 			Pattern:  regexp.MustCompile(`(?m)^([a-z_][a-z0-9_]*)\n  [Ff]ield required\b`),
 			Requires: regexp.MustCompile(`validation errors? for \w*(?:Settings|Config|Env)\b|pydantic_settings[/.]|pydantic/env_settings\.py`),
-			Check:    func(m []string) *preflight.Check { return envCheck(1)([]string{"", strings.ToUpper(m[1])}) },
 			Subject:  func(m []string) string { return strings.ToUpper(m[1]) }},
 		// A variable read with os.getenv (None when unset) or
 		// process.env.X (undefined) and used at once: the traceback's
@@ -474,8 +481,8 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "standard", Tag: LintError, Tool: "standard/ts-standard", Confidence: 0.85,
 			Pattern:  regexp.MustCompile(`(?m)^\s+\S+\.[cm]?[jt]sx?:\d+:\d+: .+ \((?:@?[\w-]+/)?[\w-]+\)$`),
 			Requires: regexp.MustCompile(`(?m)^(?:ts-)?standard: `)},
-		{ID: "js-linters", Tag: LintError, Tool: "biome/oxlint", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`(?m)^\S+:\d+:\d+ lint/\w+/\w+ |^\s+[×⚠!x] (?:eslint|typescript|unicorn|react|import|jest|oxc|jsx-a11y|nextjs|promise|vitest|node|jsdoc|regexp)(?:-plugin-[\w-]+)?\([\w-]+\): `)},
+		{ID: "js-linters", Tag: LintError, Tool: "biome/oxlint/htmlhint", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S+:\d+:\d+ lint/\w+/\w+ |^\s+× Formatter would have printed the following content:|^Scanned \d+ files?, found [1-9]\d* errors? in \d+ files?|^\s+[×⚠!x] (?:eslint|typescript|unicorn|react|import|jest|oxc|jsx-a11y|nextjs|promise|vitest|node|jsdoc|regexp)(?:-plugin-[\w-]+)?\([\w-]+\): `)},
 		{ID: "commitlint", Tag: LintError, Tool: "commitlint", Confidence: 0.85,
 			Pattern:  regexp.MustCompile(`(?m)^✖\s+.+ \[[a-z]+(?:-[a-z]+)+\]$`),
 			Requires: regexp.MustCompile(`(?m)^⧗\s+input: `)},
@@ -490,13 +497,15 @@ var builtin = sync.OnceValue(func() []Rule {
 			Reject:   regexp.MustCompile(`(?i)connection refused|i/o timeout|no such host|deadline exceeded|no such file or directory|executable file not found|\bnot set\b|must be set|is required`),
 			Unless:   regexp.MustCompile(`(?m)^panic: |^WARNING: DATA RACE$|race detected during execution of test|^fatal error: |^signal: killed$`)},
 		{ID: "python.assertion", Tag: TestAssertionFailed, Tool: "python/pytest", Confidence: 0.8,
-			Pattern: regexp.MustCompile(`(?m)^(?:E\s+)?AssertionError\b|^FAILED \S+::\S+ - (?:AssertionError|assert |Failed: DID NOT RAISE)|^E\s+(?:assert |Failed: DID NOT RAISE)|^FAIL: \w+ \(`)},
+			Pattern: regexp.MustCompile(`(?m)^(?:E\s+)?AssertionError\b|^FAILED \S+::\S+ - (?:AssertionError|assert |Failed: DID NOT RAISE)|^E\s+(?:assert |Failed: DID NOT RAISE)|^FAIL: \w+ \(`),
+			Unless:  regexp.MustCompile(envAssertion)},
 		{ID: "node.assertion", Tag: TestAssertionFailed, Tool: "node/jest/vitest", Confidence: 0.8,
-			Pattern: regexp.MustCompile(`AssertionError(?: \[ERR_ASSERTION\])?:|(?m)^\s*Expected: .*\n\s*Received: |expect\(received\)\.\w+\(|code: 'ERR_ASSERTION'`)},
+			Pattern: regexp.MustCompile(`AssertionError(?: \[ERR_ASSERTION\])?:|(?m)^\s*Expected: .*\n\s*Received: |expect\(received\)\.\w+\(|code: 'ERR_ASSERTION'`),
+			Unless:  regexp.MustCompile(envAssertion)},
 		{ID: "rust.assertion", Tag: TestAssertionFailed, Tool: "cargo test", Confidence: 0.85,
 			Pattern: regexp.MustCompile("(?m)^assertion (?:`left (?:==|!=) right` )?failed|^note: test did not panic as expected"), Subject: group(0)},
 		{ID: "ruby.expectation", Tag: TestAssertionFailed, Tool: "rspec/minitest", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`(?m)^\s*Failure/Error: (?:expect|is_expected|assert|should)\b|^\s*\d+\) Failure:\n\S+#test_\w+ \[|Failed asserting that `)},
+			Pattern: regexp.MustCompile(`(?m)^\s*Failure/Error: (?:expect|is_expected|assert|should)\b|^\s*\d+\) Failure:\n\S+#test_\w+ \[|Failed asserting that |^Failure: test_\w+\(\w+\)|^<.*> expected but was\n<.*>$`)},
 		{ID: "python.doctest-hypothesis", Tag: TestAssertionFailed, Tool: "doctest/hypothesis", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`(?m)^Failed example:\n(?:.*\n)*?^Expected:\n(?:.*\n)*?^Got:|^Falsifying example: `)},
 		{ID: "jasmine-tape.expectation", Tag: TestAssertionFailed, Tool: "jasmine/tape", Confidence: 0.8,
@@ -520,7 +529,7 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern:  regexp.MustCompile(`(?m)^\s+Expected values? to (?:be |not be )?(?:strictly |deeply |loosely )?(?:equal|match|be \w+)[^\n]*\((?:is|equal|ok|not|match|instance|type|snapshot|fixture|unreachable)[\w.]*\)$`),
 			Requires: regexp.MustCompile(`(?m)^\s+FAIL\s+"`)},
 		{ID: "ava.assertion", Tag: TestAssertionFailed, Tool: "ava", Confidence: 0.8,
-			Pattern:  regexp.MustCompile("(?m)^\\s*(?:Difference \\(- actual, \\+ expected\\):|Value is not \x60(?:true|false)\x60:|Value is not (?:truthy|falsy):|Values are deeply equal to each other, but they must not be:)$"),
+			Pattern:  regexp.MustCompile("(?m)^\\s*(?:Difference \\(- actual, \\+ expected\\):|Value is not \x60(?:true|false)\x60:|Value is not (?:truthy|falsy):|Values are deeply equal to each other, but they must not be:|Function (?:returned|threw unexpected exception|threw):|Promise (?:resolved|rejected) with:|Expected instance of \\S+, got:?)$"),
 			Requires: regexp.MustCompile(`(?m)^\s*✘ `)},
 		// build_config_error
 		{ID: "go.mod-config", Tag: BuildConfigError, Tool: "go", Confidence: 0.9,
@@ -530,7 +539,7 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "npm.lockfile", Tag: BuildConfigError, Tool: "npm", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`\x60?npm ci\x60? (?:command )?can only install (?:packages )?(?:with an existing package-lock\.json|when your package\.json and package-lock\.json)`)},
 		{ID: "npm.package-json", Tag: BuildConfigError, Tool: "npm", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`(?m)^npm (?:ERR!|error) code EJSONPARSE$|Invalid package\.json|^npm (?:ERR!|error) enoent (?:Could not read package\.json|This is related to npm not being able to find a file)`)},
+			Pattern: regexp.MustCompile(`(?m)^npm (?:ERR!|error) code EJSONPARSE$|Invalid package\.json|^npm (?:ERR!|error) enoent (?:Could not read package\.json|This is related to npm not being able to find a file)|^npm (?:ERR!|error) No workspaces found`)},
 		{ID: "typescript.config", Tag: BuildConfigError, Tool: "tsc", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`error TS(?:5\d{3}|60(?:46|53|54|59)|18003):`)},
 		{ID: "typescript.tsconfig-syntax", Tag: BuildConfigError, Tool: "tsc", Confidence: 0.85,
@@ -547,6 +556,9 @@ var builtin = sync.OnceValue(func() []Rule {
 			Check:   fileCheck(1), Subject: group(1)},
 		{ID: "pip.project", Tag: BuildConfigError, Tool: "pip", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`Neither 'setup\.py' nor 'pyproject\.toml' found|does not appear to be a Python project|error: externally-managed-environment`)},
+		{ID: "pip.requirements-missing", Tag: BuildConfigError, Tool: "pip", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`Could not open requirements file: \[Errno 2\] No such file or directory: '([^']+)'`),
+			Check:   fileCheck(1), Subject: group(1)},
 		{ID: "pylint.config", Tag: BuildConfigError, Tool: "pylint", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`E0015: Unrecognized option found: |E0014: Out-of-place setting encountered`)},
 		{ID: "python.toml-invalid", Tag: BuildConfigError, Tool: "pip/python", Confidence: 0.8,
@@ -625,19 +637,22 @@ var builtin = sync.OnceValue(func() []Rule {
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
 		{ID: "meson.build-file", Tag: BuildConfigError, Tool: "meson", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^\S*meson(?:\.build|_options\.txt|\.options):\d+:\d+: ERROR: (.*)$|ERROR: Neither source directory '[^']*' nor build directory '[^']*' contain a build file meson\.build|ERROR: (?:Unknown options?: |Invalid option |Value "[^"]*" \(of type "\w+"\) for (?:combo )?option)`),
-			Reject:  regexp.MustCompile(`ERROR: (?:Dependency "|(?:C|C\+\+|\w+) (?:shared or static )?library '|Program '|Unknown compiler)`)},
+			Reject:  regexp.MustCompile(`ERROR: (?:Dependency "|Dependency lookup for |(?:C|C\+\+|\w+) (?:shared or static )?library '|Program '|Unknown compiler)`)},
 		{ID: "pnpm.project", Tag: BuildConfigError, Tool: "pnpm", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`\bERR_PNPM_(?:OUTDATED_LOCKFILE|LOCKFILE_\w+|FROZEN_LOCKFILE\w*|NO_LOCKFILE|NO_SCRIPT|RECURSIVE_RUN_NO_SCRIPT|NO_IMPORTER_MANIFEST_FOUND|NO_PKG_MANIFEST|UNSUPPORTED_ENGINE|BAD_PM_VERSION|\w*JSON_PARSE\w*|UNSUPPORTED_PLATFORM|INVALID_WORKSPACE_CONFIGURATION)\b`)},
+			Pattern: regexp.MustCompile(`\bERR_PNPM_(?:\w*LOCKFILE\w*|NO_SCRIPT|RECURSIVE_RUN_NO_SCRIPT|NO_IMPORTER_MANIFEST_FOUND|NO_PKG_MANIFEST|UNSUPPORTED_ENGINE|BAD_PM_VERSION|\w*JSON_PARSE\w*|UNSUPPORTED_PLATFORM|INVALID_WORKSPACE_CONFIGURATION)\b`)},
 		{ID: "yarn.project", Tag: BuildConfigError, Tool: "yarn", Confidence: 0.9,
 			Pattern: regexp.MustCompile("The engine \"[\\w-]+\" is incompatible with this module|Your lockfile needs to be updated, but yarn was run with `--frozen-lockfile`|YN0028: [^\\n]*The lockfile would have been modified by this install, which is explicitly forbidden|(?m)^error Command \"([\\w:-]+)\" not found\\.?$|Usage Error: Couldn't find a script named \"([^\"]+)\"|This package doesn't seem to be present in your lockfile|doesn't seem to be part of the project declared in|(?m)^npm (?:ERR!|error) (?:code EBADENGINE|notsup Unsupported engine)"),
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
 		{ID: "pm.project", Tag: BuildConfigError, Tool: "poetry/uv/composer/bundler", Confidence: 0.9,
-			Pattern: regexp.MustCompile("The Poetry configuration is invalid:|pyproject\\.toml changed significantly since poetry\\.lock was last generated|poetry\\.lock is not consistent with pyproject\\.toml|Poetry could not find a pyproject\\.toml file|\\[tool\\.poetry\\] section not found|needs to be updated, but `--locked` was provided|The lock file is not up to date with the latest changes in composer\\.json|Composer could not find a composer\\.json file|You are trying to install in deployment mode after changing\\s+your Gemfile"),
+			Pattern: regexp.MustCompile("The Poetry configuration is invalid:|pyproject\\.toml changed significantly since poetry\\.lock was last generated|poetry\\.lock is not consistent with pyproject\\.toml|Poetry could not find a pyproject\\.toml file|\\[tool\\.poetry\\] section not found|needs to be updated, but `--locked` was provided|The lock file is not up to date with the latest changes in composer\\.json|Composer could not find a composer\\.json file|You are trying to install in deployment mode after changing\\s+your Gemfile|(?m)^Could not locate Gemfile|composer\\.json\"? (?:does not match the expected JSON schema|is invalid)|(?m)^\\S+ does not contain any element$"),
 		},
 		// Terraform and OpenTofu: an error located in a .tf file (validate,
 		// plan), or one that says init was not run.
+		{ID: "terraform.file-missing", Tag: BuildConfigError, Tool: "terraform/tofu", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`no file exists at\s+"([^"]+)"`),
+			Check:   fileCheck(1), Subject: group(1)},
 		{ID: "terraform.config", Tag: BuildConfigError, Tool: "terraform/tofu", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`(?m)^(?:│ )?Error: ([^\n]+)\n(?:│\s*)?\n(?:│ )?  on \S+\.tf(?:\.json)? line \d+|Error: (?:Module not installed|Required plugins are not installed|Inconsistent dependency lock file|Backend initialization required|Missing required provider|No configuration files)`),
+			Pattern: regexp.MustCompile(`(?m)^(?:│ )?Error: ([^\n]+)\n(?:│\s*)?\n(?:│ )?  on \S+\.tf(?:\.json)? line \d+|Error: (?:Module not installed|Unreadable module directory|Required plugins are not installed|Inconsistent dependency lock file|Backend initialization required|Missing required provider|No configuration files)`),
 			Reject:  regexp.MustCompile(`Error: (?:Failed to query available provider packages|Failed to install provider|Failed to download module|Failed to retrieve available versions for module|Error accessing remote module registry|Incompatible provider version|Invalid provider registry host)`)},
 		// port_in_use
 		{ID: "go.bind-in-use", Tag: PortInUse, Tool: "go", Confidence: 0.95,
@@ -752,6 +767,11 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern:  regexp.MustCompile(`ECONNREFUSED ([\w.-]+|::1):(\d+)\b`),
 			Requires: regexp.MustCompile(`node_modules/(?:mysql2?|pg|pg-pool|mongodb|redis|@redis/client|ioredis|mssql|tedious|oracledb|cassandra-driver|typeorm|sequelize|knex|mongoose|@prisma/client)/|\bTypeORM\b|MongoNetworkError`),
 			Check:    addrCheck(1, 2), Subject: func(m []string) string { return m[1] + ":" + m[2] }},
+		// A refused connection in a Python traceback that passes through a
+		// database or cache driver.
+		{ID: "python.driver-refused", Tag: DBConnectionFailed, Tool: "python drivers", Confidence: 0.8,
+			Pattern:  regexp.MustCompile(`(?m)^ConnectionRefusedError: \[Errno 111\] Connection refused$`),
+			Requires: regexp.MustCompile(`/(?:pymemcache|memcache|pylibmc|redis|psycopg2?|pymysql|MySQLdb|pymongo|cassandra|aiopg|asyncpg|aiomysql|motor|kombu|elasticsearch)/[\w/]*\.py", line \d+`)},
 		// psycopg 3 says "connection failed" and, before 3.2, not where.
 		{ID: "psycopg.connection", Tag: DBConnectionFailed, Tool: "psycopg 3", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`psycopg(?:_pool)?\.(?:errors\.)?OperationalError: (?:connection failed|connection is bad|consuming input failed)|psycopg_pool\.PoolTimeout: `)},

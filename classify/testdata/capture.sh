@@ -803,7 +803,7 @@ sec_ports() {
 	printf 'package main\n\nimport (\n\t"log"\n\t"net"\n\t"net/http"\n)\n\nfunc main() {\n\tl, _ := net.Listen("tcp", ":18083")\n\tdefer l.Close()\n\tlog.Fatal(http.ListenAndServe(":18083", nil))\n}\n' >main.go
 	cap go-http-port-in-use $PORT port_free:18083 go run .
 	ver $PY --version
-	cap python-http-server-in-use $PORT "" sh -c '"$0" -m http.server 18084 --bind 127.0.0.1 >/dev/null 2>&1 & p=$!; sleep 1; "$0" -m http.server 18084 --bind 127.0.0.1; rc=$?; kill $p; exit $rc' $PY
+	cap python-http-server-in-use $PORT port_free:18084 sh -c '"$0" -m http.server 18084 --bind 127.0.0.1 >/dev/null 2>&1 & p=$!; sleep 1; "$0" -m http.server 18084 --bind 127.0.0.1; rc=$?; kill $p; exit $rc' $PY
 	ver node --version
 	printf 'const http = require("http");\nconst a = http.createServer().listen(18085, "127.0.0.1", () => {\n  http.createServer().listen(18085, "127.0.0.1");\n});\n' >srv.js
 	cap node-http-eaddrinuse $PORT port_free:18085 timeout 5 node srv.js
