@@ -222,6 +222,10 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern:  regexp.MustCompile(`(?m)^([a-z_][a-z0-9_]*)\n  [Ff]ield required\b`),
 			Requires: regexp.MustCompile(`validation errors? for \w*(?:Settings|Config|Env)\b|pydantic_settings[/.]|pydantic/env_settings\.py`),
 			Subject:  func(m []string) string { return strings.ToUpper(m[1]) }},
+		// Java's helpful NullPointerException names System.getenv as what
+		// returned null, but not the variable: a tag without a check.
+		{ID: "java.getenv-null", Tag: MissingEnvVar, Tool: "java", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`NullPointerException: [^\n]*because the return value of "java\.lang\.System\.getenv\(String\)" is null`)},
 		// A variable read with os.getenv (None when unset) or
 		// process.env.X (undefined) and used at once: the traceback's
 		// source line names it, the error says None or undefined.
@@ -328,14 +332,14 @@ var builtin = sync.OnceValue(func() []Rule {
 		// Build systems that look a library up: CMake's find_package and
 		// pkg_check_modules, Meson's dependency(), pkg-config, autoconf.
 		{ID: "cmake.package-missing", Tag: MissingDependency, Tool: "cmake", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`Could NOT find (\w+)|Could not find a (?:package configuration file|configuration file for package) (?:provided by )?"(\w+)"|By not providing "Find(\w+)\.cmake"|No CMAKE_(?:C|CXX|CUDA|Fortran|OBJC)_COMPILER could be found|variables are used in this project, but they are set to NOTFOUND|Could not find compiler set in environment variable \w+:\s*\n\s*([\w./+-]+?)\.?\n|\(find_program\):\s*\n\s*Could not find \w+ using the following names: ([\w.+-]+)|Could not find \w+ using the following (?:names|files): ([\w.+-]+)`),
+			Pattern: regexp.MustCompile(`Could NOT find (\w+)|Could not find a (?:package configuration file|configuration file for package) (?:provided by )?"(\w+)"|By not providing "Find(\w+)\.cmake"|No CMAKE_(?:C|CXX|CUDA|Fortran|OBJC)_COMPILER could be found|variables are used in this project, but they are set to NOTFOUND|Could not find compiler set in environment variable \w+:\s*\n\s*([\w./+-]+?)\.?\n|CMake was unable to find a build program corresponding to "(\w+)"|\(find_program\):\s*\n\s*Could not find \w+ using the following names: ([\w.+-]+)|Could not find \w+ using the following (?:names|files): ([\w.+-]+)`),
 			Check: func(m []string) *preflight.Check {
-				if g := pick(m, 4, 5); g != "" {
+				if g := pick(m, 4, 6); g != "" {
 					return commandCheck(1)([]string{"", g})
 				}
 				return nil
 			},
-			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5, 6) }},
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5, 6, 7) }},
 		{ID: "meson.dependency-missing", Tag: MissingDependency, Tool: "meson", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`ERROR: Dependency "([^"]+)" not found|ERROR: (?:C|C\+\+|\w+) (?:shared or static )?library '([^']+)' not found|ERROR: Program '([\w.+-]+)' not found|Dependency lookup for (\S+) with method \S+ failed|ERROR: Unknown compiler\(s\)(?:: \[\['([\w./+-]+)')?`),
 			Check: func(m []string) *preflight.Check {
@@ -509,7 +513,7 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "python.doctest-hypothesis", Tag: TestAssertionFailed, Tool: "doctest/hypothesis", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`(?m)^Failed example:\n(?:.*\n)*?^Expected:\n(?:.*\n)*?^Got:|^Falsifying example: `)},
 		{ID: "jasmine-tape.expectation", Tag: TestAssertionFailed, Tool: "jasmine/tape", Confidence: 0.8,
-			Pattern: regexp.MustCompile(`(?m)^\s+Message:\n\s+Expected .* to (?:be|equal|contain|have|match)|^not ok \d+ .*\n\s+---\n\s+operator: \w+\n\s+expected: |^\s*not ok \d+ - .*\n\s+---\n(?:\s+[^\n]*\n){0,6}?\s+(?:wanted|found|compare): `)},
+			Pattern: regexp.MustCompile(`(?m)^\s+Message:\n\s+Expected .* to (?:be|equal|contain|have|match)|^not ok \d+ .*\n\s+---\n\s+operator: \w+\n\s+expected: |^\s*not ok \d+ - .*\n\s+---\n(?:\s+[^\n]*\n){0,6}?\s+(?:wanted|found|compare|actual\s*): `)},
 		{ID: "perl.test-more", Tag: TestAssertionFailed, Tool: "Test::More/prove", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^#\s+Failed test (?:'[^']*'|at )`)},
 		{ID: "bats.assertion", Tag: TestAssertionFailed, Tool: "bats", Confidence: 0.8,
@@ -617,6 +621,11 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`(?m)^(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|cc1|cc1plus)(?:-[\d.]+)?: (?:fatal )?error: (?:([\w./+-]+\.\w+): No such file or directory|no such file or directory: '([\w./+-]+\.\w+)')$`),
 			Check:   func(m []string) *preflight.Check { return fileCheck(1)([]string{"", pick(m, 1, 2)}) },
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
+		// The compiler driver refusing its command line: a flag this
+		// compiler does not know, or nothing to compile.
+		{ID: "cc.command-line", Tag: BuildConfigError, Tool: "gcc/clang", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|cc1|cc1plus)(?:-[\d.]+)?: (?:fatal )?error: (?:unrecognized command[- ]line option '([^']+)'|unknown argument: '([^']+)'|no input files$|invalid argument '([^']+)' not allowed with)`),
+			Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
 		{ID: "ld.undefined-reference", Tag: BuildConfigError, Tool: "ld/lld", Confidence: 0.85,
 			Pattern: regexp.MustCompile("undefined reference to `([^'\\n]+)'|(?m)^(?:ld(?:\\.lld)?|lld): error: undefined symbol: (.+)$|Undefined symbols for architecture \\w+:|multiple definition of `([^'\\n]+)'|error LNK2019: unresolved external symbol (\\S+)|(?m)^mold: error: undefined symbol: (.+)$|recompile with -fPIC"),
 			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5) }},
@@ -625,7 +634,7 @@ var builtin = sync.OnceValue(func() []Rule {
 			Check:   fileCheck(1), Subject: group(1)},
 		{ID: "cmake.error", Tag: BuildConfigError, Tool: "cmake", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^CMake Error(?: at [^\n]+)?:[^\n]*`),
-			Unless:  regexp.MustCompile(`Could NOT find \w+|Could not find a (?:package configuration file|configuration file for package)|By not providing "Find\w+\.cmake"|No CMAKE_\w+_COMPILER could be found|Could not find compiler set in environment variable|Could not find \w+ using the following (?:names|files)|set to NOTFOUND|No package '[^']+' found|Package '[^']+', required by '[^']*', not found|was not found in the pkg-config search path`)},
+			Unless:  regexp.MustCompile(`Could NOT find \w+|Could not find a (?:package configuration file|configuration file for package)|By not providing "Find\w+\.cmake"|No CMAKE_\w+_COMPILER could be found|Could not find compiler set in environment variable|CMake was unable to find a build program|Could not find \w+ using the following (?:names|files)|set to NOTFOUND|No package '[^']+' found|Package '[^']+', required by '[^']*', not found|was not found in the pkg-config search path`)},
 		{ID: "ninja.missing", Tag: BuildConfigError, Tool: "ninja", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`ninja: error: '([\w./+-]+)', needed by '[^']+', missing and no known rule to make it|ninja: error: loading '(build\.ninja)': No such file or directory`),
 			Check: func(m []string) *preflight.Check {
@@ -639,18 +648,19 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`(?m)^\S*meson(?:\.build|_options\.txt|\.options):\d+:\d+: ERROR: (.*)$|ERROR: Neither source directory '[^']*' nor build directory '[^']*' contain a build file meson\.build|ERROR: (?:Unknown options?: |Invalid option |Value "[^"]*" \(of type "\w+"\) for (?:combo )?option)`),
 			Reject:  regexp.MustCompile(`ERROR: (?:Dependency "|Dependency lookup for |(?:C|C\+\+|\w+) (?:shared or static )?library '|Program '|Unknown compiler)`)},
 		{ID: "pnpm.project", Tag: BuildConfigError, Tool: "pnpm", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`\bERR_PNPM_(?:\w*LOCKFILE\w*|NO_SCRIPT|RECURSIVE_RUN_NO_SCRIPT|NO_IMPORTER_MANIFEST_FOUND|NO_PKG_MANIFEST|UNSUPPORTED_ENGINE|BAD_PM_VERSION|\w*JSON_PARSE\w*|UNSUPPORTED_PLATFORM|INVALID_WORKSPACE_CONFIGURATION)\b`)},
+			Pattern: regexp.MustCompile(`\bERR_PNPM_(?:\w*LOCKFILE\w*|ADDING_TO_ROOT|NO_SCRIPT|RECURSIVE_RUN_NO_SCRIPT|NO_IMPORTER_MANIFEST_FOUND|NO_PKG_MANIFEST|UNSUPPORTED_ENGINE|BAD_PM_VERSION|\w*JSON_PARSE\w*|UNSUPPORTED_PLATFORM|INVALID_WORKSPACE_CONFIGURATION)\b`)},
 		{ID: "yarn.project", Tag: BuildConfigError, Tool: "yarn", Confidence: 0.9,
-			Pattern: regexp.MustCompile("The engine \"[\\w-]+\" is incompatible with this module|Your lockfile needs to be updated, but yarn was run with `--frozen-lockfile`|YN0028: [^\\n]*The lockfile would have been modified by this install, which is explicitly forbidden|(?m)^error Command \"([\\w:-]+)\" not found\\.?$|Usage Error: Couldn't find a script named \"([^\"]+)\"|This package doesn't seem to be present in your lockfile|doesn't seem to be part of the project declared in|(?m)^npm (?:ERR!|error) (?:code EBADENGINE|notsup Unsupported engine)"),
+			Pattern: regexp.MustCompile("The engine \"[\\w-]+\" is incompatible with this module|Your lockfile needs to be updated, but yarn was run with `--frozen-lockfile`|YN0028: [^\\n]*The lockfile would have been modified by this install, which is explicitly forbidden|(?m)^error Command \"([\\w:-]+)\" not found\\.?$|Usage Error: Couldn't find a script named \"([^\"]+)\"|This package doesn't seem to be present in your lockfile|doesn't seem to be part of the project declared in|(?m)^error Couldn't find a package\\.json file in|Usage Error: The project in \\S+ doesn't seem to have been installed|(?m)^npm (?:ERR!|error) (?:code EBADENGINE|notsup Unsupported engine)"),
 			Subject: func(m []string) string { return pick(m, 1, 2) }},
 		{ID: "pm.project", Tag: BuildConfigError, Tool: "poetry/uv/composer/bundler", Confidence: 0.9,
-			Pattern: regexp.MustCompile("The Poetry configuration is invalid:|pyproject\\.toml changed significantly since poetry\\.lock was last generated|poetry\\.lock is not consistent with pyproject\\.toml|Poetry could not find a pyproject\\.toml file|\\[tool\\.poetry\\] section not found|needs to be updated, but `--locked` was provided|The lock file is not up to date with the latest changes in composer\\.json|Composer could not find a composer\\.json file|You are trying to install in deployment mode after changing\\s+your Gemfile|(?m)^Could not locate Gemfile|composer\\.json\"? (?:does not match the expected JSON schema|is invalid)|(?m)^\\S+ does not contain any element$"),
+			Pattern: regexp.MustCompile("The Poetry configuration is invalid:|pyproject\\.toml changed significantly since poetry\\.lock was last generated|poetry\\.lock is not consistent with pyproject\\.toml|Poetry could not find a pyproject\\.toml file|\\[tool\\.poetry\\] section not found|needs to be updated, but `--locked` was provided|The lock file is not up to date with the latest changes in composer\\.json|Composer could not find a composer\\.json file|You are trying to install in deployment mode after changing\\s+your Gemfile|(?m)^Could not locate Gemfile|composer\\.json\"? (?:does not match the expected JSON schema|is invalid)|(?m)^\\S+ does not contain any element$|No file/folder found for package \\S+"),
 		},
 		// Terraform and OpenTofu: an error located in a .tf file (validate,
 		// plan), or one that says init was not run.
 		{ID: "terraform.file-missing", Tag: BuildConfigError, Tool: "terraform/tofu", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`no file exists at\s+"([^"]+)"`),
-			Check:   fileCheck(1), Subject: group(1)},
+			Pattern: regexp.MustCompile(`no file exists at\s+"([^"]+)"|The file "([^"]+)" could not be read`),
+			Check:   func(m []string) *preflight.Check { return fileCheck(1)([]string{"", pick(m, 1, 2)}) },
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
 		{ID: "terraform.config", Tag: BuildConfigError, Tool: "terraform/tofu", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^(?:│ )?Error: ([^\n]+)\n(?:│\s*)?\n(?:│ )?  on \S+\.tf(?:\.json)? line \d+|Error: (?:Module not installed|Unreadable module directory|Required plugins are not installed|Inconsistent dependency lock file|Backend initialization required|Missing required provider|No configuration files)`),
 			Reject:  regexp.MustCompile(`Error: (?:Failed to query available provider packages|Failed to install provider|Failed to download module|Failed to retrieve available versions for module|Error accessing remote module registry|Incompatible provider version|Invalid provider registry host)`)},
