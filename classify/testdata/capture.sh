@@ -19,7 +19,7 @@
 # follows from its name (see corpus.go), so no one can move a capture.
 #
 # Usage: capture.sh [SECTION...]   with no section, every section runs.
-# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 color twice baseline
+# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 round10 color twice baseline
 #
 # It installs what it needs when missing: Debian packages with apt-get
 # (PostgreSQL, MariaDB, Redis, shellcheck, pytest, mypy, flake8, pylint,
@@ -2797,6 +2797,290 @@ add.apply_async((2, 3), retry=False)'
 	cap round9-python-value-error "" "" $PY rep.py
 }
 
+# sec_round10: a tenth batch, captured and labelled before any rule was
+# written from it; its rules were written from round6 to round9 and the
+# tools' documentation. It goes through the families of the issue again,
+# each with instances no batch had: other missing headers and libraries,
+# undefined references, warnings made errors, g++ and clang++ conversion
+# errors, clang-tidy and cppcheck checks, CMake's Protobuf and Boost,
+# Meson's dependencies and compile step, ctest; pnpm's versions,
+# lockfiles and workspace root, yarn's versions and engines, poetry's
+# configuration, index and solver, esbuild, Terraform's init, validate
+# and fmt; Django, gunicorn, psycopg 3, Jest and go-redis; zod, pydantic,
+# os.getenv and os.environ in pytest and unittest; Python's syntax
+# errors, ava, xo and JUnit 4; address in use without the port; and
+# failures no tag fits.
+sec_round10() {
+	needr6
+	need rustc rustc
+	need nc netcat-openbsd
+	need /usr/include/doctest/doctest.h doctest-dev
+	export NODE_PATH=$JSTOOLS/node_modules
+
+	# C and C++: headers and libraries
+	ver gcc --version
+	fresh
+	printf '#include <zmq.h>\n\nint main(void) { void *c = zmq_ctx_new(); return c ? 0 : 1; }\n' >q.c
+	cap round10-gcc-missing-zmq-header $DEP "" gcc -c q.c
+	printf 'int main(void) { return 0; }\n' >ok.c
+	cap round10-gcc-cannot-find-lzmq $DEP "" gcc ok.c -o ok -lzmq
+	printf 'void uuid_generate(unsigned char *out);\n\nint main(void) { unsigned char u[16]; uuid_generate(u); return u[0]; }\n' >uu.c
+	ver clang --version
+	printf '#include <event2/event.h>\n\nint main(void) { return event_base_new() ? 0 : 1; }\n' >ev.c
+	cap round10-clang-missing-event-header $DEP "" clang -c ev.c
+	cap round10-clang-undefined-uuid $CONF "" clang uu.c -o uu
+	ver g++ --version
+	printf '#include <grpcpp/grpcpp.h>\n\nint main() { return 0; }\n' >rpc.cpp
+	cap round10-gxx-missing-grpc-header $DEP "" g++ -c rpc.cpp
+	printf '#include <string>\n\nnamespace util { std::string slugify(const std::string &s); }\n\nint main() { return util::slugify("Hello World").size(); }\n' >sl.cpp
+	cap round10-gxx-undefined-namespaced $CONF "" g++ sl.cpp -o sl
+	ver clang++ --version
+	printf 'int main() { return 0; }\n' >ok.cpp
+	cap round10-clangxx-cannot-find-lgrpc $DEP "" clang++ ok.cpp -o ok -lgrpc++
+
+	# C and C++: warnings made errors, conversions, syntax
+	ver gcc --version
+	printf 'int level(int n) {\n\tint r = 0;\n\tswitch (n) {\n\tcase 1:\n\t\tr = 1;\n\tcase 2:\n\t\tr += 2;\n\t\tbreak;\n\t}\n\treturn r;\n}\n' >ft.c
+	cap round10-gcc-werror-fallthrough $LINT "" gcc -Wimplicit-fallthrough -Werror -c ft.c
+	ver g++ --version
+	printf 'struct Job {\n\tint b;\n\tint a;\n\tJob() : a(1), b(a) {}\n};\n\nint main() { Job j; return j.b; }\n' >ro.cpp
+	cap round10-gxx-werror-reorder $LINT "" g++ -Wall -Werror -c ro.cpp
+	printf 'int main() {\n\tint n{3.5};\n\treturn n;\n}\n' >nar.cpp
+	cap round10-gxx-narrowing $TYPE "" g++ -c nar.cpp
+	printf 'double half(double x) { return x / 2; }\n\nint main() {\n\tconst char *s = "4";\n\treturn (int)half(s);\n}\n' >cv.cpp
+	cap round10-gxx-cannot-convert-arg $TYPE "" g++ -c cv.cpp
+	printf '#pragma once\nstruct Config {\n\tint port\n};\n' >config.h
+	printf '#include "config.h"\n\nint main() { Config c{8080}; return c.port; }\n' >usecfg.cpp
+	cap round10-gxx-syntax-in-header "" "" g++ -c usecfg.cpp
+	ver clang++ --version
+	printf 'class Cache {\n\tint hits = 0;\n\tint misses = 0;\n\npublic:\n\tint get() { return hits; }\n};\n\nint main() { Cache c; return c.get(); }\n' >pf.cpp
+	cap round10-clangxx-werror-unused-field $LINT "" clang++ -Wall -Werror -c pf.cpp
+	printf '#include <string>\n\nint main() {\n\tint *p = std::string("x");\n\treturn *p;\n}\n' >sp.cpp
+	cap round10-clangxx-init-from-string $TYPE "" clang++ -c sp.cpp
+
+	# clang-tidy, cppcheck
+	ver clang-tidy --version
+	fresh
+	printf '#include <string>\n\nint count(std::string s) { return s.size(); }\n' >pv.cpp
+	cap round10-clang-tidy-value-param $LINT "" clang-tidy --checks=-*,performance-unnecessary-value-param --warnings-as-errors=* pv.cpp -- -std=c++17
+	printf 'Checks: "-*,misc-unused-parameters"\nWarningsAsErrors: "*"\n' >.clang-tidy
+	printf 'int area(int w, int h) { return w * w; }\n' >up.cpp
+	cap round10-clang-tidy-config-file $LINT "" clang-tidy up.cpp -- -std=c++17
+	ver cppcheck --version
+	printf 'int ratio(int total) {\n\tint parts = 0;\n\treturn total / parts;\n}\n' >zd.c
+	cap round10-cppcheck-zerodiv $LINT "" cppcheck --error-exitcode=1 zd.c
+
+	# CMake, Meson, ctest
+	ver cmake --version
+	fresh
+	printf 'int main(void) { return 0; }\n' >main.c
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(app C)\nfind_package(Protobuf REQUIRED)\nadd_executable(app main.c)\n' >CMakeLists.txt
+	cap round10-cmake-protobuf $DEP "" cmake -S . -B build
+	fresh
+	printf 'int main() { return 0; }\n' >main.cpp
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(app CXX)\nfind_package(Boost 1.80 REQUIRED COMPONENTS filesystem)\nadd_executable(app main.cpp)\n' >CMakeLists.txt
+	cap round10-cmake-boost $DEP "" cmake -S . -B build
+	ver meson --version
+	fresh
+	printf 'int main(void) { return 0; }\n' >main.c
+	printf "project('viewer', 'c')\ngtk = dependency('gtk4')\nexecutable('viewer', 'main.c', dependencies: gtk)\n" >meson.build
+	cap round10-meson-gtk4 $DEP "" meson setup build
+	fresh
+	printf '#include <archive.h>\n\nint main(void) { return archive_version_number() > 0 ? 0 : 1; }\n' >main.c
+	printf "project('unpack', 'c')\nexecutable('unpack', 'main.c')\n" >meson.build
+	meson setup build >/dev/null 2>&1
+	cap round10-meson-compile-missing-header $DEP "" meson compile -C build
+	ver cmake --version
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(calc CXX)\nenable_testing()\nadd_executable(t_calc t.cpp)\nadd_test(NAME calc COMMAND t_calc)\n' >CMakeLists.txt
+	printf '#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN\n#include <doctest/doctest.h>\n\nstatic int sub(int a, int b) { return a + b; }\n\nTEST_CASE("subtracts") { CHECK(sub(5, 3) == 2); }\n' >t.cpp
+	cmake -S . -B build >/dev/null 2>&1 && cmake --build build >/dev/null 2>&1
+	ver ctest --version
+	cap round10-ctest-doctest $TEST "" ctest --test-dir build --output-on-failure
+	fresh
+	printf 'cmake_minimum_required(VERSION 3.16)\nproject(smoke C)\nenable_testing()\nadd_executable(t_smoke t.c)\nadd_test(NAME smoke COMMAND t_smoke)\n' >CMakeLists.txt
+	printf 'int main(void) { return 3; }\n' >t.c
+	cmake -S . -B build >/dev/null 2>&1 && cmake --build build >/dev/null 2>&1
+	cap round10-ctest-exit-code "" "" ctest --test-dir build --output-on-failure
+
+	# pnpm, yarn, poetry, esbuild
+	jsver pnpm
+	fresh
+	printf '{"name":"app","version":"1.0.0"}\n' >package.json
+	cap round10-pnpm-scoped-no-version $DEP "" "$J/pnpm" add --store-dir "$W/pnpm-store" @types/node@^99.0.0
+	fresh
+	printf '{"name":"app","version":"1.0.0","dependencies":{"is-number":"7.0.0","is-odd":"3.0.1"}}\n' >package.json
+	"$J/pnpm" install --store-dir "$W/pnpm-store" >/dev/null 2>&1
+	printf '{"name":"app","version":"1.0.0","dependencies":{"is-number":"7.0.0"}}\n' >package.json
+	cap round10-pnpm-lockfile-extra $CONF "" "$J/pnpm" install --frozen-lockfile --store-dir "$W/pnpm-store"
+	YC="$JSTOOLS/node_modules/yarn/bin/yarn.js"
+	ver node "$YC" --version
+	fresh
+	printf '{"name":"app","version":"1.0.0","license":"MIT"}\n' >package.json
+	cap round10-yarn-no-version $DEP "" node "$YC" add typescript@99 --registry https://registry.npmjs.org --cache-folder "$W/yarn-cache"
+	printf '{"name":"app","version":"1.0.0","license":"MIT","engines":{"yarn":">=99"}}\n' >package.json
+	cap round10-yarn-engine-yarn $CONF "" node "$YC" install --cache-folder "$W/yarn-cache"
+	ver poetry --version
+	fresh
+	printf '[tool.poetry]\nname = "app"\ndescription = ""\nauthors = ["A <a@example.com>"]\n\n[tool.poetry.dependencies]\npython = "^3.11"\n\n[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n' >pyproject.toml
+	cap round10-poetry-no-version $CONF "" env POETRY_CACHE_DIR="$W/poetry-cache" poetry lock --no-interaction
+	fresh
+	printf '[tool.poetry]\nname = "app"\nversion = "0.1.0"\ndescription = ""\nauthors = ["A <a@example.com>"]\n\n[tool.poetry.dependencies]\npython = "^3.11"\nfastapi = "^0.110"\n\n[[tool.poetry.source]]\nname = "mirror"\nurl = "http://127.0.0.1:9/pypi/simple/"\ndefault = true\n\n[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n' >pyproject.toml
+	cap round10-poetry-mirror-unreachable $DEP "" env POETRY_CACHE_DIR="$W/poetry-cache2" poetry lock --no-interaction
+	fresh
+	for d in lib:1.0.0 plugin:1.0.0; do
+		n=${d%%:*}; mkdir -p $n
+		printf '[tool.poetry]\nname = "%s"\nversion = "%s"\ndescription = ""\nauthors = ["A <a@example.com>"]\n\n[tool.poetry.dependencies]\npython = "^3.11"\n%s\n[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n' "$n" "${d#*:}" "$([ $n = plugin ] && echo 'lib = ">=2.0"')" >$n/pyproject.toml
+	done
+	printf '[tool.poetry]\nname = "app"\nversion = "0.1.0"\ndescription = ""\nauthors = ["A <a@example.com>"]\n\n[tool.poetry.dependencies]\npython = "^3.11"\nlib = {path = "lib"}\nplugin = {path = "plugin"}\n\n[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n' >pyproject.toml
+	cap round10-poetry-conflict $DEP "" env POETRY_CACHE_DIR="$W/poetry-cache" poetry lock --no-interaction
+	jsver esbuild
+	fresh
+	printf 'import { Button } from "@acme/ui";\nexport const b = Button;\n' >app.js
+	cap round10-esbuild-scoped $DEP "" "$J/esbuild" app.js --bundle --outfile=out.js
+
+	# Terraform
+	if command -v terraform >/dev/null 2>&1; then
+		ver terraform version
+		printf 'provider_installation {\n  network_mirror {\n    url = "https://127.0.0.1:9/providers/"\n  }\n}\n' >"$W/tf.rc"
+		TF="env TF_CLI_CONFIG_FILE=$W/tf.rc TF_IN_AUTOMATION=1"
+		fresh
+		printf 'terraform {\n  required_providers {\n    null = {\n      source  = "hashicorp/null"\n      version = ">= 3.2"\n    }\n  }\n}\n' >main.tf
+		cap round10-terraform-init-null $DEP "" $TF terraform init -upgrade -input=false -no-color
+		fresh
+		printf 'output "name" {\n  value = "a"\n}\n\noutput "name" {\n  value = "b"\n}\n' >main.tf
+		cap round10-terraform-duplicate-output $CONF "" $TF terraform validate -no-color
+		fresh
+		printf 'locals {\n  tags = { env = "prod", }\n  name = "app-" +\n}\n' >main.tf
+		cap round10-terraform-invalid-expression $CONF "" $TF terraform validate -no-color
+		fresh
+		printf 'region="eu-west-1"\nreplicas  =  3\n' >prod.tfvars
+		cap round10-terraform-fmt-tfvars $LINT "" $TF terraform fmt -check -diff -no-color
+	fi
+
+	# Django, gunicorn, psycopg 3, Jest, go-redis
+	ver $PY -c 'import django; print("Django", django.get_version())'
+	fresh
+	django-admin startproject mysite . >/dev/null 2>&1
+	cap round10-django-all-interfaces $PORT port_free:18150 hold 18150 timeout 20 $PY manage.py runserver --noreload 0.0.0.0:18150
+	ver gunicorn --version
+	printf 'def app(environ, start_response):\n    start_response("200 OK", [])\n    return [b"ok"]\n' >wsgi.py
+	cap round10-gunicorn-workers $PORT port_free:18151 hold 18151 timeout 30 gunicorn --workers 2 --bind 0.0.0.0:18151 wsgi:app
+	ver $PY -c 'import psycopg; print("psycopg", psycopg.__version__)'
+	cap round10-psycopg-url $DB "" $PY -c 'import psycopg
+with psycopg.connect("postgresql://app:secret@127.0.0.1:15440/app", connect_timeout=3) as conn:
+    conn.execute("select 1")'
+	jsver jest
+	fresh
+	ln -s "$JSTOOLS/node_modules" node_modules
+	printf '{"name":"app","version":"1.0.0"}\n' >package.json
+	printf 'const dayjs = require("dayjs");\ntest("formats", () => { expect(dayjs("2024-01-02").format("YYYY")).toBe("2024"); });\n' >date.test.js
+	cap round10-jest-missing-dayjs $DEP "" "$J/jest" --ci date.test.js
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nimport (\n\t"context"\n\t"log"\n\t"time"\n\n\t"github.com/redis/go-redis/v9"\n)\n\nfunc main() {\n\trdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:16396"})\n\tif err := rdb.Set(context.Background(), "session:42", "x", time.Minute).Err(); err != nil {\n\t\tlog.Fatalf("redis set: %%v", err)\n\t}\n}\n' >main.go
+	go get github.com/redis/go-redis/v9@v9.7.0 >/dev/null 2>&1
+	cap round10-go-redis-set-refused $DB tcp_reachable:127.0.0.1:16396 go run .
+
+	# Variables: zod, pydantic, os.getenv, os.environ
+	jsver zod
+	fresh
+	printf 'const { z } = require("zod");\nz.object({ JWT_SECRET: z.string().min(32), SESSION_KEY: z.string().min(32) }).parse(process.env);\n' >jwt.js
+	cap round10-zod-missing-and-short $ENV env_var_present:JWT_SECRET env SESSION_KEY=short node jwt.js
+	jsver zod3
+	printf 'const { z } = require("zod3");\nconst r = z.object({ DATABASE_URL: z.string().url() }).safeParse(process.env);\nif (!r.success) {\n  console.error("Invalid environment:", r.error.format());\n  process.exit(1);\n}\n' >fmt.js
+	cap round10-zod3-format $ENV env_var_present:DATABASE_URL node fmt.js
+	ver $PY -c 'import pydantic; print("pydantic", pydantic.VERSION)'
+	printf 'from pydantic import BaseSettings\n\n\nclass WorkerConfig(BaseSettings):\n    broker_url: str\n    concurrency: int = 4\n\n\nconfig = WorkerConfig()\n' >wc.py
+	cap round10-pydantic-worker-config $ENV "" $PY wc.py
+	ver $PY --version
+	mkdir -p worker && touch worker/__init__.py
+	printf 'import os\n\nWORKERS = int(os.getenv("WORKER_COUNT"))\n' >worker/settings.py
+	printf 'from worker.settings import WORKERS\n\nprint(WORKERS)\n' >run.py
+	cap round10-python-getenv-module $ENV env_var_present:WORKER_COUNT $PY run.py
+	printf 'import os\n\nrate = float(os.getenv("SAMPLE_RATE"))\n' >rate.py
+	cap round10-python-getenv-float $ENV env_var_present:SAMPLE_RATE $PY rate.py
+	ver $PY -m pytest --version
+	printf 'import os\n\nimport pytest\n\n\n@pytest.fixture\ndef db_password():\n    return os.environ["DB_PASSWORD"]\n\n\ndef test_connect(db_password):\n    assert db_password\n' >test_fix.py
+	cap round10-pytest-environ-fixture $ENV env_var_present:DB_PASSWORD $PY -m pytest -q -p no:cacheprovider test_fix.py
+	printf 'import os\n\n\ndef test_token():\n    assert os.environ["SLACK_BOT_TOKEN"].startswith("xoxb-")\n' >test_tok.py
+	cap round10-pytest-environ-native $ENV env_var_present:SLACK_BOT_TOKEN $PY -m pytest -q --tb=native -p no:cacheprovider test_tok.py
+	printf 'import os\nimport unittest\n\n\nclass T(unittest.TestCase):\n    def test_url(self):\n        self.assertTrue(os.environ["WEBHOOK_URL"].startswith("https://"))\n\n\nunittest.main()\n' >ut.py
+	ver $PY --version
+	cap round10-unittest-environ $ENV env_var_present:WEBHOOK_URL $PY ut.py
+
+	# What a new user tries: syntax errors, ava, xo, JUnit 4
+	ver $PY --version
+	fresh
+	printf 'def total(items)\n    return sum(items)\n' >t1.py
+	cap round10-python-missing-colon "" "" $PY t1.py
+	mkdir -p pkg && touch pkg/__init__.py && printf 'def f():\n    return [1, 2\n' >pkg/util.py
+	printf 'from pkg.util import f\n\nprint(f())\n' >main.py
+	cap round10-python-syntax-in-import "" "" $PY main.py
+	jsver ava
+	fresh
+	ln -s "$JSTOOLS/node_modules" node_modules
+	printf '{"name":"app","version":"1.0.0","type":"module"}\n' >package.json
+	printf 'import test from "ava";\n\ntest("slug", t => {\n\tt.regex("Hello World", /^[a-z-]+$/);\n});\n' >slug.test.js
+	cap round10-ava-regex $TEST "" "$J/ava" slug.test.js
+	printf 'import test from "ava";\n\ntest("user", t => {\n\tt.like({ name: "ada", role: "user" }, { role: "admin" });\n});\n' >like.test.js
+	cap round10-ava-like $TEST "" "$J/ava" like.test.js
+	jsver xo
+	printf 'export function parse(input) {\n  if (input == null) return undefined\n  return JSON.parse(input)\n}\n' >parse.js
+	cap round10-xo-parse $LINT "" "$J/xo" parse.js
+	printf 'const list = [1, 2, 3];\nfor (var i = 0; i < list.length; i++) {\n    console.log(list[i]);\n}\n' >loop.js
+	cap round10-xo-space $LINT "" "$J/xo" --space loop.js
+	ver javac -version
+	fresh
+	printf 'import org.junit.Test;\nimport static org.junit.Assert.assertEquals;\nimport static org.junit.Assert.assertThat;\nimport static org.hamcrest.CoreMatchers.is;\n\npublic class CartTest {\n  static int total(int a, int b) { return a - b; }\n\n  @Test public void totalWithMessage() { assertEquals("total", 5, total(2, 3)); }\n  @Test(expected = IllegalArgumentException.class) public void rejectsNegative() { total(-1, 2); }\n  @Test public void totalWithMatcher() { assertThat(total(2, 3), is(5)); }\n}\n' >CartTest.java
+	javac -cp /usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar CartTest.java 2>/dev/null
+	cap round10-junit4-three-failures $TEST "" java -cp /usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar:. org.junit.runner.JUnitCore CartTest
+
+	# Address in use without the port
+	ver $PY --version
+	fresh
+	printf 'import os\nimport socket\n\nsrv = socket.create_server(("127.0.0.1", int(os.environ["PORT"])))\n' >cs.py
+	cap round10-python-port-from-env $PORT port_free:18152 hold 18152 env PORT=18152 $PY cs.py
+	ver java -version
+	printf 'import java.net.ServerSocket;\n\npublic class Srv {\n  public static void main(String[] a) throws Exception {\n    new ServerSocket(Integer.parseInt(a[0])).accept();\n  }\n}\n' >Srv.java
+	cap round10-java-port-argument $PORT port_free:18154 hold 18154 timeout 20 java Srv.java 18154
+	ver rustc --version
+	printf 'use std::net::TcpListener;\n\nfn main() {\n    let port = std::env::args().nth(2).unwrap();\n    TcpListener::bind(format!("127.0.0.1:{}", port)).expect("bind");\n}\n' >srv.rs
+	rustc -o srv srv.rs 2>/dev/null
+	cap round10-rust-port-flag $PORT port_free:18156 hold 18156 ./srv --port 18156
+	ver sh -c 'dpkg-query -W -f "netcat-openbsd ${Version}\n" netcat-openbsd'
+	cap round10-nc-port-only $PORT port_free:18157 hold 18157 timeout 5 nc -l 18157
+	ver php --version
+	cap round10-php-localhost $PORT port_free:18158 hold 18158 timeout 5 php -S 127.0.0.1:18158
+
+	# No tag: failures none of the tags fits
+	ver node --version
+	fresh
+	printf 'class QuotaError extends Error {}\nthrow new QuotaError("monthly quota exceeded for tenant acme");\n' >q.js
+	cap round10-node-custom-error "" "" node q.js
+	ver make --version
+	printf 'check:\n\t@echo "3 migrations are pending"; exit 1\n' >Makefile
+	cap round10-make-check-fails "" "" make check
+	jsver pnpm
+	printf '{"name":"app","version":"1.0.0","scripts":{"lint:size":"node -e \\"process.exit(2)\\""}}\n' >package.json
+	cap round10-pnpm-script-exit "" "" "$J/pnpm" run lint:size
+	ver go version
+	fresh; gomod
+	printf 'package main\n\nfunc main() {\n\tvar m map[string][]int\n\tm["a"] = append(m["a"], 1)\n}\n' >main.go
+	cap round10-go-nil-map "" "" go run .
+	ver $PY --version
+	printf '{"replicas": 3,}\n' >deploy.json
+	cap round10-python-json-config "" "" $PY -c 'import json
+json.load(open("deploy.json"))'
+	ver g++ --version
+	printf '#include <vector>\n\nint main() {\n\tstd::vector<int> v(2);\n\treturn v.at(5);\n}\n' >oor.cpp
+	g++ oor.cpp -o oor 2>/dev/null
+	cap round10-cxx-out-of-range "" "" ./oor
+	ver $PY -m pytest --version
+	printf 'def ratio(a, b):\n    return a / b\n\n\ndef test_ratio():\n    assert ratio(1, 0) == 0\n' >test_ratio.py
+	cap round10-pytest-zero-division "" "" $PY -m pytest -q -p no:cacheprovider test_ratio.py
+}
+
 # sec_baseline: pairs of one step's output, passing then failing, for the
 # evidence-first classification (baselines/NAME.pass.txt, NAME.fail.txt).
 sec_baseline() {
@@ -2868,7 +3152,7 @@ sec_twice() {
 	cap go-vet-then-test-undefined $TYPE "" sh -c 'go vet ./...; go test ./...'
 }
 
-sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 color twice baseline}
+sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 round10 color twice baseline}
 for s in $sections; do
 	"sec_$s"
 done
