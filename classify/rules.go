@@ -209,9 +209,9 @@ var builtin = sync.OnceValue(func() []Rule {
 		// that validated the environment (zod, t3-env) names the variable
 		// in an issue's path, with undefined as what it received.
 		{ID: "schema.env-missing", Tag: MissingEnvVar, Tool: "zod/t3-env", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`"path": \[\s*"(` + envVar + `)"\s*\],?\s*"message": "(?:Required|Invalid input: expected \w+, received undefined)"|received undefined\n\s*→ at (` + envVar + `)\b|\b(` + envVar + `): \[\s*'(?:Required|Invalid input: expected \w+, received undefined)'|path: \[ '(` + envVar + `)' \],\s*message: '(?:Required|Invalid input: expected \w+, received undefined)'|env must have required property '(` + envVar + `)'|Set the (` + envVar + `) environment variable`),
-			Check:   func(m []string) *preflight.Check { return envCheck(1)([]string{"", pick(m, 1, 2, 3, 4, 5, 6)}) },
-			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5, 6) }},
+			Pattern: regexp.MustCompile(`"path": \[\s*"(` + envVar + `)"\s*\],?\s*"message": "(?:Required|Invalid input: expected \w+, received undefined)"|received undefined\n\s*→ at (` + envVar + `)\b|\b(` + envVar + `): \[\s*'(?:Required|Invalid input: expected \w+, received undefined)'|path: \[ '(` + envVar + `)' \],\s*message: '(?:Required|Invalid input: expected \w+, received undefined)'|env must have required property '(` + envVar + `)'|Set the (` + envVar + `) environment variable|\b(` + envVar + `): \{ _errors: \[ '(?:Required|Invalid input: expected \w+, received undefined)' \] \}`),
+			Check:   func(m []string) *preflight.Check { return envCheck(1)([]string{"", pick(m, 1, 2, 3, 4, 5, 6, 7)}) },
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5, 6, 7) }},
 		// pydantic's settings (BaseSettings in v1, pydantic-settings in v2)
 		// read fields from the environment, case-insensitively: a required
 		// field missing from a settings class is a variable not set. It
@@ -533,7 +533,7 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern:  regexp.MustCompile(`(?m)^\s+Expected values? to (?:be |not be )?(?:strictly |deeply |loosely )?(?:equal|match|be \w+)[^\n]*\((?:is|equal|ok|not|match|instance|type|snapshot|fixture|unreachable)[\w.]*\)$`),
 			Requires: regexp.MustCompile(`(?m)^\s+FAIL\s+"`)},
 		{ID: "ava.assertion", Tag: TestAssertionFailed, Tool: "ava", Confidence: 0.8,
-			Pattern:  regexp.MustCompile("(?m)^\\s*(?:Difference \\(- actual, \\+ expected\\):|Value is not \x60(?:true|false)\x60:|Value is not (?:truthy|falsy):|Values are deeply equal to each other, but they must not be:|Function (?:returned|threw unexpected exception|threw):|Promise (?:resolved|rejected) with:|Expected instance of \\S+, got:?)$"),
+			Pattern:  regexp.MustCompile("(?m)^\\s*(?:Difference \\(- actual, \\+ expected\\):|Value is not \x60(?:true|false)\x60:|Value is not (?:truthy|falsy):|Values are deeply equal to each other, but they must not be:|Function (?:returned|threw unexpected exception|threw):|Value must (?:not )?match expression:|Promise (?:resolved|rejected) with:|Expected instance of \\S+, got:?)$"),
 			Requires: regexp.MustCompile(`(?m)^\s*✘ `)},
 		// build_config_error
 		{ID: "go.mod-config", Tag: BuildConfigError, Tool: "go", Confidence: 0.9,

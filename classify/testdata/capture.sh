@@ -19,7 +19,7 @@
 # follows from its name (see corpus.go), so no one can move a capture.
 #
 # Usage: capture.sh [SECTION...]   with no section, every section runs.
-# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 round10 color twice baseline
+# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 round10 families color twice baseline
 #
 # It installs what it needs when missing: Debian packages with apt-get
 # (PostgreSQL, MariaDB, Redis, shellcheck, pytest, mypy, flake8, pylint,
@@ -3081,6 +3081,16 @@ json.load(open("deploy.json"))'
 	cap round10-pytest-zero-division "" "" $PY -m pytest -q -p no:cacheprovider test_ratio.py
 }
 
+# sec_families: outputs that exercise rules written from the tools'
+# documentation which no blind batch happened to reach. Not a batch:
+# captured after the rule, so they measure nothing blind.
+sec_families() {
+	ver javac -version
+	fresh
+	printf 'public class Env {\n  public static void main(String[] a) {\n    System.out.println(System.getenv("AWS_REGION").toUpperCase());\n  }\n}\n' >Env.java
+	cap java-getenv-null $ENV "" env -u AWS_REGION java Env.java
+}
+
 # sec_baseline: pairs of one step's output, passing then failing, for the
 # evidence-first classification (baselines/NAME.pass.txt, NAME.fail.txt).
 sec_baseline() {
@@ -3152,7 +3162,7 @@ sec_twice() {
 	cap go-vet-then-test-undefined $TYPE "" sh -c 'go vet ./...; go test ./...'
 }
 
-sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 round10 color twice baseline}
+sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 round10 families color twice baseline}
 for s in $sections; do
 	"sec_$s"
 done
