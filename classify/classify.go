@@ -53,12 +53,14 @@ type Classifier struct {
 	noAnchors bool
 }
 
-// compiled is a rule ready to run: where it comes from and the literals
-// one of which every match of its pattern contains (lower case).
+// compiled is a rule ready to run: where it comes from, the literals one
+// of which every match of its pattern contains (lower case), and its
+// pattern split into its top-level alternatives (see splitAlternatives).
 type compiled struct {
 	*Rule
 	source  string
 	anchors []string
+	alts    []alternative
 }
 
 // New returns a classifier with the user's rules (from orket.yaml) ahead
@@ -70,23 +72,29 @@ func New(user []config.Rule) *Classifier {
 			continue
 		}
 		ur := &Rule{ID: r.ID, Tag: r.Tag, Tool: "orket.yaml", Pattern: r.Re, Confidence: 0.95, userChecks: r.Preflight}
-		c.rules = append(c.rules, compiled{Rule: ur, source: "user", anchors: Anchors(r.Re)})
+		c.rules = append(c.rules, compiled{Rule: ur, source: "user", anchors: Anchors(r.Re), alts: splitAlternatives(r.Re)})
 	}
-	builtin, anchors := Builtin(), builtinAnchors()
+	builtin, pre := Builtin(), builtinPrepared()
 	for i := range builtin {
-		c.rules = append(c.rules, compiled{Rule: &builtin[i], source: "regex", anchors: anchors[i]})
+		c.rules = append(c.rules, compiled{Rule: &builtin[i], source: "regex", anchors: pre[i].anchors, alts: pre[i].alts})
 	}
 	return c
 }
 
-// builtinAnchors returns the anchors of Builtin, computed once.
-var builtinAnchors = sync.OnceValue(func() [][]string {
+type prepared struct {
+	anchors []string
+	alts    []alternative
+}
+
+// builtinPrepared returns the anchors and alternatives of Builtin,
+// computed once.
+var builtinPrepared = sync.OnceValue(func() []prepared {
 	builtin := Builtin()
-	a := make([][]string, len(builtin))
+	p := make([]prepared, len(builtin))
 	for i := range builtin {
-		a[i] = Anchors(builtin[i].Pattern)
+		p[i] = prepared{anchors: Anchors(builtin[i].Pattern), alts: splitAlternatives(builtin[i].Pattern)}
 	}
-	return a
+	return p
 })
 
 // maxMatchesPerRule bounds the signals one rule contributes.
@@ -148,6 +156,7 @@ func (c *Classifier) run(evidence, context string, wantMisses bool) ([]hit, []mi
 // a Command pattern apply only when it matches command.
 func (c *Classifier) runCommand(evidence, context, command string, wantMisses bool) ([]hit, []miss) {
 	lower := strings.ToLower(evidence)
+	idx := newLineIndex(evidence, lower)
 	var hits []hit
 	var misses []miss
 	for i := range c.rules {
@@ -175,7 +184,7 @@ func (c *Classifier) runCommand(evidence, context, command string, wantMisses bo
 				continue
 			}
 		}
-		all := r.Pattern.FindAllStringSubmatchIndex(evidence, 16)
+		all := c.findAll(r, evidence, lower, idx)
 		if len(all) == 0 {
 			if wantMisses && anchor != "" {
 				misses = append(misses, miss{r: r, at: anchorAt, anchor: anchor,

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/orket/orket/internal/lazyre"
 	"github.com/orket/orket/preflight"
@@ -17,6 +18,10 @@ import (
 // on the line that says so (socat's "bind(5, {AF=2 127.0.0.1:8000}, 16):
 // Address already in use").
 var listenPhrases = lazyre.New(`(?i)(?:starting (?:development )?server at|listening on|listen(?:ing)? at|serving (?:http )?on|running on|bind(?:ing)? (?:to|on)|server (?:at|on)|started (?:server )?on|available (?:at|on)|local:)\s+(?:https?://)?(?:[\w.-]+|\[[0-9a-fA-F:]*\])?:(\d{2,5})\b|\.bind\(\(\s*["'][^"']*["']\s*,\s*(\d{2,5})\s*\)\)|\b(?:on|at) port (\d{2,5})\b|(?m)^[^\n]*?\b(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|\[[0-9a-fA-F:]*\]):(\d{2,5})\b[^\n]*(?i:address already in use|EADDRINUSE)`)
+
+// listenWords are lower-case literals one of which every match of
+// listenPhrases holds.
+var listenWords = []string{"server at", "listen", "serving", "running on", "bind", "server on", "started", "available", "local:", "port ", "in use", "eaddrinuse"}
 
 // commandPorts are how a command line says which port to listen on, in
 // the order they are tried: a flag (--port 8000, -p 8000, --bind
@@ -59,8 +64,15 @@ func addContextChecks(res *Result, output, command string) {
 // names one. The step's tracked configuration (a Procfile, a compose
 // file, an orket.yaml env) is not read here.
 func PortFromContext(output, command string) int {
-	if p := firstPort(listenPhrases().FindStringSubmatch(output)); p > 0 {
-		return p
+	// Line by line, and only lines with a word of listenPhrases: the
+	// phrases do not cross lines, and a long output costs a scan.
+	for _, line := range strings.Split(output, "\n") {
+		if !containsAny(strings.ToLower(line), listenWords) {
+			continue
+		}
+		if p := firstPort(listenPhrases().FindStringSubmatch(line)); p > 0 {
+			return p
+		}
 	}
 	for _, re := range commandPorts {
 		if p := firstPort(re().FindStringSubmatch(command)); p > 0 {

@@ -40,6 +40,11 @@ type FamilyMatch struct {
 type family struct {
 	id, name string
 	shape    *regexp.Regexp
+	// keywords are lower-case literals one of which a line of the shape
+	// holds: only such lines are matched against shape, one at a time,
+	// so that a long output costs a scan for the keywords, not a run of
+	// every shape over all of it.
+	keywords []string
 	// requires, when set, must match somewhere in the output too.
 	requires *regexp.Regexp
 	// why says why the family's rules did not tag a line of its shape,
@@ -57,7 +62,8 @@ var families = sync.OnceValue(func() []family {
 	quote := func(s string) string { return fmt.Sprintf("%q", clipAt(strings.TrimSpace(s), 120)) }
 	return []family{
 		{id: "c-compiler", name: "a C or C++ compiler's file:line:col: error: line",
-			shape: regexp.MustCompile(`(?m)^\S*\.` + cExt + `:\d+(?::\d+)?: (?:fatal )?error: (.+)$`),
+			keywords: []string{"error:"},
+			shape:    regexp.MustCompile(`(?m)^\S*\.` + cExt + `:\d+(?::\d+)?: (?:fatal )?error: (.+)$`),
 			why: func(m []string) string {
 				if syntaxMessage.MatchString(m[1]) {
 					return "its message " + quote(m[1]) + " is a syntax error, which no tag fits (type_error is for code that parses)"
@@ -65,17 +71,20 @@ var families = sync.OnceValue(func() []family {
 				return "no rule of the C and C++ family reads its message " + quote(m[1]) + " (they read missing headers, linker errors, warnings made errors, and other compile errors)"
 			}},
 		{id: "linker", name: "a linker's error",
-			shape: regexp.MustCompile(`(?m)^\S*\b(?:ld(?:\.\w+)?|lld|collect2): (?:error: )?(.+)$`),
+			keywords: []string{"ld:", "ld.", "lld:", "collect2:"},
+			shape:    regexp.MustCompile(`(?m)^\S*\b(?:ld(?:\.\w+)?|lld|collect2): (?:error: )?(.+)$`),
 			why: func(m []string) string {
 				return "no rule reads its message " + quote(m[1]) + " (they read a library not found, an undefined or doubly defined symbol)"
 			}},
 		{id: "syntax", name: "a syntax error",
-			shape: regexp.MustCompile(`(?m)^.*(?:\b(?:SyntaxError|IndentationError|TabError|ParseError)\b|[Ss]yntax error|Parse error|unexpected token|was never closed).*$`),
+			keywords: []string{"syntaxerror", "indentationerror", "taberror", "parseerror", "syntax error", "parse error", "unexpected token", "was never closed"},
+			shape:    regexp.MustCompile(`(?m)^.*(?:\b(?:SyntaxError|IndentationError|TabError|ParseError)\b|[Ss]yntax error|Parse error|unexpected token|was never closed).*$`),
 			why: func([]string) string {
 				return "no tag fits a syntax error: the code at that line does not parse (type_error is for code that parses but does not check)"
 			}},
 		{id: "package-manager", name: "a package manager's error",
-			shape: regexp.MustCompile(`(?m)^.*(?:\bERR_PNPM_(\w+)|^npm (?:ERR!|error) code (\w+)|^error Command failed with exit code|\bELIFECYCLE\b|\bYN\d{4}: |^error An unexpected error occurred).*$`),
+			keywords: []string{"err_pnpm_", "npm err! code", "npm error code", "error command failed with exit code", "elifecycle", "yn0", "error an unexpected error occurred"},
+			shape:    regexp.MustCompile(`(?m)^.*(?:\bERR_PNPM_(\w+)|^npm (?:ERR!|error) code (\w+)|^error Command failed with exit code|\bELIFECYCLE\b|\bYN\d{4}: |^error An unexpected error occurred).*$`),
 			why: func(m []string) string {
 				code := pick(m, 1, 2)
 				if code == "" || strings.Contains(code, "RUN") || strings.Contains(code, "EXEC") || code == "ELIFECYCLE" {
@@ -84,7 +93,8 @@ var families = sync.OnceValue(func() []family {
 				return "its code " + code + " is none the rules read (no matching version, an unreachable registry, an unsolvable tree; an outdated lockfile, a missing script, an engine mismatch)"
 			}},
 		{id: "build-system", name: "a build system's error",
-			shape: regexp.MustCompile(`(?m)^(?:CMake Error.*|\S*meson\.build:\d+:\d+: ERROR: .*|configure: error: .*|g?make(?:\[\d+\])?: \*\*\* .*|ninja: build stopped: .*|Errors while running CTest)$`),
+			keywords: []string{"cmake error", "meson.build:", "configure: error:", "make", "ninja: build stopped", "errors while running ctest"},
+			shape:    regexp.MustCompile(`(?m)^(?:CMake Error.*|\S*meson\.build:\d+:\d+: ERROR: .*|configure: error: .*|g?make(?:\[\d+\])?: \*\*\* .*|ninja: build stopped: .*|Errors while running CTest)$`),
 			why: func(m []string) string {
 				if strings.Contains(m[0], "***") || strings.Contains(m[0], "ninja:") || strings.Contains(m[0], "CTest") {
 					return "it only says that a command it ran failed, and that command's own output shows nothing a rule reads"
@@ -92,7 +102,8 @@ var families = sync.OnceValue(func() []family {
 				return "no rule reads this error of the tool"
 			}},
 		{id: "exception", name: "an uncaught exception",
-			shape: regexp.MustCompile(`(?m)^(?:E\s+|Uncaught |Exception in thread "[^"]+" )?((?:[a-z]\w*\.)*[A-Z]\w*(?:Error|Exception))(?: \[\w+\])?(?:: (.*))?$|^panic: (.*)$|^terminate called after throwing an instance of '([^']+)'$|^thread '[^']*'(?: \(\d+\))? panicked at (.*)$`),
+			keywords: []string{"error", "exception", "panic", "terminate called"},
+			shape:    regexp.MustCompile(`(?m)^(?:E\s+|Uncaught |Exception in thread "[^"]+" )?((?:[a-z]\w*\.)*[A-Z]\w*(?:Error|Exception))(?: \[\w+\])?(?:: (.*))?$|^panic: (.*)$|^terminate called after throwing an instance of '([^']+)'$|^thread '[^']*'(?: \(\d+\))? panicked at (.*)$`),
 			why: func(m []string) string {
 				name := pick(m, 1)
 				switch {
@@ -107,23 +118,27 @@ var families = sync.OnceValue(func() []family {
 				return name + " is none of the exceptions the rules read (missing modules, files and variables, type errors, refused connections): the code under it failed in a way no tag names"
 			}},
 		{id: "test-runner", name: "a test runner's failure report",
-			shape: regexp.MustCompile(`(?m)^(?:--- FAIL: .*|FAIL\b.*|FAILED\b.*|not ok \d+.*|\s*✘ .*|\s*✖ .*|.*\b\d+ (?:tests? )?failed\b.*|The following tests FAILED:|Tests run: \d+,\s+Failures: \d+.*)$`),
+			keywords: []string{"fail", "not ok", "✘", "✖", "tests run:"},
+			shape:    regexp.MustCompile(`(?m)^(?:--- FAIL: .*|FAIL\b.*|FAILED\b.*|not ok \d+.*|\s*✘ .*|\s*✖ .*|.*\b\d+ (?:tests? )?failed\b.*|The following tests FAILED:|Tests run: \d+,\s+Failures: \d+.*)$`),
 			why: func([]string) string {
 				return "no assertion shows: a crash, a timeout or an error thrown by the code under test is not a failed assertion, and no other rule read it"
 			}},
 		{id: "terraform", name: "a Terraform error",
+			keywords: []string{"error: "},
 			shape:    regexp.MustCompile(`(?m)^(?:│ )?Error: (.+)$`),
 			requires: regexp.MustCompile(`\.tf\b|[Tt]erraform|\btofu\b`),
 			why: func(m []string) string {
 				return "its error " + quote(m[1]) + " is neither located in a .tf file nor one of init's provider and module errors"
 			}},
 		{id: "connection", name: "a failed connection",
-			shape: regexp.MustCompile(`(?m)^.*(?i:connection refused|ECONNREFUSED|could not connect|connect(?:ion)? timed out|no route to host).*$`),
+			keywords: []string{"connection refused", "econnrefused", "could not connect", "timed out", "no route to host"},
+			shape:    regexp.MustCompile(`(?m)^.*(?i:connection refused|ECONNREFUSED|could not connect|connect(?:ion)? timed out|no route to host).*$`),
 			why: func([]string) string {
 				return "nothing says it was to a database or cache: no client library, no database word on the line, no well-known database port"
 			}},
 		{id: "environment", name: "a mention of the environment",
-			shape: regexp.MustCompile(`(?m)^.*(?:\b(?i:env(?:ironment)? var(?:iable)?s?)\b|process\.env|os\.environ|getenv).*$`),
+			keywords: []string{"env"},
+			shape:    regexp.MustCompile(`(?m)^.*(?:\b(?i:env(?:ironment)? var(?:iable)?s?)\b|process\.env|os\.environ|getenv).*$`),
 			why: func([]string) string {
 				return "it names no variable a rule could read (an upper-case name with an underscore or a digit, beside not set, missing or required)"
 			}},
@@ -131,22 +146,47 @@ var families = sync.OnceValue(func() []family {
 })
 
 // resemble returns the families output resembles, most specific first,
-// at most maxFamilies.
+// at most maxFamilies. Each family's shape is tried on the lines that hold
+// one of its keywords, first line first.
 func resemble(output string) []FamilyMatch {
+	lines := strings.Split(output, "\n")
+	lower := strings.Split(strings.ToLower(output), "\n")
+	if len(lower) != len(lines) {
+		// Lower-casing changed the text's line structure (it cannot for
+		// '\n', but be safe): read the original lines instead.
+		lower = lines
+	}
 	var out []FamilyMatch
 	for _, f := range families() {
 		if len(out) == maxFamilies {
 			break
 		}
-		loc := f.shape.FindStringSubmatchIndex(output)
-		if loc == nil || (f.requires != nil && !f.requires.MatchString(output)) {
-			continue
+		for i, l := range lower {
+			if !containsAny(l, f.keywords) {
+				continue
+			}
+			loc := f.shape.FindStringSubmatchIndex(lines[i])
+			if loc == nil {
+				continue
+			}
+			if f.requires != nil && !f.requires.MatchString(output) {
+				break
+			}
+			m := submatches(lines[i], loc)
+			out = append(out, FamilyMatch{Family: f.id, Name: f.name, Line: i + 1, Text: clip(strings.TrimRight(lines[i], "\r")), Why: f.why(m)})
+			break
 		}
-		m := submatches(output, loc)
-		n, line := lineAt(output, loc[0])
-		out = append(out, FamilyMatch{Family: f.id, Name: f.name, Line: n, Text: clip(line), Why: f.why(m)})
 	}
 	return out
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // unclassified says why no rule tagged output: the families it resembled
