@@ -132,6 +132,10 @@ func (c *Classifier) findAll(r *compiled, evidence, lower string, idx *lineIndex
 	if c.noAnchors {
 		return r.Pattern.FindAllStringSubmatchIndex(evidence, 16)
 	}
+	if r.source == "user" {
+		// A user's rule may span any number of lines: no windows.
+		idx = wholeText
+	}
 	if len(r.alts) == 0 {
 		return idx.find(r.Pattern, r.anchors, evidence, lower)
 	}
@@ -197,6 +201,9 @@ type lineIndex struct {
 	n                   int // len of the evidence
 }
 
+// wholeText is a lineIndex that reads every output whole.
+var wholeText = &lineIndex{}
+
 func newLineIndex(evidence, lower string) *lineIndex {
 	idx := &lineIndex{n: len(evidence), starts: lineStarts(evidence), lowerStarts: lineStarts(lower)}
 	if len(idx.starts) != len(idx.lowerStarts) {
@@ -246,6 +253,7 @@ func (idx *lineIndex) find(re *regexp.Regexp, anchors []string, evidence, lower 
 // read all of it.
 func (idx *lineIndex) windows(anchors []string, lower string) [][2]int {
 	if len(anchors) == 0 || idx.lowerStarts == nil || len(idx.starts) <= 2*windowLines {
+		// No anchors, no index (wholeText) or a short output: all of it.
 		return nil
 	}
 	var lines []int
