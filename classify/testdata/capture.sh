@@ -29,11 +29,23 @@
 # npm packages into $JSTOOLS (default /tmp/jstools), Go modules into
 # throwaway modules through the Go module proxy.
 #
-# The round2 to round5 sections are batches made after the rules
+# The round2 to round10 sections are batches made after the rules
 # they were first measured on; classify/scores_test.go reports each
-# batch's scores, and docs/lessons.md keeps their blind scores. Servers are started on 127.0.0.1 only, in a temporary
-# directory, and stopped on exit. It needs root for apt-get and for
-# running PostgreSQL as the postgres user.
+# batch's scores, and docs/lessons.md keeps their blind scores. Round6 to
+# round10 (the families issue) also install clang, clang-tidy, cmake,
+# meson, cppcheck, GoogleTest, Catch2, cmocka, Check, CUnit, doctest,
+# Django, gunicorn, psycopg 3, pydantic, poetry, Composer, Puma, Erlang,
+# rustc and more from Debian, and pnpm, yarn (classic and 4), zod, esbuild,
+# ava, xo and more from npm; Terraform is used when it is on PATH (it is
+# not packaged in Debian). Registries and mirrors that must fail are
+# pointed at 127.0.0.1:9, so nothing leaves the machine. A server that
+# must find its port taken runs as "hold PORT CMD...": the harness holds
+# the port, so scores_test.go drops "hold PORT" from the command line a
+# step would have. sec_families holds outputs for rules written from the
+# documentation that no batch reached; they measure nothing blind.
+# Servers are started on 127.0.0.1 only, in a temporary directory, and
+# stopped on exit. It needs root for apt-get and for running PostgreSQL as
+# the postgres user.
 set -u
 export LC_ALL=C.UTF-8 NO_COLOR=1 FORCE_COLOR=0 TERM=dumb
 HERE=$(cd "$(dirname "$0")" && pwd)
