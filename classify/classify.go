@@ -120,11 +120,18 @@ func (c *Classifier) ClassifyCommand(output, command string) *Result {
 	hits, _ := c.runCommand(output, output, command, false)
 	res := assemble(hits, output, nil)
 	res.FirstError = FirstError(output)
+	finish(res, output, command)
+	return res
+}
+
+// finish adds to a result what the whole output and the command line say
+// beyond the rules' matches: the checks of the context, and, when no rule
+// tagged it, why (Unclassified).
+func finish(res *Result, output, command string) {
 	addContextChecks(res, output, command)
 	if len(res.Tags) == 0 {
 		res.Unclassified = unclassified(output, res.FirstError)
 	}
-	return res
 }
 
 // A hit is what one rule found: the submatch indexes of its matches in
@@ -460,6 +467,16 @@ func AdviceFor(res *Result, failedCommand string) Advice {
 	case "":
 		a.Title = "Unclassified failure of " + failedCommand
 		a.Summary = "No rule recognised this failure; its first error line is kept."
+		if u := res.Unclassified; u != nil {
+			if u.Cause != "" {
+				a.Summary = "No rule recognised this failure; its cause: " + u.Cause
+			}
+			if len(u.Families) > 0 {
+				f := u.Families[0]
+				a.Summary += fmt.Sprintf(" (it looked like %s, but %s)", f.Name, f.Why)
+			}
+			a.SuggestedActions = append(a.SuggestedActions, "teach orket this failure with a rule in orket.yaml: orket classify --explain shows what it looked like, orket classify --test checks the rule")
+		}
 	default:
 		a.Title = "Failure tagged " + lead
 		a.Summary = failedCommand + " failed (" + lead + ")."

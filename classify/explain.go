@@ -66,10 +66,7 @@ func (c *Classifier) ExplainCommand(output, command string) *Explanation {
 	hits, misses := c.runCommand(output, output, command, true)
 	res := assemble(hits, output, nil)
 	res.FirstError = FirstError(output)
-	addContextChecks(res, output, command)
-	if len(res.Tags) == 0 {
-		res.Unclassified = unclassified(output, res.FirstError)
-	}
+	finish(res, output, command)
 	e := &Explanation{Result: res, Matches: []LineMatch{}, NearMisses: []NearMiss{}}
 	for _, h := range hits {
 		first := len(e.Matches)
