@@ -53,7 +53,14 @@ func TestScores(t *testing.T) {
 		}
 	}
 	train, held := scorers["train"].Scores(), scorers["held-out"].Scores()
-	for _, b := range slices.Sorted(maps.Keys(batches)) {
+	// round2 ... round10 in their order, not the text's.
+	names := slices.SortedFunc(maps.Keys(batches), func(a, b string) int {
+		if len(a) != len(b) {
+			return len(a) - len(b)
+		}
+		return strings.Compare(a, b)
+	})
+	for _, b := range names {
 		sc := batches[b].Scores()
 		t.Logf("batch %s: %s; precision below 1: %s", b, sc.Summary(), imprecise(sc))
 	}
