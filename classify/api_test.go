@@ -365,8 +365,14 @@ matched:
 		{name: "no tag, a near miss", c: New(nil), in: "Get \"http://127.0.0.1:18099/\": dial tcp 127.0.0.1:18099: connect: connection refused\n",
 			want: `tags: none (no rule recognises this output)
 first error: Get "http://127.0.0.1:18099/": dial tcp 127.0.0.1:18099: connect: connection refused
+cause: line 1: Get "http://127.0.0.1:18099/": dial tcp 127.0.0.1:18099: connect: connection refused
+looked like:
+  line 1: a failed connection, but nothing says it was to a database or cache: no client library, no database word on the line, no well-known database port
+    Get "http://127.0.0.1:18099/": dial tcp 127.0.0.1:18099: connect: connection refused
 nearly matched:
   line 1: go.dial-refused (db_connection_failed): the pattern did not match, though this line holds ": connect: connection refused"
+    Get "http://127.0.0.1:18099/": dial tcp 127.0.0.1:18099: connect: connection refused
+  line 1: db.refused (db_connection_failed): the pattern did not match, though this line holds ": connect: connection refused"
     Get "http://127.0.0.1:18099/": dial tcp 127.0.0.1:18099: connect: connection refused
 `},
 	}

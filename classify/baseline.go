@@ -20,6 +20,16 @@ const maxBaseline = 256 << 10
 // signal new. Both outputs are read as a terminal shows them (see Plain),
 // so a coloured run compares with an uncoloured one.
 func (c *Classifier) ClassifyWithBaseline(output, lastPassing string) *Result {
+	return c.ClassifyStep(output, lastPassing, "")
+}
+
+// ClassifyStep classifies the output of a failed step as a run's lesson
+// needs it: the evidence first, against the output of the step's last
+// passing run (as ClassifyWithBaseline), with the step's command line for
+// what the output does not say (as ClassifyCommand). An output no rule
+// tags has Result.Unclassified: its cause line and the families it
+// resembled.
+func (c *Classifier) ClassifyStep(output, lastPassing, command string) *Result {
 	output, lastPassing = Plain(output), Plain(lastPassing)
 	lines := strings.SplitAfter(output, "\n")
 	fresh := NewLines(output, lastPassing)
@@ -32,11 +42,12 @@ func (c *Classifier) ClassifyWithBaseline(output, lastPassing string) *Result {
 	}
 	evidence := ev.String()
 	if evidence != "" {
-		if hits, _ := c.run(evidence, output, false); len(hits) > 0 {
+		if hits, _ := c.runCommand(evidence, output, command, false); len(hits) > 0 {
 			res := assemble(hits, evidence, func(int) bool { return true })
 			if res.FirstError = FirstError(evidence); res.FirstError == "" {
 				res.FirstError = FirstError(output)
 			}
+			finish(res, output, command)
 			return res
 		}
 	}
@@ -52,7 +63,7 @@ func (c *Classifier) ClassifyWithBaseline(output, lastPassing string) *Result {
 		starts[i] = off
 		off += len(l)
 	}
-	hits, _ := c.run(output, output, false)
+	hits, _ := c.runCommand(output, output, command, false)
 	res := assemble(hits, output, func(offset int) bool {
 		// the last line starting at or before offset
 		lo, hi := 0, len(starts)-1
@@ -67,6 +78,7 @@ func (c *Classifier) ClassifyWithBaseline(output, lastPassing string) *Result {
 		return isNew[lo]
 	})
 	res.FirstError = FirstError(output)
+	finish(res, output, command)
 	return res
 }
 

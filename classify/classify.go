@@ -38,6 +38,11 @@ type Result struct {
 	// and FirstError the first line that looks like an error.
 	Subject    string `json:"subject,omitempty"`
 	FirstError string `json:"first_error,omitempty"`
+	// Unclassified is set when no rule tagged the output: the line that
+	// most likely says why the step failed, and the families of failures
+	// the output resembled with why none of their rules matched. A lesson
+	// records it so that a user knows which rule to add.
+	Unclassified *Unclassified `json:"unclassified,omitempty"`
 }
 
 // A Classifier holds the rules: the user's first, then the built-in ones.
@@ -48,12 +53,14 @@ type Classifier struct {
 	noAnchors bool
 }
 
-// compiled is a rule ready to run: where it comes from and the literals
-// one of which every match of its pattern contains (lower case).
+// compiled is a rule ready to run: where it comes from, the literals one
+// of which every match of its pattern contains (lower case), and its
+// pattern split into its top-level alternatives (see splitAlternatives).
 type compiled struct {
 	*Rule
 	source  string
 	anchors []string
+	alts    []alternative
 }
 
 // New returns a classifier with the user's rules (from orket.yaml) ahead
@@ -65,23 +72,29 @@ func New(user []config.Rule) *Classifier {
 			continue
 		}
 		ur := &Rule{ID: r.ID, Tag: r.Tag, Tool: "orket.yaml", Pattern: r.Re, Confidence: 0.95, userChecks: r.Preflight}
-		c.rules = append(c.rules, compiled{Rule: ur, source: "user", anchors: Anchors(r.Re)})
+		c.rules = append(c.rules, compiled{Rule: ur, source: "user", anchors: Anchors(r.Re), alts: splitAlternatives(r.Re)})
 	}
-	builtin, anchors := Builtin(), builtinAnchors()
+	builtin, pre := Builtin(), builtinPrepared()
 	for i := range builtin {
-		c.rules = append(c.rules, compiled{Rule: &builtin[i], source: "regex", anchors: anchors[i]})
+		c.rules = append(c.rules, compiled{Rule: &builtin[i], source: "regex", anchors: pre[i].anchors, alts: pre[i].alts})
 	}
 	return c
 }
 
-// builtinAnchors returns the anchors of Builtin, computed once.
-var builtinAnchors = sync.OnceValue(func() [][]string {
+type prepared struct {
+	anchors []string
+	alts    []alternative
+}
+
+// builtinPrepared returns the anchors and alternatives of Builtin,
+// computed once.
+var builtinPrepared = sync.OnceValue(func() []prepared {
 	builtin := Builtin()
-	a := make([][]string, len(builtin))
+	p := make([]prepared, len(builtin))
 	for i := range builtin {
-		a[i] = Anchors(builtin[i].Pattern)
+		p[i] = prepared{anchors: Anchors(builtin[i].Pattern), alts: splitAlternatives(builtin[i].Pattern)}
 	}
-	return a
+	return p
 })
 
 // maxMatchesPerRule bounds the signals one rule contributes.
@@ -94,11 +107,31 @@ const maxMatch = 240
 // colours and other escape sequences are stripped first, so the rules,
 // the signals' Match and FirstError see the text a person reads.
 func (c *Classifier) Classify(output string) *Result {
+	return c.ClassifyCommand(output, "")
+}
+
+// ClassifyCommand classifies the output of a step whose command line was
+// command, as Classify does. The command line adds what the output may
+// not say: the port a server was told to listen on, when the output says
+// only that the address is in use (see PortFromContext). An empty
+// command is Classify.
+func (c *Classifier) ClassifyCommand(output, command string) *Result {
 	output = Plain(output)
-	hits, _ := c.run(output, output, false)
+	hits, _ := c.runCommand(output, output, command, false)
 	res := assemble(hits, output, nil)
 	res.FirstError = FirstError(output)
+	finish(res, output, command)
 	return res
+}
+
+// finish adds to a result what the whole output and the command line say
+// beyond the rules' matches: the checks of the context, and, when no rule
+// tagged it, why (Unclassified).
+func finish(res *Result, output, command string) {
+	addContextChecks(res, output, command)
+	if len(res.Tags) == 0 {
+		res.Unclassified = unclassified(output, res.FirstError)
+	}
 }
 
 // A hit is what one rule found: the submatch indexes of its matches in
@@ -123,11 +156,21 @@ type miss struct {
 // evidence; a rule's Requires and Unless conditions are read in context
 // (the whole output, of which evidence may be a part).
 func (c *Classifier) run(evidence, context string, wantMisses bool) ([]hit, []miss) {
+	return c.runCommand(evidence, context, "", wantMisses)
+}
+
+// runCommand is run for a step whose command line is command: rules with
+// a Command pattern apply only when it matches command.
+func (c *Classifier) runCommand(evidence, context, command string, wantMisses bool) ([]hit, []miss) {
 	lower := strings.ToLower(evidence)
+	idx := newLineIndex(evidence, lower)
 	var hits []hit
 	var misses []miss
 	for i := range c.rules {
 		r := &c.rules[i]
+		if r.Command != nil && (command == "" || !r.Command.MatchString(command)) {
+			continue
+		}
 		// anchor is the earliest of the rule's anchors in the output that
 		// is distinctive enough to call a near miss (see NearMiss).
 		anchor, anchorAt := "", -1
@@ -139,7 +182,8 @@ func (c *Classifier) run(evidence, context string, wantMisses bool) ([]hit, []mi
 					continue
 				}
 				found = true
-				if len(a) >= minNearMiss && (anchorAt < 0 || j < anchorAt) {
+				// An anchor across lines names no one line to point at.
+				if len(a) >= minNearMiss && !strings.Contains(a, "\n") && (anchorAt < 0 || j < anchorAt) {
 					anchor, anchorAt = a, j
 				}
 			}
@@ -147,7 +191,7 @@ func (c *Classifier) run(evidence, context string, wantMisses bool) ([]hit, []mi
 				continue
 			}
 		}
-		all := r.Pattern.FindAllStringSubmatchIndex(evidence, 16)
+		all := c.findAll(r, evidence, lower, idx)
 		if len(all) == 0 {
 			if wantMisses && anchor != "" {
 				misses = append(misses, miss{r: r, at: anchorAt, anchor: anchor,
@@ -171,7 +215,9 @@ func (c *Classifier) run(evidence, context string, wantMisses bool) ([]hit, []mi
 		}
 		if len(kept) == 0 {
 			if wantMisses {
-				misses = append(misses, miss{r: r, at: all[0][0], anchor: anchor, reason: "every match was rejected by " + r.Reject.String()})
+				// The anchor may stand on another line than the match: the
+				// reason is the rejection, not the anchor.
+				misses = append(misses, miss{r: r, at: all[0][0], reason: "every match was rejected by " + r.Reject.String()})
 			}
 			continue
 		}
@@ -421,6 +467,16 @@ func AdviceFor(res *Result, failedCommand string) Advice {
 	case "":
 		a.Title = "Unclassified failure of " + failedCommand
 		a.Summary = "No rule recognised this failure; its first error line is kept."
+		if u := res.Unclassified; u != nil {
+			if u.Cause != "" {
+				a.Summary = "No rule recognised this failure; its cause: " + u.Cause
+			}
+			if len(u.Families) > 0 {
+				f := u.Families[0]
+				a.Summary += fmt.Sprintf(" (it looked like %s, but %s)", f.Name, f.Why)
+			}
+			a.SuggestedActions = append(a.SuggestedActions, "teach orket this failure with a rule in orket.yaml: orket classify --explain shows what it looked like, orket classify --test checks the rule")
+		}
 	default:
 		a.Title = "Failure tagged " + lead
 		a.Summary = failedCommand + " failed (" + lead + ")."

@@ -58,7 +58,7 @@ func TestEveryRuleHasRealOutput(t *testing.T) {
 	hit := map[string]bool{}
 	c := New(nil)
 	for _, cp := range loadCorpus(t) {
-		for _, s := range c.Classify(cp.output).Signals {
+		for _, s := range c.ClassifyCommand(cp.output, cp.meta["command"]).Signals {
 			hit[s.Rule] = true
 		}
 	}

@@ -7,7 +7,9 @@ import (
 )
 
 // An Explanation says why an output was classified as it was: which rule
-// matched on which line, and which rules nearly matched.
+// matched on which line, and which rules nearly matched. For an output no
+// rule tagged, Result.Unclassified names the families of failures it
+// looked like and why none of their rules matched.
 type Explanation struct {
 	Result     *Result     `json:"result"`
 	Matches    []LineMatch `json:"matches"`
@@ -54,10 +56,17 @@ type NearMiss struct {
 // either way. A rule matching one text on several lines is listed once,
 // at the first, as it is one signal.
 func (c *Classifier) Explain(output string) *Explanation {
+	return c.ExplainCommand(output, "")
+}
+
+// ExplainCommand explains the output of a step whose command line was
+// command, as ClassifyCommand classifies it.
+func (c *Classifier) ExplainCommand(output, command string) *Explanation {
 	output = Plain(output)
-	hits, misses := c.run(output, output, true)
+	hits, misses := c.runCommand(output, output, command, true)
 	res := assemble(hits, output, nil)
 	res.FirstError = FirstError(output)
+	finish(res, output, command)
 	e := &Explanation{Result: res, Matches: []LineMatch{}, NearMisses: []NearMiss{}}
 	for _, h := range hits {
 		first := len(e.Matches)
@@ -103,6 +112,23 @@ func (e *Explanation) String() string {
 		b.WriteString("matched:\n")
 		for _, m := range e.Matches {
 			fmt.Fprintf(&b, "  line %d: %s (%s%s) matched %q\n    %s\n", m.Line, m.Rule, m.Tag, userMark(m.Source), m.Match, m.Text)
+		}
+	}
+	if u := e.Result.Unclassified; u != nil {
+		if u.Cause != "" {
+			if u.CauseLine > 0 {
+				fmt.Fprintf(&b, "cause: line %d: %s\n", u.CauseLine, u.Cause)
+			} else {
+				fmt.Fprintf(&b, "cause: %s\n", u.Cause)
+			}
+		}
+		if len(u.Families) == 0 {
+			b.WriteString("looked like: no family of failures the rules know; add a rule for it in orket.yaml\n")
+		} else {
+			b.WriteString("looked like:\n")
+			for _, f := range u.Families {
+				fmt.Fprintf(&b, "  line %d: %s, but %s\n    %s\n", f.Line, f.Name, f.Why, f.Text)
+			}
 		}
 	}
 	if len(e.NearMisses) > 0 {

@@ -48,6 +48,11 @@ type Rule struct {
 	// anywhere: a test that panicked, raced or timed out did not fail an
 	// assertion, whatever its runner printed after.
 	Unless *regexp.Regexp
+	// Command, when set, must match the step's command line for the rule
+	// to apply (see ClassifyCommand): output that means a failure only
+	// for a known command, such as the bare file names a formatter's
+	// check mode lists. Classify, which has no command, never applies it.
+	Command *regexp.Regexp
 
 	userChecks []preflight.Check // checks a user rule declares
 }
@@ -109,10 +114,19 @@ func addrCheck(host, port int) func([]string) *preflight.Check {
 // connection to one of them is a database that is not running.
 const dbPorts = `5432|3306|6379|27017|1433|1521|9042|5984|11211|26257|9200|5433|3307|6380`
 
+// cExt is the extension of a C, C++, Objective-C or CUDA source or header
+// file, as compilers name it in a diagnostic.
+const cExt = `(?:c|cc|cp|cpp|cxx|c\+\+|C|h|hh|hpp|hxx|h\+\+|H|ipp|tcc|inl|m|mm|cu|cuh)`
+
 // envVar is an environment variable's name as failure messages spell it:
 // upper case with at least one underscore or digit, so that plain words
 // (FAIL, HTTP, JSON) never pass for one.
 const envVar = `[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]+[0-9][A-Z0-9_]*`
+
+// envAssertion is an assertion on the environment, not a test's
+// expectation: assert(process.env.X, "X is required"), assert "X" in
+// os.environ, "X is not set".
+const envAssertion = `AssertionError(?: \[ERR_ASSERTION\])?: \$?(?:` + envVar + `) (?:is required|is not set|must be set|is missing|is undefined)`
 
 // pick returns the first non-empty of the groups.
 func pick(m []string, groups ...int) string {
@@ -160,7 +174,10 @@ var builtin = sync.OnceValue(func() []Rule {
 			Check:   envCheck(1), Subject: group(1)},
 		{ID: "env.not-set", Tag: MissingEnvVar, Tool: "any", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`\$?\b(` + envVar + `)\b["'\x60]?\s+(?:is\s+)?(?:not set|unset|must be (?:set|defined|provided|specified)|is required|not defined|is empty|missing value|needs to be set|(?:was |is )?not provided|environment variable (?:is )?(?:not set|required|missing))`),
-			Check:   envCheck(1), Subject: group(1)},
+			// CMake's own variables (CMAKE_CXX_COMPILER not set) are not
+			// the environment's.
+			Reject: regexp.MustCompile(`^\$?CMAKE_`),
+			Check:  envCheck(1), Subject: group(1)},
 		{ID: "env.please-set", Tag: MissingEnvVar, Tool: "any", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`(?i:please (?:set|export|define|provide)|you (?:must|need to|have to) (?:set|export|define))\s+(?i:the\s+)?(?i:env(?:ironment)? var(?:iable)?\s+)?["'\x60]?\$?(` + envVar + `)\b`),
 			Check:   envCheck(1), Subject: group(1)},
@@ -179,14 +196,43 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`(?:<frozen os>|os\.py)", line \d+, in __getitem__\s*\n(?:.*\n)*?KeyError: '([A-Za-z_][A-Za-z0-9_]*)'`),
 			Check:   envCheck(1), Subject: group(1)},
 		{ID: "pytest.environ-keyerror", Tag: MissingEnvVar, Tool: "pytest", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`(?m)^E\s+KeyError: '([A-Za-z_][A-Za-z0-9_]*)'\s*\n(?:\s*\n)*(?:<frozen os>|\S*os\.py):\d+: KeyError`),
-			Check:   envCheck(1), Subject: group(1)},
+			Pattern: regexp.MustCompile(`(?m)^E\s+KeyError: '([A-Za-z_][A-Za-z0-9_]*)'\s*\n(?:\s*\n)*(?:<frozen os>|\S*os\.py):\d+: KeyError|^(?:<frozen os>|\S*os\.py):\d+: in __getitem__\n(?:.*\n){0,3}?E\s+KeyError: '([A-Za-z_][A-Za-z0-9_]*)'|^(?:<frozen os>|\S*os\.py):\d+: KeyError: '([A-Za-z_][A-Za-z0-9_]*)'`),
+			Check:   func(m []string) *preflight.Check { return envCheck(1)([]string{"", pick(m, 1, 2, 3)}) },
+			Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
 		{ID: "shell.unbound-variable", Tag: MissingEnvVar, Tool: "sh/bash", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`(?m)^(?:[\w./-]+: )?(?:line )?(?:\d+: )?([A-Za-z_][A-Za-z0-9_]*): (?:unbound variable|parameter (?:null or )?not set|must be set|is required|not set)$`),
 			Check:   envCheck(1), Subject: group(1)},
 		{ID: "rust.env-not-present", Tag: MissingEnvVar, Tool: "rust", Confidence: 0.7,
 			Pattern: regexp.MustCompile(`(?m)(?:^|: )NotPresent$`)},
 
+		// Variables named only inside a structured error: a schema library
+		// that validated the environment (zod, t3-env) names the variable
+		// in an issue's path, with undefined as what it received.
+		{ID: "schema.env-missing", Tag: MissingEnvVar, Tool: "zod/t3-env", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`"path": \[\s*"(` + envVar + `)"\s*\],?\s*"message": "(?:Required|Invalid input: expected \w+, received undefined)"|received undefined\n\s*→ at (` + envVar + `)\b|\b(` + envVar + `): \[\s*'(?:Required|Invalid input: expected \w+, received undefined)'|path: \[ '(` + envVar + `)' \],\s*message: '(?:Required|Invalid input: expected \w+, received undefined)'|env must have required property '(` + envVar + `)'|Set the (` + envVar + `) environment variable|\b(` + envVar + `): \{ _errors: \[ '(?:Required|Invalid input: expected \w+, received undefined)' \] \}`),
+			Check:   func(m []string) *preflight.Check { return envCheck(1)([]string{"", pick(m, 1, 2, 3, 4, 5, 6, 7)}) },
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5, 6, 7) }},
+		// pydantic's settings (BaseSettings in v1, pydantic-settings in v2)
+		// read fields from the environment, case-insensitively: a required
+		// field missing from a settings class is a variable not set. It
+		// implies no check: the variable is the field's name only without
+		// an env_prefix or an alias, which the output does not show
+		// (round7's APP_REDIS_URL, round9's SERVICE_TOKEN).
+		{ID: "pydantic.settings-missing", Tag: MissingEnvVar, Tool: "pydantic", Confidence: 0.85,
+			Pattern:  regexp.MustCompile(`(?m)^([a-z_][a-z0-9_]*)\n  [Ff]ield required\b`),
+			Requires: regexp.MustCompile(`validation errors? for \w*(?:Settings|Config|Env)\b|pydantic_settings[/.]|pydantic/env_settings\.py`),
+			Subject:  func(m []string) string { return strings.ToUpper(m[1]) }},
+		// Java's helpful NullPointerException names System.getenv as what
+		// returned null, but not the variable: a tag without a check.
+		{ID: "java.getenv-null", Tag: MissingEnvVar, Tool: "java", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`NullPointerException: [^\n]*because the return value of "java\.lang\.System\.getenv\(String\)" is null`)},
+		// A variable read with os.getenv (None when unset) or
+		// process.env.X (undefined) and used at once: the traceback's
+		// source line names it, the error says None or undefined.
+		{ID: "getenv.used-unset", Tag: MissingEnvVar, Tool: "python/node", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)\bos\.(?:getenv|environ\.get)\(\s*["']([A-Za-z_][A-Za-z0-9_]*)["']\s*\)[^\n]*\n(?:\s*[\^~]+\s*\n)?(?:E\s+)?(?:TypeError|AttributeError): [^\n]*'?NoneType'?|process\.env\.([A-Za-z_][A-Za-z0-9_]*)\b[^\n]*\n\s*\^+\s*\n\s*\n(?:Uncaught )?TypeError(?: \[\w+\])?: (?:Cannot read propert(?:y|ies) of undefined|Invalid URL|The "\w+" argument must be (?:of type|an instance of) [^\n]*Received undefined)`),
+			Check:   func(m []string) *preflight.Check { return envCheck(1)([]string{"", pick(m, 1, 2)}) },
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
 		// missing_dependency
 		{ID: "go.module.missing", Tag: MissingDependency, Tool: "go", Confidence: 0.95,
 			Pattern: regexp.MustCompile(`(?:no required module provides package|cannot find module providing package) ([^\s;:]+)`),
@@ -267,12 +313,76 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`(?m)^make(?:\[\d+\])?: ([\w.+-]+): (?:No such file or directory|Command not found)$`),
 			Check:   commandCheck(1), Subject: group(1)},
 		{ID: "exec.not-in-path", Tag: MissingDependency, Tool: "go/node/java", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`exec: "([\w.+-]+)": executable file not found in \$PATH|spawn(?:Sync)? ([\w.+-]+) ENOENT|Cannot run program "([\w.+-]+)": error=2,`),
+			Pattern: regexp.MustCompile(`exec: "([\w.+-]+)": executable file not found in \$PATH|spawn(?:Sync)? ([\w.+-]+) ENOENT|Cannot run program "([\w.+-]+)": error=2,|No such file or directory - ([\w.+-]+) \(Errno::ENOENT\)|(?m)^which: no ([\w.+-]+) in \(`),
 			Check: func(m []string) *preflight.Check {
-				return &preflight.Check{Type: preflight.CommandExists, Command: pick(m, 1, 2, 3)}
+				return &preflight.Check{Type: preflight.CommandExists, Command: pick(m, 1, 2, 3, 4, 5)}
 			},
-			Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5) }},
 
+		// C and C++: a header the compiler cannot find. A header included
+		// with quotes is the project's own (a generated config.h, a wrong
+		// include path): build_config_error, below.
+		{ID: "c.missing-header", Tag: MissingDependency, Tool: "gcc/clang", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`(?m)^\S+:\d+(?::\d+)?: fatal error: (?:([\w./+-]+): No such file or directory|'([\w./+-]+)' file not found)(?:\n[^\n]*)?`),
+			Reject:  regexp.MustCompile(`\n\s*(?:\d+ \| )?\s*#\s*(?:include|import)\s*"`),
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
+		{ID: "ld.library-missing", Tag: MissingDependency, Tool: "ld/lld", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`\b(?:ld(?:\.\w+)?|lld|collect2): (?:error: )?(?:cannot find -l([\w.+-]+)|unable to find library -l([\w.+-]+))|\bld: library not found for -l([\w.+-]+)|\bmold: fatal: library not found: ([\w.+-]+)`),
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4) }},
+		// Build systems that look a library up: CMake's find_package and
+		// pkg_check_modules, Meson's dependency(), pkg-config, autoconf.
+		{ID: "cmake.package-missing", Tag: MissingDependency, Tool: "cmake", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`Could NOT find (\w+)|Could not find a (?:package configuration file|configuration file for package) (?:provided by )?"(\w+)"|By not providing "Find(\w+)\.cmake"|No CMAKE_(?:C|CXX|CUDA|Fortran|OBJC)_COMPILER could be found|variables are used in this project, but they are set to NOTFOUND|Could not find compiler set in environment variable \w+:\s*\n\s*([\w./+-]+?)\.?\n|CMake was unable to find a build program corresponding to "(\w+)"|\(find_program\):\s*\n\s*Could not find \w+ using the following names: ([\w.+-]+)|Could not find \w+ using the following (?:names|files): ([\w.+-]+)`),
+			Check: func(m []string) *preflight.Check {
+				if g := pick(m, 4, 6); g != "" {
+					return commandCheck(1)([]string{"", g})
+				}
+				return nil
+			},
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5, 6, 7) }},
+		{ID: "meson.dependency-missing", Tag: MissingDependency, Tool: "meson", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`ERROR: Dependency "([^"]+)" not found|ERROR: (?:C|C\+\+|\w+) (?:shared or static )?library '([^']+)' not found|ERROR: Program '([\w.+-]+)' not found|Dependency lookup for (\S+) with method \S+ failed|ERROR: Unknown compiler\(s\)(?:: \[\['([\w./+-]+)')?`),
+			Check: func(m []string) *preflight.Check {
+				if g := pick(m, 3, 5); g != "" {
+					return commandCheck(1)([]string{"", g})
+				}
+				return nil
+			},
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5) }},
+		{ID: "pkg-config.missing", Tag: MissingDependency, Tool: "pkg-config", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`Package ([\w.+-]+) was not found in the pkg-config search path|No package '([\w.+-]+)' found|Package '([\w.+-]+)', required by '[^']+', not found`),
+			Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
+		{ID: "configure.missing", Tag: MissingDependency, Tool: "autoconf", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`(?m)^configure: error: [^\n]*(?:not found|is required|could not be found|No package|not installed|[Cc]annot find|no acceptable|[Mm]issing)[^\n]*`)},
+		// Package managers: no version matches, the registry or index is
+		// unreachable, the resolver found no solution.
+		{ID: "pnpm.resolution", Tag: MissingDependency, Tool: "pnpm", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`\bERR_PNPM_(?:NO_MATCHING_VERSION\w*|FETCH_\d+|META_FETCH_FAIL|NO_OFFLINE_\w+|WORKSPACE_PKG_NOT_FOUND|LINKED_PKG_DIR_NOT_FOUND|\w*NETWORK_ERROR|TARBALL_\w+|NO_VERSIONS|PEER_DEP_ISSUES|\w*RESOLVE\w*|\w*NOT_FOUND)\b`),
+			Reject:  regexp.MustCompile(`ERR_PNPM_(?:NO_IMPORTER_MANIFEST_FOUND|\w*SCRIPT\w*|\w*LOCKFILE\w*)`)},
+		{ID: "pnpm.command-missing", Tag: MissingDependency, Tool: "pnpm", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`ERR_PNPM_RECURSIVE_EXEC_FIRST_FAIL\W{0,12}Command "([\w.@/+-]+)" not found`),
+			Check:   commandCheck(1), Subject: group(1)},
+		{ID: "yarn.resolution", Tag: MissingDependency, Tool: "yarn", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`(?m)^error (?:Couldn't find any versions for "([^"]+)"|Couldn't find package "([^"]+)"|Received malformed response from registry|An unexpected error occurred: "[^"\n]*(?:ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|ECONNRESET|404 Not Found|getaddrinfo)[^"\n]*")|YN0035: [^\n]*(?:Package not found|failed to provide the requested resource)|YN0082: [^\n]*No candidates found|YN0001: [^\n]*(?:ECONNREFUSED|ENOTFOUND|getaddrinfo|RequestError)`),
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
+		{ID: "yarn.network", Tag: MissingDependency, Tool: "yarn", Confidence: 0.85,
+			Pattern:  regexp.MustCompile(`(?m)^error Error: (?:connect (?:ECONNREFUSED|ETIMEDOUT)|getaddrinfo \w+|read ECONNRESET|socket hang up)[^\n]*|^info There appears to be trouble with your network connection`),
+			Requires: regexp.MustCompile(`(?m)^yarn (?:add|install|upgrade|outdated|info|global add) v\d`)},
+		{ID: "resolver.no-solution", Tag: MissingDependency, Tool: "poetry/pip/uv/composer/bundler", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`version solving failed|SolverProblemError|No solution found when resolving dependencies|ResolutionImpossible|Your requirements could not be resolved to an installable set of packages|Bundler could not find compatible versions for gem|Unable to find installation candidates for ([\w.-]+)|Could not find a matching version of package ([\w.-]+)|which doesn't match any versions|Cannot install [\w.-]+ because these package versions have conflicting dependencies|(?m)^npm (?:ERR!|error) code ERESOLVE$`),
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
+		{ID: "registry.unreachable", Tag: MissingDependency, Tool: "composer/bundler/pip", Confidence: 0.8,
+			// Composer's console wraps its messages at any space.
+			Pattern: regexp.MustCompile(`file could not be downloaded(?: \([^)\n]*\))?:\s+(?:[Ff]ailed\s+to\s+open\s+stream:\s+)?(?:Connection\s+refused|Could\s+not\s+resolve\s+host|Connection\s+timed\s+out)|Could not fetch specs from https?://\S+|Could not reach host \S+|Could not fetch URL https?://\S+: connection error`)},
+		{ID: "python.index-unreachable", Tag: MissingDependency, Tool: "poetry/pip", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`Max retries exceeded with url: /\S*(?:simple|pypi)/\S*|Failed to fetch: \x60https?://\S+/simple/\S*\x60`)},
+		// Bundlers and test runners that resolve a bare import (not a
+		// relative path, which is the project's own file).
+		{ID: "bundler.unresolved", Tag: MissingDependency, Tool: "esbuild/vite/webpack/jest/bun", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`Could not resolve:? "([^"./][^"]*)"|Rollup failed to resolve import "([^"./][^"]*)"|Module not found: Error: Can't resolve '([^'./][^']*)'|Failed to resolve (?:import|entry for package) "([^"./][^"]*)"|Cannot find (?:module|package) '([^'./][^']*)' from '|Cannot find package "([^"./][^"]*)" from "`),
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5, 6) }},
+		{ID: "terraform.provider-unavailable", Tag: MissingDependency, Tool: "terraform/tofu", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`Error: (?:Failed to query available provider packages|Failed to install provider|Failed to download module|Failed to retrieve available versions for module|Error accessing remote module registry|Incompatible provider version|Invalid provider registry host)`)},
 		// type_error
 		{ID: "go.compile.type", Tag: TypeError, Tool: "go", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^\S+\.go:\d+:\d+: (?:cannot use .* as .* value|undefined: \w+|too many arguments|not enough arguments|invalid operation|mismatched types|.* has no field or method|missing return|cannot convert|assignment mismatch|.* is not a type|cannot assign to)`)},
@@ -302,8 +412,18 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`(?m): (?:no implicit conversion of \w+ into \w+|\w+ can't be coerced into \w+|wrong argument type \w+ \(expected \w+\)) \(TypeError\)$|Uncaught TypeError: `)},
 		{ID: "python.type-error", Tag: TypeError, Tool: "python", Confidence: 0.6,
 			Pattern:  regexp.MustCompile(`(?m)^(?:E\s+)?TypeError: (.+)$`),
-			Requires: regexp.MustCompile(`(?m)^Traceback \(most recent call last\):|^E\s+TypeError: `)},
+			Requires: regexp.MustCompile(`(?m)^Traceback \(most recent call last\):|^E\s+TypeError: `),
+			// None from os.getenv is a variable not set (getenv.used-unset).
+			Unless: regexp.MustCompile(`\bos\.(?:getenv|environ\.get)\([^\n]*\n(?:\s*[\^~]+\s*\n)?(?:E\s+)?TypeError: [^\n]*NoneType`)},
 
+		// A C or C++ compiler's own errors on a source file: whatever the
+		// message, the code does not compile. Left to other rules: syntax
+		// errors (no tag), warnings made errors (lint_error), and the
+		// findings of clang-tidy and cppcheck, which name their check in
+		// brackets where a compiler names a -W flag.
+		{ID: "c.compile", Tag: TypeError, Tool: "gcc/clang", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`(?m)^\S*\.` + cExt + `:\d+(?::\d+)?: error: (.+)$`),
+			Reject:  regexp.MustCompile(`error: (?:expected |stray |missing terminating|unterminated |#error|extra tokens|invalid preprocessing|macro "|unknown (?:argument|directive)|code should be clang-formatted)|\[-W(?:error|pedantic)[^\]]*\]$|\[[A-Za-z][\w.-]*(?:,-warnings-as-errors)?\]$`)},
 		// lint_error
 		{ID: "go.vet", Tag: LintError, Tool: "go vet", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`(?m)^\S+\.go:\d+:\d+: (?:\w+\.\w+ format %|.* possible misuse|unreachable code|.* composite literal uses unkeyed fields|result of .* call not used|self-assignment|.* copies lock value|.* passes lock by value|struct field tag .* not compatible with reflect\.StructTag\.Get|.* call has possible (?:Printf )?formatting directive|.* call needs \d+ args? but has \d+ args?|.* arg list ends with redundant newline|the cancel function .* is not used|using resp before checking for errors|.* has possible Printf formatting directive)`)},
@@ -348,6 +468,32 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "shellcheck", Tag: LintError, Tool: "shellcheck", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`(?m)^\s*\^-*\^? SC\d{4}(?: \((?:error|warning|info|style)\))?:|^\S+:\d+:\d+: (?:note|warning|error|style): .* \[SC\d{4}\]$`)},
 
+		{ID: "c.werror", Tag: LintError, Tool: "gcc/clang", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S+:\d+:\d+: error: .+ \[-W(?:error(?:=[\w+=-]+|,-W[\w+=-]+)|pedantic|clang-format-violations)\]$|^cc1(?:plus)?: all warnings being treated as errors$`)},
+		{ID: "clang-tidy", Tag: LintError, Tool: "clang-tidy", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S+:\d+:\d+: (?:warning|error): .+ \[(?:clang-analyzer|bugprone|cert|cppcoreguidelines|modernize|performance|readability|misc|google|llvm|llvmlibc|hicpp|portability|concurrency|abseil|android|boost|darwin|fuchsia|linuxkernel|mpi|objc|openmp|zircon|altera)-[\w.-]+(?:,[\w.-]+)*\]$`)},
+		{ID: "cppcheck", Tag: LintError, Tool: "cppcheck", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S+\.` + cExt + `:\d+:\d+: (?:error|warning|style|performance|portability): .+ \[[a-z][A-Za-z0-9]+\]$`)},
+		{ID: "xo-stylelint", Tag: LintError, Tool: "xo/stylelint", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\s+(?:✖\s+\d+:\d+|\d+:\d+\s+✖)\s+\S.*?\s{2,}[@\w/-]+$`)},
+		// A formatter's check mode that lists the files it would change
+		// and nothing else (terraform fmt -check, gofmt -l, shfmt -l):
+		// only the command line says what the names mean.
+		{ID: "formatter.list", Tag: LintError, Tool: "terraform fmt/gofmt/shfmt", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`(?m)^\S+\.(?:tf|tfvars|hcl|go|sh|bash)$`),
+			Command: regexp.MustCompile(`\b(?:(?:terraform|tofu) fmt\b[^|;&]*-check|(?:gofmt|shfmt)\b[^|;&]*\s-l\b)`)},
+		{ID: "standard", Tag: LintError, Tool: "standard/ts-standard", Confidence: 0.85,
+			Pattern:  regexp.MustCompile(`(?m)^\s+\S+\.[cm]?[jt]sx?:\d+:\d+: .+ \((?:@?[\w-]+/)?[\w-]+\)$`),
+			Requires: regexp.MustCompile(`(?m)^(?:ts-)?standard: `)},
+		{ID: "js-linters", Tag: LintError, Tool: "biome/oxlint/htmlhint", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S+:\d+:\d+ lint/\w+/\w+ |^\s+× Formatter would have printed the following content:|^Scanned \d+ files?, found [1-9]\d* errors? in \d+ files?|^\s+[×⚠!x] (?:eslint|typescript|unicorn|react|import|jest|oxc|jsx-a11y|nextjs|promise|vitest|node|jsdoc|regexp)(?:-plugin-[\w-]+)?\([\w-]+\): `)},
+		{ID: "commitlint", Tag: LintError, Tool: "commitlint", Confidence: 0.85,
+			Pattern:  regexp.MustCompile(`(?m)^✖\s+.+ \[[a-z]+(?:-[a-z]+)+\]$`),
+			Requires: regexp.MustCompile(`(?m)^⧗\s+input: `)},
+		{ID: "cpplint", Tag: LintError, Tool: "cpplint", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S+:\d+:\s+.+\s+\[[a-z]+/[\w-]+\] \[\d\]$`)},
+		{ID: "terraform.fmt", Tag: LintError, Tool: "terraform fmt", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^--- old/\S+\.(?:tf|tfvars|hcl)\n\+\+\+ new/`)},
 		// test_assertion_failed
 		{ID: "go.test.fail", Tag: TestAssertionFailed, Tool: "go test", Confidence: 0.85,
 			Pattern:  regexp.MustCompile(`(?m)^\s+\S+_test\.go:\d+: (.*)$`),
@@ -355,17 +501,19 @@ var builtin = sync.OnceValue(func() []Rule {
 			Reject:   regexp.MustCompile(`(?i)connection refused|i/o timeout|no such host|deadline exceeded|no such file or directory|executable file not found|\bnot set\b|must be set|is required`),
 			Unless:   regexp.MustCompile(`(?m)^panic: |^WARNING: DATA RACE$|race detected during execution of test|^fatal error: |^signal: killed$`)},
 		{ID: "python.assertion", Tag: TestAssertionFailed, Tool: "python/pytest", Confidence: 0.8,
-			Pattern: regexp.MustCompile(`(?m)^(?:E\s+)?AssertionError\b|^FAILED \S+::\S+ - (?:AssertionError|assert |Failed: DID NOT RAISE)|^E\s+(?:assert |Failed: DID NOT RAISE)|^FAIL: \w+ \(`)},
+			Pattern: regexp.MustCompile(`(?m)^(?:E\s+)?AssertionError\b|^FAILED \S+::\S+ - (?:AssertionError|assert |Failed: DID NOT RAISE)|^E\s+(?:assert |Failed: DID NOT RAISE)|^FAIL: \w+ \(`),
+			Unless:  regexp.MustCompile(envAssertion)},
 		{ID: "node.assertion", Tag: TestAssertionFailed, Tool: "node/jest/vitest", Confidence: 0.8,
-			Pattern: regexp.MustCompile(`AssertionError(?: \[ERR_ASSERTION\])?:|(?m)^\s*Expected: .*\n\s*Received: |expect\(received\)\.\w+\(|code: 'ERR_ASSERTION'`)},
+			Pattern: regexp.MustCompile(`AssertionError(?: \[ERR_ASSERTION\])?:|(?m)^\s*Expected: .*\n\s*Received: |expect\(received\)\.\w+\(|code: 'ERR_ASSERTION'`),
+			Unless:  regexp.MustCompile(envAssertion)},
 		{ID: "rust.assertion", Tag: TestAssertionFailed, Tool: "cargo test", Confidence: 0.85,
 			Pattern: regexp.MustCompile("(?m)^assertion (?:`left (?:==|!=) right` )?failed|^note: test did not panic as expected"), Subject: group(0)},
 		{ID: "ruby.expectation", Tag: TestAssertionFailed, Tool: "rspec/minitest", Confidence: 0.85,
-			Pattern: regexp.MustCompile(`(?m)^\s*Failure/Error: (?:expect|is_expected|assert|should)\b|^\s*\d+\) Failure:\n\S+#test_\w+ \[|Failed asserting that `)},
+			Pattern: regexp.MustCompile(`(?m)^\s*Failure/Error: (?:expect|is_expected|assert|should)\b|^\s*\d+\) Failure:\n\S+#test_\w+ \[|Failed asserting that |^Failure: test_\w+\(\w+\)|^<.*> expected but was\n<.*>$`)},
 		{ID: "python.doctest-hypothesis", Tag: TestAssertionFailed, Tool: "doctest/hypothesis", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`(?m)^Failed example:\n(?:.*\n)*?^Expected:\n(?:.*\n)*?^Got:|^Falsifying example: `)},
 		{ID: "jasmine-tape.expectation", Tag: TestAssertionFailed, Tool: "jasmine/tape", Confidence: 0.8,
-			Pattern: regexp.MustCompile(`(?m)^\s+Message:\n\s+Expected .* to (?:be|equal|contain|have|match)|^not ok \d+ .*\n\s+---\n\s+operator: \w+\n\s+expected: `)},
+			Pattern: regexp.MustCompile(`(?m)^\s+Message:\n\s+Expected .* to (?:be|equal|contain|have|match)|^not ok \d+ .*\n\s+---\n\s+operator: \w+\n\s+expected: |^\s*not ok \d+ - .*\n\s+---\n(?:\s+[^\n]*\n){0,6}?\s+(?:wanted|found|compare|actual\s*): `)},
 		{ID: "perl.test-more", Tag: TestAssertionFailed, Tool: "Test::More/prove", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`(?m)^#\s+Failed test (?:'[^']*'|at )`)},
 		{ID: "bats.assertion", Tag: TestAssertionFailed, Tool: "bats", Confidence: 0.8,
@@ -374,6 +522,19 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "junit.failure", Tag: TestAssertionFailed, Tool: "maven/junit", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`Tests run: \d+, Failures: [1-9]|expected:<.*> but was:<.*>|expected: <.*> but was: <.*>|AssertionFailedError|java\.lang\.AssertionError`)},
 
+		// C and C++ tests: assert(3) as glibc, musl and macOS print it,
+		// GoogleTest, Catch2, Unity, Check, Criterion.
+		{ID: "c.assert", Tag: TestAssertionFailed, Tool: "assert.h/gtest/catch2/unity/check", Confidence: 0.8,
+			Pattern: regexp.MustCompile("(?m): Assertion `.+' failed\\.$|^Assertion failed: .+, (?:function \\w+, )?file \\S+, line \\d+\\.?$|^\\S+:\\d+: Failure$|^\\S+:\\d+: FAILED:$|^\\S+\\.c:\\d+:\\w+:FAIL\\b|^\\S+\\.c:\\d+:F:\\w+:\\w+:\\d+: |^\\[----\\] \\S+:\\d+: Assertion [Ff]ailed|^\\[   LINE   \\] --- \\S+:\\d+: error: Failure!$|^\\S+:\\d+: ERROR: (?:CHECK|REQUIRE)\\w*\\( .* \\) is NOT correct!|^\\S+\\(\\d+\\): (?:fatal )?error: in \"[^\"]*\": (?:critical )?check .* has failed")},
+		{ID: "cunit.assertion", Tag: TestAssertionFailed, Tool: "CUnit", Confidence: 0.8,
+			Pattern:  regexp.MustCompile(`(?m)^\s+\d+\. \S+:\d+\s+- \S.*$`),
+			Requires: regexp.MustCompile(`CUnit - A unit testing framework`)},
+		{ID: "uvu.assertion", Tag: TestAssertionFailed, Tool: "uvu", Confidence: 0.8,
+			Pattern:  regexp.MustCompile(`(?m)^\s+Expected values? to (?:be |not be )?(?:strictly |deeply |loosely )?(?:equal|match|be \w+)[^\n]*\((?:is|equal|ok|not|match|instance|type|snapshot|fixture|unreachable)[\w.]*\)$`),
+			Requires: regexp.MustCompile(`(?m)^\s+FAIL\s+"`)},
+		{ID: "ava.assertion", Tag: TestAssertionFailed, Tool: "ava", Confidence: 0.8,
+			Pattern:  regexp.MustCompile("(?m)^\\s*(?:Difference \\(- actual, \\+ expected\\):|Value is not \x60(?:true|false)\x60:|Value is not (?:truthy|falsy):|Values are deeply equal to each other, but they must not be:|Function (?:returned|threw unexpected exception|threw):|Value must (?:not )?match expression:|Promise (?:resolved|rejected) with:|Expected instance of \\S+, got:?)$"),
+			Requires: regexp.MustCompile(`(?m)^\s*✘ `)},
 		// build_config_error
 		{ID: "go.mod-config", Tag: BuildConfigError, Tool: "go", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`go\.mod file not found|does not contain main module|cannot find main module|missing go\.sum entry|updates to go\.mod needed|go\.mod requires go >= [\d.]+|errors parsing go\.mod|replacement directory \S+ does not exist|verifying \S+: checksum mismatch|inconsistent vendoring in|build constraints exclude all Go files in|no Go files in \S|pattern \S+: no matching files found`)},
@@ -382,7 +543,7 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "npm.lockfile", Tag: BuildConfigError, Tool: "npm", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`\x60?npm ci\x60? (?:command )?can only install (?:packages )?(?:with an existing package-lock\.json|when your package\.json and package-lock\.json)`)},
 		{ID: "npm.package-json", Tag: BuildConfigError, Tool: "npm", Confidence: 0.9,
-			Pattern: regexp.MustCompile(`(?m)^npm (?:ERR!|error) code EJSONPARSE$|Invalid package\.json`)},
+			Pattern: regexp.MustCompile(`(?m)^npm (?:ERR!|error) code EJSONPARSE$|Invalid package\.json|^npm (?:ERR!|error) enoent (?:Could not read package\.json|This is related to npm not being able to find a file)|^npm (?:ERR!|error) No workspaces found`)},
 		{ID: "typescript.config", Tag: BuildConfigError, Tool: "tsc", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`error TS(?:5\d{3}|60(?:46|53|54|59)|18003):`)},
 		{ID: "typescript.tsconfig-syntax", Tag: BuildConfigError, Tool: "tsc", Confidence: 0.85,
@@ -399,6 +560,9 @@ var builtin = sync.OnceValue(func() []Rule {
 			Check:   fileCheck(1), Subject: group(1)},
 		{ID: "pip.project", Tag: BuildConfigError, Tool: "pip", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`Neither 'setup\.py' nor 'pyproject\.toml' found|does not appear to be a Python project|error: externally-managed-environment`)},
+		{ID: "pip.requirements-missing", Tag: BuildConfigError, Tool: "pip", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`Could not open requirements file: \[Errno 2\] No such file or directory: '([^']+)'`),
+			Check:   fileCheck(1), Subject: group(1)},
 		{ID: "pylint.config", Tag: BuildConfigError, Tool: "pylint", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`E0015: Unrecognized option found: |E0014: Out-of-place setting encountered`)},
 		{ID: "python.toml-invalid", Tag: BuildConfigError, Tool: "pip/python", Confidence: 0.8,
@@ -447,6 +611,59 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`(?m)^(?:cat|head|tail|cp|wc|grep|sort|jq|diff|cmp|source|\.): ([\w./-]+): No such file or directory$`),
 			Check:   fileCheck(1), Subject: group(1)},
 
+		// C and C++: the project's own header (included with quotes), a
+		// source file the driver cannot open, symbols the link did not
+		// find (a library not linked, a file not compiled in).
+		{ID: "c.missing-local-header", Tag: BuildConfigError, Tool: "gcc/clang", Confidence: 0.8,
+			Pattern: regexp.MustCompile(`(?m)^\S+:\d+(?::\d+)?: fatal error: (?:([\w./+-]+): No such file or directory|'([\w./+-]+)' file not found)\n\s*(?:\d+ \| )?\s*#\s*(?:include|import)\s*"`),
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
+		{ID: "cc.input-missing", Tag: BuildConfigError, Tool: "gcc/clang", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|cc1|cc1plus)(?:-[\d.]+)?: (?:fatal )?error: (?:([\w./+-]+\.\w+): No such file or directory|no such file or directory: '([\w./+-]+\.\w+)')$`),
+			Check:   func(m []string) *preflight.Check { return fileCheck(1)([]string{"", pick(m, 1, 2)}) },
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
+		// The compiler driver refusing its command line: a flag this
+		// compiler does not know, or nothing to compile.
+		{ID: "cc.command-line", Tag: BuildConfigError, Tool: "gcc/clang", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|cc1|cc1plus)(?:-[\d.]+)?: (?:fatal )?error: (?:unrecognized command[- ]line option '([^']+)'|unknown argument: '([^']+)'|no input files$|invalid argument '([^']+)' not allowed with)`),
+			Subject: func(m []string) string { return pick(m, 1, 2, 3) }},
+		{ID: "ld.undefined-reference", Tag: BuildConfigError, Tool: "ld/lld", Confidence: 0.85,
+			Pattern: regexp.MustCompile("undefined reference to `([^'\\n]+)'|(?m)^(?:ld(?:\\.lld)?|lld): error: undefined symbol: (.+)$|Undefined symbols for architecture \\w+:|multiple definition of `([^'\\n]+)'|error LNK2019: unresolved external symbol (\\S+)|(?m)^mold: error: undefined symbol: (.+)$|recompile with -fPIC"),
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5) }},
+		{ID: "cmake.source-missing", Tag: BuildConfigError, Tool: "cmake", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`Cannot find source file:\s*\n\s*([\w./+-]+)\n`),
+			Check:   fileCheck(1), Subject: group(1)},
+		{ID: "cmake.error", Tag: BuildConfigError, Tool: "cmake", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^CMake Error(?: at [^\n]+)?:[^\n]*`),
+			Unless:  regexp.MustCompile(`Could NOT find \w+|Could not find a (?:package configuration file|configuration file for package)|By not providing "Find\w+\.cmake"|No CMAKE_\w+_COMPILER could be found|Could not find compiler set in environment variable|CMake was unable to find a build program|Could not find \w+ using the following (?:names|files)|set to NOTFOUND|No package '[^']+' found|Package '[^']+', required by '[^']*', not found|was not found in the pkg-config search path`)},
+		{ID: "ninja.missing", Tag: BuildConfigError, Tool: "ninja", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`ninja: error: '([\w./+-]+)', needed by '[^']+', missing and no known rule to make it|ninja: error: loading '(build\.ninja)': No such file or directory`),
+			Check: func(m []string) *preflight.Check {
+				if m[1] == "" {
+					return nil
+				}
+				return fileCheck(1)(m)
+			},
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
+		{ID: "meson.build-file", Tag: BuildConfigError, Tool: "meson", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^\S*meson(?:\.build|_options\.txt|\.options):\d+:\d+: ERROR: (.*)$|ERROR: Neither source directory '[^']*' nor build directory '[^']*' contain a build file meson\.build|ERROR: (?:Unknown options?: |Invalid option |Value "[^"]*" \(of type "\w+"\) for (?:combo )?option)`),
+			Reject:  regexp.MustCompile(`ERROR: (?:Dependency "|Dependency lookup for |(?:C|C\+\+|\w+) (?:shared or static )?library '|Program '|Unknown compiler)`)},
+		{ID: "pnpm.project", Tag: BuildConfigError, Tool: "pnpm", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`\bERR_PNPM_(?:\w*LOCKFILE\w*|ADDING_TO_ROOT|NO_SCRIPT|RECURSIVE_RUN_NO_SCRIPT|NO_IMPORTER_MANIFEST_FOUND|NO_PKG_MANIFEST|UNSUPPORTED_ENGINE|BAD_PM_VERSION|\w*JSON_PARSE\w*|UNSUPPORTED_PLATFORM|INVALID_WORKSPACE_CONFIGURATION)\b`)},
+		{ID: "yarn.project", Tag: BuildConfigError, Tool: "yarn", Confidence: 0.9,
+			Pattern: regexp.MustCompile("The engine \"[\\w-]+\" is incompatible with this module|Your lockfile needs to be updated, but yarn was run with `--frozen-lockfile`|YN0028: [^\\n]*The lockfile would have been modified by this install, which is explicitly forbidden|(?m)^error Command \"([\\w:-]+)\" not found\\.?$|Usage Error: Couldn't find a script named \"([^\"]+)\"|This package doesn't seem to be present in your lockfile|doesn't seem to be part of the project declared in|(?m)^error Couldn't find a package\\.json file in|Usage Error: The project in \\S+ doesn't seem to have been installed|(?m)^npm (?:ERR!|error) (?:code EBADENGINE|notsup Unsupported engine)"),
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
+		{ID: "pm.project", Tag: BuildConfigError, Tool: "poetry/uv/composer/bundler", Confidence: 0.9,
+			Pattern: regexp.MustCompile("The Poetry configuration is invalid:|pyproject\\.toml changed significantly since poetry\\.lock was last generated|poetry\\.lock is not consistent with pyproject\\.toml|Poetry could not find a pyproject\\.toml file|\\[tool\\.poetry\\] section not found|needs to be updated, but `--locked` was provided|The lock file is not up to date with the latest changes in composer\\.json|Composer could not find a composer\\.json file|You are trying to install in deployment mode after changing\\s+your Gemfile|(?m)^Could not locate Gemfile|composer\\.json\"? (?:does not match the expected JSON schema|is invalid)|(?m)^\\S+ does not contain any element$|No file/folder found for package \\S+"),
+		},
+		// Terraform and OpenTofu: an error located in a .tf file (validate,
+		// plan), or one that says init was not run.
+		{ID: "terraform.file-missing", Tag: BuildConfigError, Tool: "terraform/tofu", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`no file exists at\s+"([^"]+)"|The file "([^"]+)" could not be read`),
+			Check:   func(m []string) *preflight.Check { return fileCheck(1)([]string{"", pick(m, 1, 2)}) },
+			Subject: func(m []string) string { return pick(m, 1, 2) }},
+		{ID: "terraform.config", Tag: BuildConfigError, Tool: "terraform/tofu", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?m)^(?:│ )?Error: ([^\n]+)\n(?:│\s*)?\n(?:│ )?  on \S+\.tf(?:\.json)? line \d+|Error: (?:Module not installed|Unreadable module directory|Required plugins are not installed|Inconsistent dependency lock file|Backend initialization required|Missing required provider|No configuration files)`),
+			Reject:  regexp.MustCompile(`Error: (?:Failed to query available provider packages|Failed to install provider|Failed to download module|Failed to retrieve available versions for module|Error accessing remote module registry|Incompatible provider version|Invalid provider registry host)`)},
 		// port_in_use
 		{ID: "go.bind-in-use", Tag: PortInUse, Tool: "go", Confidence: 0.95,
 			Pattern: regexp.MustCompile(`listen tcp[46]? (?:[\w.-]*|\[[0-9a-fA-F:.]*\]):(\d+): bind: address already in use`),
@@ -460,8 +677,17 @@ var builtin = sync.OnceValue(func() []Rule {
 				return portCheck(1)([]string{"", pick(m, 1, 2, 3, 4, 5, 6, 7, 8, 9)})
 			},
 			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5, 6, 7, 8, 9) }},
+		{ID: "server.port-in-use-wordings", Tag: PortInUse, Tool: "gunicorn/werkzeug/puma/kestrel/apache/ranch", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`Connection in use: \('[^']*', (\d+)\)|[Pp]ort (\d+) is in use by another program|Address already in use - bind\(2\) for "[^"]*" port (\d+)|Failed to bind to address https?://[^\s/]*:(\d+)[^\n]*address already in use|could not bind to address \[?[\w.:]*\]?:(\d+)|port: (\d+)[^\n]*for reason :eaddrinuse`),
+			Check: func(m []string) *preflight.Check {
+				return portCheck(1)([]string{"", pick(m, 1, 2, 3, 4, 5, 6)})
+			},
+			Subject: func(m []string) string { return pick(m, 1, 2, 3, 4, 5, 6) }},
+		// Address in use in any other wording. The port, when the output
+		// names it elsewhere or the step's command line does, is taken by
+		// portFromContext.
 		{ID: "address-in-use", Tag: PortInUse, Tool: "any", Confidence: 0.8,
-			Pattern: regexp.MustCompile(`(?i)address already in use`)},
+			Pattern: regexp.MustCompile(`(?i)address already in use|\bEADDRINUSE\b|That port is already in use|Only one usage of each socket address|kind: AddrInUse\b|\baddress in use\b`)},
 
 		// db_connection_failed
 		{ID: "postgres.connection", Tag: DBConnectionFailed, Tool: "libpq (psql, psycopg2)", Confidence: 0.95,
@@ -505,8 +731,14 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "mysql.cannot-connect", Tag: DBConnectionFailed, Tool: "mysql/mariadb", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`Can't connect to (?:local )?(?:MySQL |MariaDB )?server (?:on '([\w.:-]+)'|through socket '([^']+)')(?: \((\d+)\))?|Lost connection to (?:MySQL )?server at '(?:handshake: )?reading initial communication packet`),
 			Check: func(m []string) *preflight.Check {
-				if m[2] != "" && m[3] == "2" {
+				switch {
+				case m[2] != "" && m[3] == "2":
 					return &preflight.Check{Type: preflight.FileExists, Path: m[2]}
+				case m[1] != "" && m[3] == "111":
+					// MySQL 8's client names the port: '127.0.0.1:3307' (111).
+					if host, port, err := net.SplitHostPort(m[1]); err == nil {
+						return addrCheck(1, 2)([]string{"", host, port})
+					}
 				}
 				return nil
 			}},
@@ -540,6 +772,34 @@ var builtin = sync.OnceValue(func() []Rule {
 			Pattern: regexp.MustCompile(`NOAUTH (?:Authentication required|HELLO must be called)|WRONGPASS invalid username-password pair|redis\.exceptions\.AuthenticationError`)},
 		{ID: "redis-py.connection", Tag: DBConnectionFailed, Tool: "redis-py", Confidence: 0.85,
 			Pattern: regexp.MustCompile(`redis\.exceptions\.(?:ConnectionError|TimeoutError|BusyLoadingError): ([^\n]*)`)},
+		// A Node driver's refused connection, its stack naming the driver.
+		{ID: "node.driver-refused", Tag: DBConnectionFailed, Tool: "node drivers", Confidence: 0.8,
+			Pattern:  regexp.MustCompile(`ECONNREFUSED ([\w.-]+|::1):(\d+)\b`),
+			Requires: regexp.MustCompile(`node_modules/(?:mysql2?|pg|pg-pool|mongodb|redis|@redis/client|ioredis|mssql|tedious|oracledb|cassandra-driver|typeorm|sequelize|knex|mongoose|@prisma/client)/|\bTypeORM\b|MongoNetworkError`),
+			Check:    addrCheck(1, 2), Subject: func(m []string) string { return m[1] + ":" + m[2] }},
+		// A refused connection in a Python traceback that passes through a
+		// database or cache driver.
+		{ID: "python.driver-refused", Tag: DBConnectionFailed, Tool: "python drivers", Confidence: 0.8,
+			Pattern:  regexp.MustCompile(`(?m)^ConnectionRefusedError: \[Errno 111\] Connection refused$`),
+			Requires: regexp.MustCompile(`/(?:pymemcache|memcache|pylibmc|redis|psycopg2?|pymysql|MySQLdb|pymongo|cassandra|aiopg|asyncpg|aiomysql|motor|kombu|elasticsearch)/[\w/]*\.py", line \d+`)},
+		// psycopg 3 says "connection failed" and, before 3.2, not where.
+		{ID: "psycopg.connection", Tag: DBConnectionFailed, Tool: "psycopg 3", Confidence: 0.9,
+			Pattern: regexp.MustCompile(`psycopg(?:_pool)?\.(?:errors\.)?OperationalError: (?:connection failed|connection is bad|consuming input failed)|psycopg_pool\.PoolTimeout: `)},
+		// A refused connection in any wording, to a database or cache:
+		// named on the same line (go-redis's "redis: dial tcp ...", an
+		// Elixir DBConnection), or by its client library (ioredis,
+		// Sequelize, Jedis, Lettuce, Npgsql). A well-known port alone is
+		// go.dial-refused's and node.econnrefused's.
+		{ID: "db.refused", Tag: DBConnectionFailed, Tool: "drivers", Confidence: 0.85,
+			Pattern: regexp.MustCompile(`(?i:redis|postgres(?:ql)?|pgx?|mysql|mariadb|mongo(?:db)?|memcached?|cassandra|clickhouse|database|db|cache)\b[^\n]{0,80}?dial tcp ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+): connect: connection refused|\(DBConnection\.ConnectionError\) tcp connect \(([\w.-]+):(\d+)\): connection refused|SequelizeConnectionRefusedError\]?: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|\[ioredis\] Unhandled error event: Error: connect ECONNREFUSED ([\w.-]+|::1):(\d+)|Npgsql\.NpgsqlException[^\n]*Failed to connect to ([\w.-]+|\[[0-9a-fA-F:]+\]):(\d+)|RedisConnectionException: Unable to connect to ([\w.-]+)/?[\w.:-]*?:(\d+)|JedisConnectionException: Failed to connect to|Cannot connect to redis://([\w.-]+):(\d+)|Sequel::DatabaseConnectionError|RedisException: Connection refused`),
+			Check: func(m []string) *preflight.Check {
+				for i := 1; i+1 < len(m); i += 2 {
+					if m[i] != "" {
+						return addrCheck(i, i+1)(m)
+					}
+				}
+				return nil
+			}},
 		{ID: "pymongo.connection", Tag: DBConnectionFailed, Tool: "pymongo", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`pymongo\.errors\.(?:ServerSelectionTimeoutError|ConnectionFailure|AutoReconnect|NetworkTimeout): (?:([\w.-]+):(\d+): \[Errno 111\] Connection refused)?`),
 			Check: func(m []string) *preflight.Check {
