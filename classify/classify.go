@@ -475,7 +475,8 @@ func AdviceFor(res *Result, failedCommand string) Advice {
 				f := u.Families[0]
 				a.Summary += fmt.Sprintf(" (it looked like %s, but %s)", f.Name, f.Why)
 			}
-			a.SuggestedActions = append(a.SuggestedActions, "teach orket this failure with a rule in orket.yaml: orket classify --explain shows what it looked like, orket classify --test checks the rule")
+			// For a person, not an action for the agent to take.
+			a.Summary += ". Teach orket this failure with a rule in orket.yaml: orket classify --explain shows what it looked like, orket classify --test checks the rule"
 		}
 	default:
 		a.Title = "Failure tagged " + lead
