@@ -25,9 +25,10 @@ type Classification struct {
 	Advice classify.Advice `json:"advice"`
 }
 
-// Classify classifies a failure log.
-func Classify(rules []config.Rule, text string) *Classification {
-	cl := classify.New(rules).Classify(text)
+// Classify classifies a failure log that command printed ("": not
+// known).
+func Classify(rules []config.Rule, text, command string) *Classification {
+	cl := classify.New(rules).ClassifyCommand(text, command)
 	return &Classification{Code: orket.OK, Result: cl, Advice: classify.AdviceFor(cl, "the command")}
 }
 
@@ -38,9 +39,9 @@ type Explanation struct {
 	*classify.Explanation
 }
 
-// Explain says why a log is classified as it is.
-func Explain(rules []config.Rule, text string) *Explanation {
-	return &Explanation{Code: orket.OK, Explanation: classify.New(rules).Explain(text)}
+// Explain says why a log that command printed is classified as it is.
+func Explain(rules []config.Rule, text, command string) *Explanation {
+	return &Explanation{Code: orket.OK, Explanation: classify.New(rules).ExplainCommand(text, command)}
 }
 
 // A ClassifyTest is orket classify --test: the report of every saved log.

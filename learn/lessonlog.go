@@ -288,8 +288,9 @@ func (ll LessonLog) Reclassify(ctx context.Context) (*Changed, error) {
 	var n int
 	err := ll.rewrite(ctx, "lessons reclassify", func(s *lessons.Store) (err error) {
 		n, err = s.Rewrite(func(l *Lesson) bool {
-			cl := c.Classify(l.Verify.OutputTail)
-			next := lessons.Classification{Tags: cl.Tags, Confidence: cl.Confidence, Signals: cl.Signals, FirstError: cl.FirstError}
+			cl := c.ClassifyCommand(l.Verify.OutputTail, l.Verify.FailedCommand)
+			next := lessons.Classification{Tags: cl.Tags, Confidence: cl.Confidence, Signals: cl.Signals, FirstError: cl.FirstError,
+				Unclassified: cl.Unclassified}
 			before, _ := json.Marshal(withoutBaseline(l.Classification))
 			after, _ := json.Marshal(next)
 			if string(before) == string(after) {

@@ -66,7 +66,7 @@ func (r *run) recordLessons() error {
 		}
 		// Evidence first: the lines the step's last passing run did not
 		// print are what the rules look at first.
-		cl := c.ClassifyWithBaseline(text, r.lastPassing(s))
+		cl := c.ClassifyStep(text, r.lastPassing(s), s.Command)
 		advice := classify.AdviceFor(cl, s.Command)
 		tags := cl.Tags
 		if flaky {
@@ -86,9 +86,10 @@ func (r *run) recordLessons() error {
 			Verify: lessons.Verify{Profile: rec.Request.Profile, Commands: commands, FailedStep: s.Name, FailedCommand: s.Command, FailedDir: s.Dir,
 				ExitCode: s.ExitCode, Signal: s.Signal, TimedOut: s.TimedOut, OutputTail: tail,
 				OutputBytes: s.OutputBytes, DurationMS: s.DurationMS, Baseline: s.Baseline, BaselineNew: s.BaselineNew},
-			Classification: lessons.Classification{Tags: tags, Confidence: cl.Confidence, Signals: cl.Signals, FirstError: cl.FirstError},
-			Advice:         advice,
-			Outcome:        lessons.Outcome{Code: string(rec.Code), RunID: rec.RunID},
+			Classification: lessons.Classification{Tags: tags, Confidence: cl.Confidence, Signals: cl.Signals, FirstError: cl.FirstError,
+				Unclassified: cl.Unclassified},
+			Advice:  advice,
+			Outcome: lessons.Outcome{Code: string(rec.Code), RunID: rec.RunID},
 		}
 		l.Seal(r.red.WithValues(r.stepEnvValues(s.Name)...))
 		batch = append(batch, l)

@@ -87,6 +87,10 @@ type Classification struct {
 	Confidence float64           `json:"confidence"`
 	Signals    []classify.Signal `json:"signals"`
 	FirstError string            `json:"first_error,omitempty"`
+	// Unclassified says, when no rule tags the failure, its cause line and
+	// which families of tools it looked like, so a person knows to add a
+	// rule.
+	Unclassified *classify.Unclassified `json:"unclassified,omitempty"`
 }
 
 // Outcome is how the run ended.

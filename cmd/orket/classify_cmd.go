@@ -17,11 +17,11 @@ import (
 
 func classifyCommand(o *options, result *any) *cli.Command {
 	var explain bool
-	var testDir string
+	var testDir, command string
 	return &cli.Command{
 		Name:  "classify",
 		Usage: "classify a failure log: tags, evidence, preflight checks",
-		UsageText: "orket classify [--explain] [FILE|-]\ngo test ./... 2>&1 | orket classify\n" +
+		UsageText: "orket classify [--explain] [--command CMD] [FILE|-]\ngo test ./... 2>&1 | orket classify\n" +
 			"orket classify --test DIR",
 		Description: `classify reads a failure's output (a file, or stdin) and says what kind of
 failure it is, as orket does for a failed verify step: the tags, the rules
@@ -34,7 +34,14 @@ of its orket.yaml come first.
 text), and which rules nearly matched and why they did not (the pattern
 missed although a distinctive part of it is on a line, every match was
 rejected, the context it requires is absent, or a line vetoed it).
-With --json, the explanation object (result, matches, near_misses).
+With --json, the explanation object (result, matches, near_misses). For
+output no rule tags, it says what its cause line is and which families
+of tools it looked like, and why each did not match: where to write a
+rule in orket.yaml.
+
+--command CMD names the command that printed the log, as a verify step's
+is known: a port taken that the output does not name is read from it,
+and rules for one command's output (terraform fmt -check) apply.
 
 --test DIR checks the rules against a directory of saved logs: every
 NAME.log with a NAME.expect beside it that says what it should get, as
@@ -46,6 +53,7 @@ It exits 0 when every log is classified as expected, and 1 otherwise
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "explain", Usage: "say which rule matched which line, and which nearly matched", Destination: &explain, DisableDefaultText: true},
 			&cli.StringFlag{Name: "test", Usage: "check the rules against the saved logs (NAME.log, NAME.expect) in `DIR`", Destination: &testDir},
+			&cli.StringFlag{Name: "command", Usage: "the command line `CMD` that printed the log", Destination: &command},
 		},
 		Action: func(c *cli.Context) error {
 			var res any
@@ -58,9 +66,9 @@ It exits 0 when every log is classified as expected, and 1 otherwise
 			case c.NArg() > 1:
 				return orket.Errorf(orket.EUsage, "give one file, or - for stdin", "too many arguments")
 			case explain:
-				res, err = runClassifyExplain(o, c.Args().First())
+				res, err = runClassifyExplain(o, c.Args().First(), command)
 			default:
-				res, err = runClassify(o, c.Args().First())
+				res, err = runClassify(o, c.Args().First(), command)
 			}
 			if !isNil(res) {
 				*result = res
@@ -105,7 +113,7 @@ func rules(o *options) ([]config.Rule, error) {
 	return cfg.Classify.Rules, nil
 }
 
-func runClassify(o *options, name string) (*learn.Classification, error) {
+func runClassify(o *options, name, command string) (*learn.Classification, error) {
 	text, err := readLog(o, name)
 	if err != nil {
 		return nil, err
@@ -114,7 +122,7 @@ func runClassify(o *options, name string) (*learn.Classification, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := learn.Classify(rs, text)
+	res := learn.Classify(rs, text, command)
 	if !o.json && !o.quiet {
 		printClassification(o.stdout, res)
 	}
@@ -146,7 +154,7 @@ func printClassification(w io.Writer, res *learn.Classification) {
 }
 
 // runClassifyExplain is orket classify --explain.
-func runClassifyExplain(o *options, name string) (*learn.Explanation, error) {
+func runClassifyExplain(o *options, name, command string) (*learn.Explanation, error) {
 	text, err := readLog(o, name)
 	if err != nil {
 		return nil, err
@@ -155,7 +163,7 @@ func runClassifyExplain(o *options, name string) (*learn.Explanation, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := learn.Explain(rs, text)
+	res := learn.Explain(rs, text, command)
 	if !o.json && !o.quiet {
 		fmt.Fprint(o.stdout, res.Explanation)
 	}
