@@ -1,0 +1,406 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// A result is what one task did, in one of the two plays.
+type result struct {
+	Code     string
+	Failed   bool // the task failed on something (a step, a refusal, a reviewer)
+	Rejected bool // a reviewer rejected its kept change
+	// Shown are the advice the run was given, in the order the agent
+	// reads it: the lesson advisories, then the earlier reviews; each as
+	// the lessons or feedback entries it rests on.
+	Shown    []shown
+	Lessons  []string // the lessons the run recorded
+	Feedback string   // the feedback entry a rejection recorded
+	Recorded []string // other feedback entries the run recorded (a refusal)
+	Flaky    bool     // a step failed, then passed on retry: a flaky lesson
+	RunID    string
+	Applied  []int // the remedies the agent applied
+}
+
+type shown struct {
+	Kind string   // "lesson" or "review"
+	IDs  []string // lesson ids, or feedback entry ids
+	Text string
+}
+
+// plays are a trace's two plays: with the memory, and with it wiped
+// before every run.
+type plays struct {
+	On, Wiped []result
+}
+
+// play builds the trace's project once and plays its tasks in a copy of
+// it, twice.
+func play(tr Trace, orket, self string, keep, verbose bool) (*plays, error) {
+	work, err := os.MkdirTemp("", "orket-learning-"+tr.Name+"-")
+	if err != nil {
+		return nil, err
+	}
+	if !keep {
+		defer os.RemoveAll(work)
+	} else {
+		fmt.Println("work directory:", work)
+	}
+	tmpl := filepath.Join(work, "template")
+	if err := build(tr, tmpl, work); err != nil {
+		return nil, err
+	}
+	res := &plays{}
+	for _, wiped := range []bool{false, true} {
+		dir := filepath.Join(work, map[bool]string{false: "memory", true: "wiped"}[wiped])
+		if out, err := exec.Command("cp", "-a", tmpl, dir).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("copy: %v: %s", err, out)
+		}
+		p := &player{tr: tr, dir: dir, orket: orket, self: self, home: filepath.Join(work, "home"), wiped: wiped, verbose: verbose,
+			held: map[string]net.Listener{}}
+		rs, err := p.playAll()
+		p.closeAll()
+		if err != nil {
+			return nil, err
+		}
+		if wiped {
+			res.Wiped = rs
+		} else {
+			res.On = rs
+		}
+	}
+	return res, nil
+}
+
+// build writes the project, commits it and runs its setup.
+func build(tr Trace, dir, work string) error {
+	home := filepath.Join(work, "home")
+	for _, d := range []string{dir, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = Agent\n\temail = agent@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644); err != nil {
+		return err
+	}
+	for p, content := range tr.Files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(p, ".sh") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(full, []byte(content), mode); err != nil {
+			return err
+		}
+	}
+	script := append([]string{"git init -q", "git add -A", "git commit -q -m init"}, tr.Setup...)
+	script = append(script, "git add -A", "git commit -q -m setup --allow-empty")
+	for _, s := range script {
+		cmd := exec.Command("sh", "-c", s)
+		cmd.Dir, cmd.Env = dir, baseEnv(home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("setup %q: %v\n%s", s, err, out)
+		}
+	}
+	return nil
+}
+
+// baseEnv is the environment of the bench's commands: git isolated from
+// the machine, orket never asking.
+func baseEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "HOME", strings.HasPrefix(k, "GIT_"), strings.HasPrefix(k, "ORKET_"), k == "CI":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1")
+}
+
+// A player plays one trace's tasks in one copy of its project.
+type player struct {
+	tr               Trace
+	dir, orket, self string
+	home             string
+	wiped, verbose   bool
+	held             map[string]net.Listener // ports the bench holds, by name
+}
+
+func (p *player) closeAll() {
+	for n, l := range p.held {
+		l.Close()
+		delete(p.held, n)
+	}
+}
+
+// hold makes port name's listener exist (true) or not.
+func (p *player) hold(name string, on bool) error {
+	l, held := p.held[name]
+	switch {
+	case on && !held:
+		nl, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p.tr.Ports[name]))
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", name, err)
+		}
+		go func() {
+			for {
+				c, err := nl.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		p.held[name] = nl
+	case !on && held:
+		l.Close()
+		delete(p.held, name)
+	}
+	return nil
+}
+
+func (p *player) playAll() ([]result, error) {
+	var out []result
+	for i, t := range p.tr.Tasks {
+		r, err := p.playTask(i, t)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", t.ID, err)
+		}
+		if p.verbose {
+			mode := "memory"
+			if p.wiped {
+				mode = "wiped"
+			}
+			fmt.Printf("%s %-6s %-4s %-9s %-26s advice %d applied %v\n", p.tr.Name, mode, t.ID, t.Hazard, r.Code, len(r.Shown), r.Applied)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// services are the ports a trace's tests dial (up unless a task says
+// down); the others are ports tests listen on (free unless a task holds
+// them).
+func (p *player) environment(t Task) error {
+	for name := range p.tr.Ports {
+		up := isService(name) && !contains(t.Down, name) || contains(t.Busy, name)
+		if err := p.hold(name, up); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isService: a port named service-* is one tests dial; any other, one
+// they listen on.
+func isService(name string) bool { return strings.HasPrefix(name, "service-") }
+
+func (p *player) playTask(i int, t Task) (result, error) {
+	var r result
+	if p.wiped {
+		if err := p.wipe(); err != nil {
+			return r, err
+		}
+	}
+	if err := p.environment(t); err != nil {
+		return r, err
+	}
+	env := baseEnv(p.home)
+	for k, v := range p.tr.Vault {
+		if !contains(t.Unset, k) {
+			env = append(env, k+"="+v)
+		}
+	}
+	if t.Flaky {
+		env = append(env, "FLAKE="+filepath.Join(filepath.Dir(p.home), fmt.Sprintf("flake-%v-%s", p.wiped, t.ID)))
+	}
+	// Before the run: what preflight says, and what the agent does of it.
+	pre, err := p.orketOut(env, append([]string{"preflight", "--json"}, scopeArgs(t)...)...)
+	if err != nil {
+		return r, err
+	}
+	for k, rem := range t.Remedies {
+		if !matches(rem.Trigger, pre) {
+			continue
+		}
+		acted := false
+		for _, v := range rem.SetEnv {
+			env = append(env, v+"="+p.tr.Vault[v])
+			acted = true
+		}
+		for _, n := range rem.Free {
+			acted = acted || p.held[n] != nil
+			p.hold(n, false)
+		}
+		for _, n := range rem.Start {
+			p.hold(n, true)
+			acted = true
+		}
+		if acted {
+			r.Applied = append(r.Applied, k)
+		}
+	}
+	// The run: the agent is this program, told the task and what
+	// preflight said.
+	state, err := writeState(p.dir, i, t, pre)
+	if err != nil {
+		return r, err
+	}
+	defer os.Remove(state)
+	args := append([]string{"run", "--yes", "--json", "--agent", "bench", "--task", t.ID}, scopeArgs(t)...)
+	args = append(args, "--", p.self, "agent", state)
+	out, _ := p.orketOut(env, args...)
+	var rec struct {
+		Code       string   `json:"code"`
+		RunID      string   `json:"run_id"`
+		LessonIDs  []string `json:"lesson_ids"`
+		Advisories []struct {
+			ID    string `json:"id"`
+			Title string `json:"title"`
+		} `json:"advisories"`
+		Feedback []struct {
+			IDs  []string `json:"entry_ids"`
+			Text string   `json:"text"`
+		} `json:"feedback"`
+		Plan struct {
+			TouchSet []string `json:"touch_set"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		return r, fmt.Errorf("orket run: %v\n%s", err, out)
+	}
+	r.Code, r.RunID, r.Lessons = rec.Code, rec.RunID, rec.LessonIDs
+	r.Flaky = r.Code == "OK" && len(rec.LessonIDs) > 0 // a step passed on retry
+	for _, a := range rec.Advisories {
+		r.Shown = append(r.Shown, shown{Kind: "lesson", IDs: []string{a.ID}, Text: a.Title})
+	}
+	for _, f := range rec.Feedback {
+		r.Shown = append(r.Shown, shown{Kind: "review", IDs: f.IDs, Text: f.Text})
+	}
+	r.Failed = r.Code != "OK"
+	if applied, err := readApplied(state); err == nil {
+		r.Applied = append(r.Applied, applied...)
+	}
+	// A reviewer's no to a kept change touching what they guard.
+	if rv := t.Review; rv != nil && r.Code == "OK" && touchesAny(rec.Plan.TouchSet, rv.Paths) {
+		out, err := p.orketOut(env, "reject", "--json", "--reason", rv.Reason, rec.RunID)
+		if err != nil {
+			return r, fmt.Errorf("orket reject: %v\n%s", err, out)
+		}
+		var rj struct {
+			ID string `json:"id"`
+		}
+		json.Unmarshal([]byte(out), &rj)
+		r.Rejected, r.Failed, r.Feedback = true, true, rj.ID
+	}
+	// A person approves what orket proposes.
+	if !p.wiped {
+		if err := p.approveAll(env); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// wipe takes the memory out: lessons, verdicts, reviews, guardrails,
+// the agent memory (orket's other state stays: it is not memory).
+func (p *player) wipe() error {
+	for _, d := range []string{"memory", "guardrails", "rejected"} {
+		if err := os.RemoveAll(filepath.Join(p.dir, ".orket", d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// approveAll approves every pending guardrails proposal, as a person
+// who reads them does.
+func (p *player) approveAll(env []string) error {
+	out, err := p.orketOut(env, "lessons", "review", "--json")
+	if err != nil {
+		return fmt.Errorf("lessons review: %v\n%s", err, out)
+	}
+	var pending struct {
+		Pending []struct {
+			ID string `json:"id"`
+		} `json:"pending"`
+	}
+	if err := json.Unmarshal([]byte(out), &pending); err != nil {
+		return fmt.Errorf("lessons review: %v\n%s", err, out)
+	}
+	for _, pr := range pending.Pending {
+		if out, err := p.orketOut(env, "lessons", "approve", "--by", "person", pr.ID); err != nil {
+			// A proposal that no longer applies stays; a person rejects it later.
+			if !strings.Contains(out, "no longer applies") {
+				return fmt.Errorf("lessons approve %s: %v\n%s", pr.ID, err, out)
+			}
+		}
+	}
+	return nil
+}
+
+// orketOut runs orket in the project and returns its standard output; an
+// exit status that is an outcome (not a crash) is no error.
+func (p *player) orketOut(env []string, args ...string) (string, error) {
+	cmd := exec.Command(p.orket, args...)
+	cmd.Dir, cmd.Env = p.dir, env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() != 70 && ee.ExitCode() != 2 {
+		err = nil
+	}
+	if err != nil {
+		return stdout.String() + stderr.String(), err
+	}
+	return stdout.String(), nil
+}
+
+func scopeArgs(t Task) []string {
+	var out []string
+	for _, s := range t.Scope {
+		out = append(out, "--scope", s)
+	}
+	return out
+}
+
+func touchesAny(touch, paths []string) bool {
+	for _, t := range touch {
+		if contains(paths, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
