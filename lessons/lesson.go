@@ -114,6 +114,13 @@ func (l *Lesson) Seal(r *Redactor) {
 		l.Classification.Signals[i].Match = r.Redact(l.Classification.Signals[i].Match)
 	}
 	l.Classification.FirstError = r.Redact(l.Classification.FirstError)
+	if u := l.Classification.Unclassified; u != nil {
+		u.Cause = r.Redact(u.Cause)
+		for i := range u.Families {
+			u.Families[i].Text = r.Redact(u.Families[i].Text)
+			u.Families[i].Why = r.Redact(u.Families[i].Why)
+		}
+	}
 	l.Advice.Title = r.Redact(l.Advice.Title)
 	l.Advice.Summary = r.Redact(l.Advice.Summary)
 	l.Advice.SuggestedActions = r.All(l.Advice.SuggestedActions)
@@ -130,6 +137,13 @@ func (l *Lesson) Seal(r *Redactor) {
 func (l *Lesson) stripANSI() {
 	l.Verify.OutputTail = StripANSI(l.Verify.OutputTail)
 	l.Classification.FirstError = StripANSI(l.Classification.FirstError)
+	if u := l.Classification.Unclassified; u != nil {
+		u.Cause = StripANSI(u.Cause)
+		for i := range u.Families {
+			u.Families[i].Text = StripANSI(u.Families[i].Text)
+			u.Families[i].Why = StripANSI(u.Families[i].Why)
+		}
+	}
 	for i := range l.Classification.Signals {
 		l.Classification.Signals[i].Match = StripANSI(l.Classification.Signals[i].Match)
 	}

@@ -7,10 +7,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/orket/orket/store"
 )
 
 // A result is what one task did, in one of the two plays.
@@ -319,8 +322,8 @@ func (p *player) playTask(i int, t Task) (result, error) {
 // wipe takes the memory out: lessons, verdicts, reviews, guardrails,
 // the agent memory (orket's other state stays: it is not memory).
 func (p *player) wipe() error {
-	for _, d := range []string{"memory", "guardrails", "rejected"} {
-		if err := os.RemoveAll(filepath.Join(p.dir, ".orket", d)); err != nil {
+	for _, d := range []string{path.Dir(store.LessonsFile), store.GuardrailsDir, store.RejectedDir} {
+		if err := os.RemoveAll(store.Path(filepath.Join(p.dir, store.Dir), d)); err != nil {
 			return err
 		}
 	}

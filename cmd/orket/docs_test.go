@@ -45,7 +45,7 @@ func TestDocumentedCommandsExist(t *testing.T) {
 				line = strings.TrimPrefix(line, prefix)
 			}
 			for _, part := range strings.Split(line, "|") {
-				fields := strings.Fields(strings.TrimSpace(part))
+				fields := shellFields(part)
 				if len(fields) == 0 || fields[0] != "orket" {
 					continue
 				}
@@ -58,6 +58,37 @@ func TestDocumentedCommandsExist(t *testing.T) {
 	if checked < 20 {
 		t.Errorf("found only %d documented orket command lines", checked)
 	}
+}
+
+// shellFields splits a documented command line into words as a shell
+// would for the quoting the docs use: 'single' and "double" quotes.
+func shellFields(line string) []string {
+	var fields []string
+	var word strings.Builder
+	in, quote := false, rune(0)
+	for _, c := range line {
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			word.WriteRune(c)
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == ' ' || c == '\t':
+			if in {
+				fields = append(fields, word.String())
+				word.Reset()
+				in = false
+			}
+		default:
+			word.WriteRune(c)
+			in = true
+		}
+	}
+	if in {
+		fields = append(fields, word.String())
+	}
+	return fields
 }
 
 func checkCommandLine(t *testing.T, app *cli.App, args []string, flagRe *regexp.Regexp, where string) {
