@@ -17,6 +17,7 @@ import (
 
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitignore"
+	"github.com/orket/orket/internal/gitrepo"
 	"github.com/orket/orket/scope"
 )
 
@@ -274,7 +275,7 @@ func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 	for d := range ii.gitlinks {
 		pre.Gitlinks[d] = true
 	}
-	global, err := readPatterns(r.excludesFile())
+	global, err := gitrepo.ReadIgnoreFile(gitrepo.ExcludesFile(r.Git, r.Root), "")
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitignore"
+	"github.com/orket/orket/internal/gitrepo"
 	"github.com/orket/orket/store"
 )
 
@@ -664,18 +665,11 @@ func (s *scanner) ownRules(rel string, dirfd int, entries []dirent) ([]gitignore
 			return nil, nil
 		}
 		gf := os.NewFile(uintptr(fd), ".gitignore")
-		b, err := io.ReadAll(io.LimitReader(gf, maxIgnoreFile))
-		gf.Close()
-		if err != nil {
-			return nil, err
-		}
-		return gitignore.ParsePatterns(b, rel), nil
+		defer gf.Close()
+		return gitrepo.ReadIgnore(gf, rel)
 	}
 	return nil, nil
 }
-
-// maxIgnoreFile bounds what is read of one ignore file.
-const maxIgnoreFile = 16 << 20
 
 // gitlink reports whether the index names d as a submodule.
 func (s *scanner) gitlink(d string) bool {
@@ -748,27 +742,6 @@ func fileOf(fi fs.FileInfo) (*File, bool) {
 		return nil, false
 	}
 	return f, true
-}
-
-// readPatterns reads an ignore file outside the tree (info/exclude,
-// core.excludesFile); a missing file has none.
-func readPatterns(file string) ([]gitignore.Pattern, error) {
-	if file == "" {
-		return nil, nil
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
-	if err != nil {
-		return nil, err
-	}
-	return gitignore.ParsePatterns(b, ""), nil
 }
 
 // hashFile returns the git blob id of a path's content (a symlink's target
