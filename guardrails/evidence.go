@@ -7,7 +7,6 @@ package guardrails
 // removal); the agent is shown it marked as demoted.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -26,7 +25,6 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitdir"
@@ -416,24 +414,15 @@ func (s *treeSearch) readGit(dotgit string, fi fs.FileInfo) error {
 		return fmt.Errorf("%s: %w", dotgit, err)
 	}
 	s.regular, s.dirs = map[string]bool{}, map[string]bool{}
-	f, err := os.Open(filepath.Join(gitDir, "index"))
-	switch {
-	case errors.Is(err, fs.ErrNotExist): // nothing added yet
-	case err != nil:
-		return err
-	default:
-		var idx index.Index
-		err := index.NewDecoder(bufio.NewReader(f)).Decode(&idx)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("read the index: %w", err)
-		}
-		for _, e := range idx.Entries {
-			m := e.Mode
-			s.regular[e.Name] = s.regular[e.Name] || m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated
-			for d := path.Dir(e.Name); d != "." && !s.dirs[d]; d = path.Dir(d) {
-				s.dirs[d] = true
-			}
+	entries, err := gitrepo.ReadIndex(gitDir) // none: nothing added yet
+	if err != nil {
+		return fmt.Errorf("read the index: %w", err)
+	}
+	for _, e := range entries {
+		m := e.Mode
+		s.regular[e.Name] = s.regular[e.Name] || m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated
+		for d := path.Dir(e.Name); d != "." && !s.dirs[d]; d = path.Dir(d) {
+			s.dirs[d] = true
 		}
 	}
 	// An ignore file that cannot be read has no patterns: git only warns

@@ -229,7 +229,7 @@ func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 	}
 	for i := range ii.list {
 		e := &ii.list[i]
-		if !e.isFile() || deleted[e.Name] {
+		if !e.IsFile() || deleted[e.Name] {
 			continue
 		}
 		f := &File{Mode: e.Mode, Size: int64(e.Size), Mtime: e.Mtime, Ctime: e.Ctime, Ino: uint64(e.Ino), OID: e.Hash}

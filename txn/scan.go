@@ -258,7 +258,7 @@ func (s *scanner) scanVouched() (*Tree, *vouched, error) {
 	if s.found != nil {
 		ii := s.idx[0]
 		for i := range ii.list {
-			if e := &ii.list[i]; e.isFile() && !s.found[i] {
+			if e := &ii.list[i]; e.IsFile() && !s.found[i] {
 				v.missing = append(v.missing, e.Name)
 			}
 		}
@@ -560,7 +560,7 @@ func (s *scanner) dir(sw *scanWorker, j dirJob, res *dirResult, push func(dirJob
 			tracked = true
 			if k == 0 && s.found != nil {
 				for i := lo; i < hi; i++ {
-					if ii.list[i].isFile() {
+					if ii.list[i].IsFile() {
 						vouched = &ii.list[i]
 					}
 				}
@@ -596,7 +596,7 @@ func (s *scanner) dir(sw *scanWorker, j dirJob, res *dirResult, push func(dirJob
 		}
 		if s.found != nil {
 			if vouched != nil {
-				s.found[vouched.pos(s.idx[0])] = true
+				s.found[s.idx[0].pos(vouched)] = true
 			}
 			if vouched != nil && s.idx[0].vouches(vouched, file) {
 				file.OID = vouched.Hash
@@ -623,7 +623,7 @@ func (s *scanner) dir(sw *scanWorker, j dirJob, res *dirResult, push func(dirJob
 }
 
 // pos returns e's position in ii.list (e must point into it).
-func (e *indexEntry) pos(ii *indexInfo) int {
+func (ii *indexInfo) pos(e *indexEntry) int {
 	return int((uintptr(unsafe.Pointer(e)) - uintptr(unsafe.Pointer(&ii.list[0]))) / unsafe.Sizeof(*e))
 }
 
