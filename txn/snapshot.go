@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-
 	"path/filepath"
 	"runtime/debug"
 	"sort"
@@ -420,11 +419,7 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	if err := ow.sync(); err != nil {
 		return nil, err
 	}
-	refPath := filepath.Join(r.CommonDir, filepath.FromSlash(s.Ref))
-	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
-		return nil, err
-	}
-	if err := writeFile(refPath, []byte(commit.String()+"\n"), true); err != nil {
+	if err := gitrepo.WriteRef(r.CommonDir, s.Ref, commit); err != nil {
 		return nil, fmt.Errorf("publish %s: %w", s.Ref, err)
 	}
 	s.Commit, s.tags = commit, tags
