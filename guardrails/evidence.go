@@ -7,7 +7,6 @@ package guardrails
 // removal); the agent is shown it marked as demoted.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -25,13 +24,12 @@ import (
 	"time"
 
 	git "github.com/go-git/go-git/v5"
-	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitdir"
 	"github.com/orket/orket/internal/gitignore"
+	"github.com/orket/orket/internal/gitrepo"
 	"github.com/orket/orket/internal/lazyre"
 	"github.com/orket/orket/store"
 )
@@ -416,62 +414,24 @@ func (s *treeSearch) readGit(dotgit string, fi fs.FileInfo) error {
 		return fmt.Errorf("%s: %w", dotgit, err)
 	}
 	s.regular, s.dirs = map[string]bool{}, map[string]bool{}
-	f, err := os.Open(filepath.Join(gitDir, "index"))
-	switch {
-	case errors.Is(err, fs.ErrNotExist): // nothing added yet
-	case err != nil:
-		return err
-	default:
-		var idx index.Index
-		err := index.NewDecoder(bufio.NewReader(f)).Decode(&idx)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("read the index: %w", err)
-		}
-		for _, e := range idx.Entries {
-			m := e.Mode
-			s.regular[e.Name] = s.regular[e.Name] || m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated
-			for d := path.Dir(e.Name); d != "." && !s.dirs[d]; d = path.Dir(d) {
-				s.dirs[d] = true
-			}
+	entries, err := gitrepo.ReadIndex(gitDir) // none: nothing added yet
+	if err != nil {
+		return fmt.Errorf("read the index: %w", err)
+	}
+	for _, e := range entries {
+		m := e.Mode
+		s.regular[e.Name] = s.regular[e.Name] || m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated
+		for d := path.Dir(e.Name); d != "." && !s.dirs[d]; d = path.Dir(d) {
+			s.dirs[d] = true
 		}
 	}
-	s.excludes = append(readIgnoreFile(excludesFile(s.top)), readIgnoreFile(filepath.Join(common, "info", "exclude"))...)
+	// An ignore file that cannot be read has no patterns: git only warns
+	// of it.
+	// A repository go-git cannot open has no configuration to read:
+	// core.excludesFile takes its default.
+	r, _ := git.PlainOpenWithOptions(s.top, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	s.excludes, _ = gitrepo.Excludes(r, s.top, common)
 	return nil
-}
-
-// excludesFile is core.excludesFile, or git's default for it (as txn
-// finds it).
-func excludesFile(top string) string {
-	configured := ""
-	if r, err := git.PlainOpenWithOptions(top, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err == nil {
-		if cfg, err := r.ConfigScoped(gitconfig.SystemScope); err == nil && cfg.Raw != nil {
-			configured = cfg.Raw.Section("core").Option("excludesfile")
-		}
-	}
-	return gitignore.ExcludesFile(configured, top)
-}
-
-// maxIgnoreFile bounds what is read of one ignore file.
-const maxIgnoreFile = 16 << 20
-
-// readIgnoreFile reads an ignore file's patterns (base: the slash path
-// of its directory); one that cannot be read has none, as git only
-// warns of it.
-func readIgnoreFile(file string, base ...string) []gitignore.Pattern {
-	if file == "" {
-		return nil
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
-	if err != nil {
-		return nil
-	}
-	return gitignore.ParsePatterns(b, strings.Join(base, ""))
 }
 
 // inRoot reports whether rel (a slash path below top) is the root or
@@ -544,7 +504,7 @@ func (s *treeSearch) walk(ctx context.Context, dir string, ps []gitignore.Patter
 	if s.git && !ignored {
 		for _, e := range ents {
 			if e.Name() == ".gitignore" && e.Type().IsRegular() {
-				own := readIgnoreFile(filepath.Join(s.top, filepath.FromSlash(dir), ".gitignore"), dir)
+				own, _ := gitrepo.ReadIgnoreFile(filepath.Join(s.top, filepath.FromSlash(dir), ".gitignore"), dir)
 				ps = append(ps[:len(ps):len(ps)], own...)
 			}
 		}

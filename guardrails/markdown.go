@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/orket/orket/internal/lazyre"
+	"github.com/orket/orket/internal/textmerge"
 )
 
 // A DocLine is one line of a guardrails text.
@@ -344,119 +345,36 @@ func Diff(from, to, a, b string) string {
 		return ""
 	}
 	x, y := splitLines(a), splitLines(b)
-	ops := diffOps(x, y)
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "--- %s\n+++ %s\n", from, to)
-	const ctx = 3
-	var changed []int
-	for i, o := range ops {
-		if o.kind != ' ' {
-			changed = append(changed, i)
-		}
-	}
-	for k := 0; k < len(changed); {
-		start := max(changed[k]-ctx, 0)
-		last := changed[k]
-		for k++; k < len(changed) && changed[k] <= last+2*ctx+1; k++ {
-			last = changed[k]
-		}
-		end := min(last+ctx+1, len(ops))
-		ca, cb := 0, 0
-		for _, o := range ops[start:end] {
-			if o.kind != '+' {
-				ca++
+	for _, h := range textmerge.Hunks(textmerge.Diff(x, y), 3) {
+		fmt.Fprintf(&sb, "@@ -%s +%s @@\n", hunkRange(h.OldStart, h.OldLines), hunkRange(h.NewStart, h.NewLines))
+		for _, o := range h.Ops {
+			sb.WriteByte(o.Kind)
+			if o.Kind == '+' {
+				sb.WriteString(y[o.B])
+			} else {
+				sb.WriteString(x[o.A])
 			}
-			if o.kind != '-' {
-				cb++
-			}
-		}
-		fmt.Fprintf(&sb, "@@ -%s +%s @@\n", hunkRange(ops[start].ai, ca), hunkRange(ops[start].bi, cb))
-		for _, o := range ops[start:end] {
-			sb.WriteByte(o.kind)
-			sb.WriteString(o.text)
 			sb.WriteByte('\n')
 		}
 	}
 	return sb.String()
 }
 
+// hunkRange writes a hunk's start and count as diff -u does: the count
+// left out when it is one.
 func hunkRange(start, count int) string {
-	if count == 0 {
-		return fmt.Sprintf("%d,0", start)
-	}
 	if count == 1 {
-		return fmt.Sprint(start + 1)
+		return fmt.Sprint(start)
 	}
-	return fmt.Sprintf("%d,%d", start+1, count)
+	return fmt.Sprintf("%d,%d", start, count)
 }
 
+// splitLines cuts a text into lines without their newlines.
 func splitLines(s string) []string {
 	if s == "" {
 		return nil
 	}
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-}
-
-type op struct {
-	kind   byte // ' ', '-', '+'
-	text   string
-	ai, bi int // the line's index in a and b (where it would be)
-}
-
-// diffOps is a longest-common-subsequence line diff, after trimming the
-// common prefix and suffix; texts too large for the table differ as a
-// whole block.
-func diffOps(a, b []string) []op {
-	var ops []op
-	p := 0
-	for p < len(a) && p < len(b) && a[p] == b[p] {
-		ops = append(ops, op{' ', a[p], p, p})
-		p++
-	}
-	s := 0
-	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
-		s++
-	}
-	ma, mb := a[p:len(a)-s], b[p:len(b)-s]
-	if len(ma)*len(mb) > 4<<20 {
-		for i, t := range ma {
-			ops = append(ops, op{'-', t, p + i, p})
-		}
-		for j, t := range mb {
-			ops = append(ops, op{'+', t, p + len(ma), p + j})
-		}
-	} else {
-		// lcs[i][j]: the LCS length of ma[i:] and mb[j:].
-		w := len(mb) + 1
-		lcs := make([]int, (len(ma)+1)*w)
-		for i := len(ma) - 1; i >= 0; i-- {
-			for j := len(mb) - 1; j >= 0; j-- {
-				if ma[i] == mb[j] {
-					lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
-				} else {
-					lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
-				}
-			}
-		}
-		i, j := 0, 0
-		for i < len(ma) || j < len(mb) {
-			switch {
-			case i < len(ma) && j < len(mb) && ma[i] == mb[j]:
-				ops = append(ops, op{' ', ma[i], p + i, p + j})
-				i++
-				j++
-			case i < len(ma) && (j == len(mb) || lcs[(i+1)*w+j] >= lcs[i*w+j+1]):
-				ops = append(ops, op{'-', ma[i], p + i, p + j})
-				i++
-			default:
-				ops = append(ops, op{'+', mb[j], p + i, p + j})
-				j++
-			}
-		}
-	}
-	for k := 0; k < s; k++ {
-		ia, ib := len(a)-s+k, len(b)-s+k
-		ops = append(ops, op{' ', a[ia], ia, ib})
-	}
-	return ops
 }

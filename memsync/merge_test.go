@@ -258,38 +258,6 @@ func TestMerge3KeepsLines(t *testing.T) {
 	}
 }
 
-func TestLCS(t *testing.T) {
-	split := func(s string) [][]byte { return splitLines([]byte(s)) }
-	for _, c := range [][2]string{{"a\nb\nc\n", "a\nc\n"}, {"x\na\nb\n", "a\nb\ny\n"}, {"", "a\n"}, {"a\nb\nc\nd\ne\n", "b\nx\nd\ny\n"}} {
-		a, b := split(c[0]), split(c[1])
-		ps := lcs(a, b)
-		pi, pj := -1, -1
-		for _, p := range ps {
-			if p[0] <= pi || p[1] <= pj || !bytes.Equal(a[p[0]], b[p[1]]) {
-				t.Fatalf("%q %q: bad pairs %v", c[0], c[1], ps)
-			}
-			pi, pj = p[0], p[1]
-		}
-		// The length of a longest common subsequence, by dynamic programming.
-		dp := make([][]int, len(a)+1)
-		for i := range dp {
-			dp[i] = make([]int, len(b)+1)
-		}
-		for i := len(a) - 1; i >= 0; i-- {
-			for j := len(b) - 1; j >= 0; j-- {
-				if bytes.Equal(a[i], b[j]) {
-					dp[i][j] = dp[i+1][j+1] + 1
-				} else {
-					dp[i][j] = max(dp[i+1][j], dp[i][j+1])
-				}
-			}
-		}
-		if len(ps) != dp[0][0] {
-			t.Errorf("%q %q: %d pairs, want %d", c[0], c[1], len(ps), dp[0][0])
-		}
-	}
-}
-
 func TestMergeVersions(t *testing.T) {
 	v := func(md, created string) *version {
 		return &version{md: []byte(md), js: []byte(`{"version":1,"created_at":"` + created + `"}`)}

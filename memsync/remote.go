@@ -27,6 +27,8 @@ import (
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/orket/orket/internal/gitrepo"
 )
 
 // A remote is where the memory is fetched from and pushed to.
@@ -208,94 +210,21 @@ func (f *fileRemote) push(ctx context.Context, local storage.Storer, old, next p
 
 // readRef reads a ref of the repository at gitDir as git stores it: its
 // loose file, else its line in packed-refs; zero when it has none.
-func readRef(gitDir, name string) (plumbing.Hash, error) {
-	b, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(name)))
-	if err == nil {
-		s := strings.TrimSpace(string(b))
-		if !plumbing.IsHash(s) {
-			return plumbing.ZeroHash, fmt.Errorf("%s in %s is not a commit id", name, gitDir)
-		}
-		return plumbing.NewHash(s), nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return plumbing.ZeroHash, err
-	}
-	packed, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
-	if errors.Is(err, os.ErrNotExist) {
-		return plumbing.ZeroHash, nil
-	}
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	for _, line := range strings.Split(string(packed), "\n") {
-		h, ref, ok := strings.Cut(line, " ")
-		if ok && ref == name && plumbing.IsHash(h) {
-			return plumbing.NewHash(h), nil
-		}
-	}
-	return plumbing.ZeroHash, nil
-}
+func readRef(gitDir, name string) (plumbing.Hash, error) { return gitrepo.ReadRef(gitDir, name) }
 
 // casRef sets a ref from old to next the way git does, or fails with
 // errStale when it no longer is old (or another writer holds its lock past
 // a short wait).
 func casRef(ctx context.Context, gitDir, name string, old, next plumbing.Hash) error {
-	p := filepath.Join(gitDir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	lock := p + ".lock"
-	var f *os.File
-	for wait := time.Millisecond; ; wait *= 2 {
-		var err error
-		f, err = os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return err
-		}
-		if wait > 512*time.Millisecond {
-			return fmt.Errorf("%w (%s is locked)", errStale, lock)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-	}
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(lock)
-		}
-	}()
-	cur, err := readRef(gitDir, name)
-	if err != nil {
-		return err
-	}
-	if cur != old {
+	err := gitrepo.UpdateRef(ctx, gitDir, name, old, next)
+	var locked *gitrepo.LockedError
+	switch {
+	case errors.Is(err, gitrepo.ErrStale):
 		return errStale
+	case errors.As(err, &locked):
+		return fmt.Errorf("%w (%v)", errStale, locked)
 	}
-	if _, err := f.WriteString(next.String() + "\n"); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(lock, p); err != nil {
-		return err
-	}
-	done = true
-	if d, err := os.Open(filepath.Dir(p)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return err
 }
 
 // smartRemote is a remote reached over ssh, http(s) or git://, through

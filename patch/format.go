@@ -14,10 +14,10 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/sergi/go-diff/diffmatchpatch"
 	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/textmerge"
 )
 
 // MaxInline bounds what Format writes into a patch for one side of a
@@ -224,115 +224,27 @@ func deflate(b []byte) []byte {
 
 const contextLines = 3
 
-type lineOp struct {
-	op   gitdiff.LineOp
-	line string
-}
-
 // textFragments diffs two texts by line into hunks with three lines of
 // context, as git diff does.
 func textFragments(a, b string) []*gitdiff.TextFragment {
-	dmp := diffmatchpatch.New()
-	ra, rb, lines := dmp.DiffLinesToRunes(a, b)
-	diffs := dmp.DiffCharsToLines(dmp.DiffMainRunes(ra, rb, false), lines)
-	var ops []lineOp
-	for _, d := range diffs {
-		op := gitdiff.OpContext
-		switch d.Type {
-		case diffmatchpatch.DiffInsert:
-			op = gitdiff.OpAdd
-		case diffmatchpatch.DiffDelete:
-			op = gitdiff.OpDelete
-		}
-		for _, l := range splitLines(d.Text) {
-			ops = append(ops, lineOp{op, l})
-		}
-	}
+	x, y := textmerge.SplitLines(a), textmerge.SplitLines(b)
 	var frags []*gitdiff.TextFragment
-	oldLine, newLine := int64(1), int64(1)
-	for i := 0; i < len(ops); {
-		if ops[i].op == gitdiff.OpContext {
-			oldLine++
-			newLine++
-			i++
-			continue
-		}
-		// A change: take context before it, then changes and context until
-		// a run of more than 2*context unchanged lines.
-		start := i - contextLines
-		if start < 0 {
-			start = 0
-		}
-		f := &gitdiff.TextFragment{OldPosition: oldLine - int64(i-start), NewPosition: newLine - int64(i-start)}
-		for j := start; j < i; j++ {
-			f.Lines = append(f.Lines, gitdiff.Line{Op: gitdiff.OpContext, Line: ops[j].line})
-		}
-		end := i
-		for end < len(ops) {
-			if ops[end].op != gitdiff.OpContext {
-				end++
-				continue
-			}
-			run := 0
-			for end+run < len(ops) && ops[end+run].op == gitdiff.OpContext {
-				run++
-			}
-			if end+run == len(ops) || run > 2*contextLines {
-				break
-			}
-			end += run
-		}
-		stop := end + contextLines
-		if stop > len(ops) {
-			stop = len(ops)
-		}
-		for j := i; j < stop; j++ {
-			f.Lines = append(f.Lines, gitdiff.Line{Op: ops[j].op, Line: ops[j].line})
-			switch ops[j].op {
-			case gitdiff.OpContext:
-				oldLine++
-				newLine++
-			case gitdiff.OpAdd:
-				newLine++
-			case gitdiff.OpDelete:
-				oldLine++
-			}
-		}
-		for _, l := range f.Lines {
-			switch l.Op {
-			case gitdiff.OpContext:
-				f.OldLines++
-				f.NewLines++
-			case gitdiff.OpAdd:
-				f.NewLines++
+	for _, h := range textmerge.Hunks(textmerge.Diff(x, y), contextLines) {
+		f := &gitdiff.TextFragment{OldPosition: int64(h.OldStart), OldLines: int64(h.OldLines),
+			NewPosition: int64(h.NewStart), NewLines: int64(h.NewLines)}
+		for _, o := range h.Ops {
+			switch o.Kind {
+			case '+':
+				f.Lines = append(f.Lines, gitdiff.Line{Op: gitdiff.OpAdd, Line: y[o.B]})
 				f.LinesAdded++
-			case gitdiff.OpDelete:
-				f.OldLines++
+			case '-':
+				f.Lines = append(f.Lines, gitdiff.Line{Op: gitdiff.OpDelete, Line: x[o.A]})
 				f.LinesDeleted++
+			default:
+				f.Lines = append(f.Lines, gitdiff.Line{Op: gitdiff.OpContext, Line: x[o.A]})
 			}
-		}
-		if f.OldLines == 0 {
-			f.OldPosition--
-		}
-		if f.NewLines == 0 {
-			f.NewPosition--
 		}
 		frags = append(frags, f)
-		i = stop
 	}
 	return frags
-}
-
-func splitLines(s string) []string {
-	var out []string
-	for len(s) > 0 {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
-			out = append(out, s)
-			break
-		}
-		out = append(out, s[:i+1])
-		s = s[i+1:]
-	}
-	return out
 }

@@ -66,15 +66,6 @@ func excludesDigest(ps []gitignore.Pattern) [20]byte {
 	return d
 }
 
-// indexTrailer returns the checksum git ends the index with: it names the
-// index's content.
-func indexTrailer(b []byte) (t [20]byte) {
-	if len(b) >= 20 {
-		copy(t[:], b[len(b)-20:])
-	}
-	return t
-}
-
 // Flags of a file record.
 const (
 	cacheLinked = 1 << iota

@@ -318,7 +318,7 @@ func vouchTree(t *Tree, ii *indexInfo) (v *vouched, toHash []string) {
 	v = &vouched{}
 	for i := range ii.list {
 		e := &ii.list[i]
-		if !e.isFile() {
+		if !e.IsFile() {
 			continue
 		}
 		f := t.Files[e.Name]

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/gitrepo"
 )
 
 // gitState is what an edit may change in the git directory and a revert
@@ -269,7 +271,7 @@ func (r *Repo) restoreFiles(keys []string, want, cur map[string][]byte, modes ma
 			r.removeEmptyParents(p, k)
 			continue
 		}
-		err := writeFileCheck(p, b, true, unchanged, fs.FileMode(modes[k]))
+		err := writeGitFile(p, b, unchanged, fs.FileMode(modes[k]))
 		var me *MovedError
 		switch {
 		case errors.As(err, &me):
@@ -297,17 +299,17 @@ func (r *Repo) removeEmptyParents(p, key string) {
 	}
 }
 
-// writeFile writes b to the absolute path p atomically and durably
-// (fsynced, and its directory), never following a symlink in p's last
-// component; gitLock writes through "p.lock" as git does. A symlink
-// value ("symlink:T") is restored as a symlink. An existing file keeps
-// its permission bits.
-func writeFile(p string, b []byte, gitLock bool) error { return writeFileCheck(p, b, gitLock, nil, 0) }
-
-// writeFileCheck is writeFile whose rename happens only if check, called
-// under the lock, returns nil, with the permission bits perm (0: as the
-// file has them, or 0644).
-func writeFileCheck(p string, b []byte, gitLock bool, check func() error, perm fs.FileMode) error {
+// writeGitFile writes b to the git file at the absolute path p with
+// git's lock-file protocol, atomically and durably, never following a
+// symlink in p's last component, and only if check, called under the
+// lock, returns nil; perm is its permission bits (0: as the file has
+// them, or 0644). A symlink value ("symlink:T") is restored as a
+// symlink.
+func writeGitFile(p string, b []byte, check func() error, perm fs.FileMode) error {
+	t, ok := bytes.CutPrefix(b, []byte("symlink:"))
+	if !ok {
+		return gitrepo.WriteLocked(context.Background(), p, b, gitrepo.LockOptions{Perm: perm, Check: check})
+	}
 	dir := filepath.Dir(p)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -317,25 +319,15 @@ func writeFileCheck(p string, b []byte, gitLock bool, check func() error, perm f
 		return err
 	}
 	defer root.Close()
-	name := filepath.Base(p)
-	if t, ok := bytes.CutPrefix(b, []byte("symlink:")); ok {
-		if check != nil {
-			if err := check(); err != nil {
-				return err
-			}
-		}
-		if err := root.Symlink(string(t), name); err != nil {
+	if check != nil {
+		if err := check(); err != nil {
 			return err
 		}
-		return syncDir(dir)
 	}
-	if perm == 0 {
-		perm = 0o644
-		if st, err := root.Lstat(name); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-			perm = os.FileMode(st.Mode & 0o777)
-		}
+	if err := root.Symlink(string(t), filepath.Base(p)); err != nil {
+		return err
 	}
-	return root.WriteFile(name, b, perm, fsroot.Options{Sync: true, GitLock: gitLock, Check: check})
+	return syncDir(dir)
 }
 
 func syncDir(dir string) error {

@@ -1,218 +1,24 @@
 package txn
 
 import (
-	"bytes"
-	"encoding/binary"
-	"errors"
-	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
-	"unsafe"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/orket/orket/internal/gitrepo"
 )
 
 // An indexEntry is what orket needs of one entry of git's index.
-type indexEntry struct {
-	Name         string
-	Mode         filemode.FileMode
-	Hash         plumbing.Hash
-	Size         uint32
-	Mtime, Ctime int64 // nanoseconds
-	Ino          uint32
-	Stage        int
-	SkipWorktree bool
-	IntentToAdd  bool
-}
-
-var errIndexFormat = errors.New("malformed index")
-
-// decodeIndex parses git's index file (versions 2, 3 and 4): its entries
-// and its cache tree (the TREE extension), if any. Other extensions are
-// left alone, except those orket cannot honour (a split or sparse index),
-// which it refuses.
-func decodeIndex(b []byte) ([]indexEntry, *cacheTree, error) {
-	entries, ext, err := decodeEntries(b)
-	if err != nil {
-		return nil, nil, err
-	}
-	var ct *cacheTree
-	if data, ok := ext["TREE"]; ok {
-		// A cache tree orket cannot read is only a lost shortcut.
-		ct, _ = parseCacheTree(data)
-	}
-	return entries, ct, nil
-}
-
-func decodeEntries(b []byte) ([]indexEntry, map[string][]byte, error) {
-	if len(b) < 12+20 || string(b[:4]) != "DIRC" {
-		return nil, nil, errIndexFormat
-	}
-	// Like git, the trailing checksum is not verified on every read: git
-	// writes the index through a lock file and a rename, so a reader never
-	// sees half of one, and hashing megabytes on every run would cost more
-	// than everything else orket does with a clean index.
-	body := b[:len(b)-20]
-	version := binary.BigEndian.Uint32(b[4:8])
-	if version < 2 || version > 4 {
-		return nil, nil, fmt.Errorf("index version %d is not supported", version)
-	}
-	n := int(binary.BigEndian.Uint32(b[8:12]))
-	if n > len(body)/62 {
-		return nil, nil, errIndexFormat
-	}
-	entries := make([]indexEntry, n)
-	// Names are substrings of the index's own bytes (versions 2 and 3),
-	// which nothing writes again once read, or of one arena (version 4):
-	// no allocation per entry.
-	var str string
-	if version < 4 {
-		str = unsafe.String(&body[0], len(body))
-	}
-	var arena []byte
-	off := 12
-	prev := ""
-	be := binary.BigEndian
-	for i := 0; i < n; i++ {
-		if off+62 > len(body) {
-			return nil, nil, errIndexFormat
-		}
-		e := body[off:]
-		ie := &entries[i]
-		ie.Ctime = int64(be.Uint32(e[0:]))*1e9 + int64(be.Uint32(e[4:]))
-		ie.Mtime = int64(be.Uint32(e[8:]))*1e9 + int64(be.Uint32(e[12:]))
-		ie.Ino = be.Uint32(e[20:])
-		ie.Mode = filemode.FileMode(be.Uint32(e[24:]))
-		ie.Size = be.Uint32(e[36:])
-		copy(ie.Hash[:], e[40:60])
-		flags := be.Uint16(e[60:])
-		ie.Stage = int(flags>>12) & 3
-		p := 62
-		if flags&0x4000 != 0 {
-			if version < 3 || off+64 > len(body) {
-				return nil, nil, errIndexFormat
-			}
-			ext := be.Uint16(e[62:])
-			ie.SkipWorktree = ext&0x4000 != 0
-			ie.IntentToAdd = ext&0x2000 != 0
-			p = 64
-		}
-		if version == 4 {
-			strip, k := binary.Uvarint(e[p:])
-			if k <= 0 || int(strip) > len(prev) {
-				return nil, nil, errIndexFormat
-			}
-			p += k
-			end := bytes.IndexByte(e[p:], 0)
-			if end < 0 {
-				return nil, nil, errIndexFormat
-			}
-			keep := prev[:len(prev)-int(strip)]
-			if size := len(keep) + end; size > 0 {
-				if cap(arena)-len(arena) < size {
-					arena = make([]byte, 0, max(64<<10, size))
-				}
-				start := len(arena)
-				arena = append(append(arena, keep...), e[p:p+end]...)
-				ie.Name = unsafe.String(&arena[start], size)
-			}
-			off += p + end + 1
-		} else {
-			end := bytes.IndexByte(e[p:], 0)
-			if end < 0 {
-				return nil, nil, errIndexFormat
-			}
-			ie.Name = str[off+p : off+p+end]
-			// Entries are padded with 1 to 8 NULs to a multiple of 8.
-			off += (p + end + 8) &^ 7
-		}
-		prev = ie.Name
-	}
-	// Extensions: a signature, a length, the data.
-	ext := map[string][]byte{}
-	for off+8 <= len(body) {
-		sig := string(body[off : off+4])
-		size := int(binary.BigEndian.Uint32(body[off+4:]))
-		switch sig {
-		case "link":
-			return nil, nil, errors.New("split index (core.splitIndex) is not supported; run git update-index --no-split-index")
-		case "sdir":
-			return nil, nil, errors.New("sparse index is not supported")
-		}
-		if off+8+size <= len(body) {
-			ext[sig] = body[off+8 : off+8+size]
-		}
-		off += 8 + size
-	}
-	return entries, ext, nil
-}
-
-// A cacheTree is git's cache of the tree objects an index's directories
-// would be written as: where valid, a directory's tree id without
-// hashing anything.
-type cacheTree struct {
-	name     string // the directory's name in its parent ("" for the root)
-	entries  int    // index entries below it; -1: invalid
-	id       plumbing.Hash
-	children map[string]*cacheTree
-}
-
-// parseCacheTree reads the TREE extension: for each directory in
-// pre-order, its name NUL, entry count SP subtree count LF, and the tree
-// id when the count is not -1.
-func parseCacheTree(b []byte) (*cacheTree, error) {
-	var node func() (*cacheTree, error)
-	node = func() (*cacheTree, error) {
-		nul := bytes.IndexByte(b, 0)
-		if nul < 0 {
-			return nil, errIndexFormat
-		}
-		ct := &cacheTree{name: string(b[:nul])}
-		b = b[nul+1:]
-		lf := bytes.IndexByte(b, '\n')
-		if lf < 0 {
-			return nil, errIndexFormat
-		}
-		counts, sub, ok := strings.Cut(string(b[:lf]), " ")
-		entries, err1 := strconv.Atoi(counts)
-		subtrees, err2 := strconv.Atoi(sub)
-		if !ok || err1 != nil || err2 != nil || subtrees < 0 {
-			return nil, errIndexFormat
-		}
-		ct.entries = entries
-		b = b[lf+1:]
-		if ct.entries >= 0 {
-			if len(b) < 20 {
-				return nil, errIndexFormat
-			}
-			copy(ct.id[:], b[:20])
-			b = b[20:]
-		}
-		for i := 0; i < subtrees; i++ {
-			c, err := node()
-			if err != nil {
-				return nil, err
-			}
-			if ct.children == nil {
-				ct.children = map[string]*cacheTree{}
-			}
-			ct.children[c.name] = c
-		}
-		return ct, nil
-	}
-	return node()
-}
+type indexEntry = gitrepo.IndexEntry
 
 // indexInfo is a parsed index arranged for the scan: the entries directly
 // in each directory are found with one map lookup and a binary search,
 // without a map of every path.
 type indexInfo struct {
-	list  []indexEntry // every entry, in index order (by path, then stage)
-	cache *cacheTree   // the TREE extension, if the index has one
-	mtime time.Time    // when the index was written: entries as new are racy
+	list  []indexEntry       // every entry, in index order (by path, then stage)
+	cache *gitrepo.CacheTree // the TREE extension, if the index has one
+	mtime time.Time          // when the index was written: entries as new are racy
 	// byDir holds, for each directory ("" for the root), the positions in
 	// list of the entries directly in it, in index order.
 	byDir    map[string][]int32
@@ -227,11 +33,11 @@ func parseIndex(b []byte, mtime time.Time) (*indexInfo, error) {
 	if b == nil {
 		return ii, nil
 	}
-	list, ct, err := decodeIndex(b)
+	list, ct, err := gitrepo.DecodeIndex(b)
 	if err != nil {
 		return nil, &UnsupportedError{Path: ".git/index", Reason: "cannot read the index: " + err.Error()}
 	}
-	ii.trailer = indexTrailer(b)
+	ii.trailer = gitrepo.IndexTrailer(b)
 	ii.list, ii.cache = list, ct
 	lastDir := "\x00" // no directory has this name
 	var cur []int32
@@ -290,16 +96,11 @@ func (ii *indexInfo) lookupIn(pos []int32, p string) (lo, hi int) {
 func (ii *indexInfo) entry(p string) *indexEntry {
 	lo, hi := ii.lookup(p)
 	for i := lo; i < hi; i++ {
-		if e := &ii.list[i]; e.isFile() {
+		if e := &ii.list[i]; e.IsFile() {
 			return e
 		}
 	}
 	return nil
-}
-
-// isFile reports whether an entry stands for a file the tree must hold.
-func (e *indexEntry) isFile() bool {
-	return e.Stage == 0 && !e.IntentToAdd && e.Mode != filemode.Submodule
 }
 
 // tracked reports whether the index names p as anything but a gitlink.

@@ -1,7 +1,6 @@
 package txn
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitignore"
+	"github.com/orket/orket/internal/gitrepo"
 	"github.com/orket/orket/scope"
 )
 
@@ -64,9 +64,6 @@ func (r *Repo) writeJournal(j *Journal, durable bool) error {
 		return err
 	}
 	p := r.journalPath()
-	if durable {
-		return writeFile(p, append(b, '\n'), false)
-	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
@@ -75,7 +72,7 @@ func (r *Repo) writeJournal(j *Journal, durable bool) error {
 		return err
 	}
 	defer root.Close()
-	return root.WriteFile(filepath.Base(p), append(b, '\n'), 0o644, fsroot.Options{})
+	return root.WriteFile(filepath.Base(p), append(b, '\n'), 0o644, fsroot.Options{Sync: durable})
 }
 
 // readJournal returns the journal of an unfinished transaction, or nil.
@@ -109,50 +106,29 @@ func (r *Repo) clearJournal() error {
 // dropSnapshot deletes a snapshot's ref. Its objects become unreachable
 // and git's gc collects them in time.
 func (r *Repo) dropSnapshot(ref string) error {
-	p := filepath.Join(r.CommonDir, filepath.FromSlash(ref))
-	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+	// Loose, or packed by git pack-refs.
+	if err := gitrepo.DeleteRef(r.CommonDir, ref); err != nil {
 		return err
 	}
+	p := filepath.Join(r.CommonDir, filepath.FromSlash(ref))
 	for d := filepath.Dir(p); strings.HasPrefix(d, filepath.Join(r.CommonDir, "refs", "orket")); d = filepath.Dir(d) {
 		if os.Remove(d) != nil {
 			break
 		}
 	}
-	// A ref packed by git pack-refs lives in packed-refs.
-	packed := filepath.Join(r.CommonDir, "packed-refs")
-	b, err := os.ReadFile(packed)
-	if err != nil || !bytes.Contains(b, []byte(" "+ref+"\n")) {
-		return nil
-	}
-	var out []string
-	lines := strings.SplitAfter(string(b), "\n")
-	for i := 0; i < len(lines); i++ {
-		if strings.HasSuffix(lines[i], " "+ref+"\n") {
-			if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "^") {
-				i++
-			}
-			continue
-		}
-		out = append(out, lines[i])
-	}
-	return writeFile(packed, []byte(strings.Join(out, "")), true)
+	return nil
 }
 
 // resolveRef reads a ref, loose or packed.
 func (r *Repo) resolveRef(ref string) (plumbing.Hash, error) {
-	b, err := os.ReadFile(filepath.Join(r.CommonDir, filepath.FromSlash(ref)))
-	if err == nil {
-		return plumbing.NewHash(strings.TrimSpace(string(b))), nil
+	id, err := gitrepo.ReadRef(r.CommonDir, ref)
+	if err == nil && id.IsZero() {
+		err = errNoSnapshot
 	}
-	packed, perr := os.ReadFile(filepath.Join(r.CommonDir, "packed-refs"))
-	if perr == nil {
-		for _, line := range strings.Split(string(packed), "\n") {
-			if id, name, ok := strings.Cut(line, " "); ok && name == ref {
-				return plumbing.NewHash(id), nil
-			}
-		}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("%s: %w", ref, err)
 	}
-	return plumbing.ZeroHash, fmt.Errorf("%s: %w", ref, errNoSnapshot)
+	return id, nil
 }
 
 // loadSnapshot reads a snapshot back from its ref, as recovery does after
@@ -228,7 +204,7 @@ func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 	}
 	for i := range ii.list {
 		e := &ii.list[i]
-		if !e.isFile() || deleted[e.Name] {
+		if !e.IsFile() || deleted[e.Name] {
 			continue
 		}
 		f := &File{Mode: e.Mode, Size: int64(e.Size), Mtime: e.Mtime, Ctime: e.Ctime, Ino: uint64(e.Ino), OID: e.Hash}
@@ -274,7 +250,7 @@ func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 	for d := range ii.gitlinks {
 		pre.Gitlinks[d] = true
 	}
-	global, err := readPatterns(r.excludesFile())
+	global, err := gitrepo.ReadIgnoreFile(gitrepo.ExcludesFile(r.Git, r.Root), "")
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/orket/orket/internal/gitrepo"
 	"github.com/orket/orket/internal/testhook"
 )
 
@@ -418,7 +419,7 @@ func (r *Repo) KeepBlobs(runID string, ids map[string]plumbing.Hash, files map[s
 	if err := w.sync(); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(r.CommonDir, filepath.FromSlash(KeptRefPrefix+runID)), []byte(id.String()+"\n"), true)
+	return gitrepo.WriteRef(r.CommonDir, KeptRefPrefix+runID, id)
 }
 
 // DropKept forgets the blobs a run's kept patch refers to.

@@ -9,6 +9,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/orket/orket/internal/gitrepo"
 )
 
 // A snapshot keeps reachable, from its own commit, everything a revert
@@ -52,9 +54,9 @@ func (w *objectWriter) indexTree(ii *indexInfo) (plumbing.Hash, error) {
 
 // dirTree writes the tree of the entries below prefix (sorted, every name
 // starting with prefix).
-func (w *objectWriter) dirTree(list []indexEntry, prefix string, ct *cacheTree) (plumbing.Hash, error) {
-	if ct != nil && ct.entries == len(list) && w.has(ct.id) {
-		return ct.id, nil
+func (w *objectWriter) dirTree(list []indexEntry, prefix string, ct *gitrepo.CacheTree) (plumbing.Hash, error) {
+	if ct != nil && ct.Entries == len(list) && w.has(ct.ID) {
+		return ct.ID, nil
 	}
 	t := &object.Tree{}
 	for i := 0; i < len(list); {
@@ -69,9 +71,9 @@ func (w *objectWriter) dirTree(list []indexEntry, prefix string, ct *cacheTree) 
 		for k < len(list) && strings.HasPrefix(list[k].Name[len(prefix):], dir+"/") {
 			k++
 		}
-		var child *cacheTree
+		var child *gitrepo.CacheTree
 		if ct != nil {
-			child = ct.children[dir]
+			child = ct.Children[dir]
 		}
 		id, err := w.dirTree(list[i:k], prefix+dir+"/", child)
 		if err != nil {

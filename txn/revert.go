@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/gitrepo"
 	"github.com/orket/orket/internal/testhook"
 )
 
@@ -60,7 +61,7 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 		s.cacheStat = nil
 	}
 	if !r.snapshotRefIntact(s) {
-		if err := writeFile(filepath.Join(r.CommonDir, filepath.FromSlash(s.Ref)), []byte(s.Commit.String()+"\n"), true); err != nil {
+		if err := gitrepo.WriteRef(r.CommonDir, s.Ref, s.Commit); err != nil {
 			return res, fmt.Errorf("restore %s: %w", s.Ref, err)
 		}
 	}

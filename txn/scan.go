@@ -24,6 +24,7 @@ import (
 
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitignore"
+	"github.com/orket/orket/internal/gitrepo"
 	"github.com/orket/orket/store"
 )
 
@@ -257,7 +258,7 @@ func (s *scanner) scanVouched() (*Tree, *vouched, error) {
 	if s.found != nil {
 		ii := s.idx[0]
 		for i := range ii.list {
-			if e := &ii.list[i]; e.isFile() && !s.found[i] {
+			if e := &ii.list[i]; e.IsFile() && !s.found[i] {
 				v.missing = append(v.missing, e.Name)
 			}
 		}
@@ -559,7 +560,7 @@ func (s *scanner) dir(sw *scanWorker, j dirJob, res *dirResult, push func(dirJob
 			tracked = true
 			if k == 0 && s.found != nil {
 				for i := lo; i < hi; i++ {
-					if ii.list[i].isFile() {
+					if ii.list[i].IsFile() {
 						vouched = &ii.list[i]
 					}
 				}
@@ -595,7 +596,7 @@ func (s *scanner) dir(sw *scanWorker, j dirJob, res *dirResult, push func(dirJob
 		}
 		if s.found != nil {
 			if vouched != nil {
-				s.found[vouched.pos(s.idx[0])] = true
+				s.found[s.idx[0].pos(vouched)] = true
 			}
 			if vouched != nil && s.idx[0].vouches(vouched, file) {
 				file.OID = vouched.Hash
@@ -622,7 +623,7 @@ func (s *scanner) dir(sw *scanWorker, j dirJob, res *dirResult, push func(dirJob
 }
 
 // pos returns e's position in ii.list (e must point into it).
-func (e *indexEntry) pos(ii *indexInfo) int {
+func (ii *indexInfo) pos(e *indexEntry) int {
 	return int((uintptr(unsafe.Pointer(e)) - uintptr(unsafe.Pointer(&ii.list[0]))) / unsafe.Sizeof(*e))
 }
 
@@ -664,18 +665,11 @@ func (s *scanner) ownRules(rel string, dirfd int, entries []dirent) ([]gitignore
 			return nil, nil
 		}
 		gf := os.NewFile(uintptr(fd), ".gitignore")
-		b, err := io.ReadAll(io.LimitReader(gf, maxIgnoreFile))
-		gf.Close()
-		if err != nil {
-			return nil, err
-		}
-		return gitignore.ParsePatterns(b, rel), nil
+		defer gf.Close()
+		return gitrepo.ReadIgnore(gf, rel)
 	}
 	return nil, nil
 }
-
-// maxIgnoreFile bounds what is read of one ignore file.
-const maxIgnoreFile = 16 << 20
 
 // gitlink reports whether the index names d as a submodule.
 func (s *scanner) gitlink(d string) bool {
@@ -748,27 +742,6 @@ func fileOf(fi fs.FileInfo) (*File, bool) {
 		return nil, false
 	}
 	return f, true
-}
-
-// readPatterns reads an ignore file outside the tree (info/exclude,
-// core.excludesFile); a missing file has none.
-func readPatterns(file string) ([]gitignore.Pattern, error) {
-	if file == "" {
-		return nil, nil
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
-	if err != nil {
-		return nil, err
-	}
-	return gitignore.ParsePatterns(b, ""), nil
 }
 
 // hashFile returns the git blob id of a path's content (a symlink's target

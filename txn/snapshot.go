@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-
 	"path/filepath"
 	"runtime/debug"
 	"sort"
@@ -13,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/orket/orket/internal/fsmonitor"
 	"github.com/orket/orket/internal/gitignore"
+	"github.com/orket/orket/internal/gitrepo"
 	"github.com/orket/orket/internal/testhook"
 	"github.com/orket/orket/scope"
 )
@@ -207,21 +206,11 @@ func (r *Repo) snapshotScanner(s *Snapshot, idx ...*indexInfo) (*scanner, error)
 // excludes returns the repository-wide ignore patterns: core.excludesFile
 // (or its XDG default) and .git/info/exclude.
 func (r *Repo) excludes() ([]gitignore.Pattern, error) {
-	ps, err := readPatterns(r.excludesFile())
+	ps, err := gitrepo.Excludes(r.Git, r.Root, r.CommonDir)
 	if err != nil {
 		return nil, err
 	}
-	info, err := readPatterns(filepath.Join(r.CommonDir, "info", "exclude"))
-	return append(ps, info...), err
-}
-
-// excludesFile is core.excludesFile, or git's default for it.
-func (r *Repo) excludesFile() string {
-	configured := ""
-	if cfg, err := r.Git.ConfigScoped(gitconfig.SystemScope); err == nil && cfg.Raw != nil {
-		configured = cfg.Raw.Section("core").Option("excludesfile")
-	}
-	return gitignore.ExcludesFile(configured, r.Root)
+	return ps, nil
 }
 
 // snapshot records the working tree durably: blobs for every file the index
@@ -430,11 +419,7 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 	if err := ow.sync(); err != nil {
 		return nil, err
 	}
-	refPath := filepath.Join(r.CommonDir, filepath.FromSlash(s.Ref))
-	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
-		return nil, err
-	}
-	if err := writeFile(refPath, []byte(commit.String()+"\n"), true); err != nil {
+	if err := gitrepo.WriteRef(r.CommonDir, s.Ref, commit); err != nil {
 		return nil, fmt.Errorf("publish %s: %w", s.Ref, err)
 	}
 	s.Commit, s.tags = commit, tags

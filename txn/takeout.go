@@ -2,12 +2,15 @@ package txn
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/orket/orket/internal/gitrepo"
 )
 
 // resetPaths puts the named paths back as base (a commit's files, from
@@ -79,5 +82,5 @@ func (r *Repo) setIndexEntries(paths []string, base map[string]*File) error {
 	if err := index.NewEncoder(&buf).Encode(idx); err != nil {
 		return err
 	}
-	return writeFile(file, buf.Bytes(), true)
+	return gitrepo.WriteLocked(context.Background(), file, buf.Bytes(), gitrepo.LockOptions{})
 }

@@ -314,8 +314,14 @@ type Options struct {
 	Sync bool // fsync the file and its directory
 	// GitLock writes through "<name>.lock", as git does for refs and the
 	// index, so a git process running beside orket sees the file locked.
-	// A stale lock is replaced: orket holds the repository lock.
+	// A stale lock is replaced (orket holds the repository lock), unless
+	// LockHeld is set.
 	GitLock bool
+	// LockHeld, with GitLock, is called when the lock exists, with the
+	// number of times it was found so (from 1): nil tries again, after
+	// whatever wait it chose; an error fails the write with that error,
+	// the lock left to whoever holds it.
+	LockHeld func(tries int) error
 	// Check, if set, is called once the new content is written and
 	// (with GitLock) the lock is held, just before the rename: an error
 	// leaves the file as it was. It makes a write a compare-and-swap.
@@ -347,8 +353,17 @@ func (r *Root) WriteFrom(rel string, perm fs.FileMode, o Options, fn func(io.Wri
 		}
 		const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
 		fd, err := unix.Openat(dfd, tmp, flags, 0o600)
-		if errors.Is(err, unix.EEXIST) && o.GitLock {
-			unix.Unlinkat(dfd, tmp, 0)
+		for tries := 1; errors.Is(err, unix.EEXIST) && o.GitLock; tries++ {
+			switch {
+			case o.LockHeld != nil:
+				if herr := o.LockHeld(tries); herr != nil {
+					return herr
+				}
+			case tries > 1:
+				return err
+			default:
+				unix.Unlinkat(dfd, tmp, 0)
+			}
 			fd, err = unix.Openat(dfd, tmp, flags, 0o600)
 		}
 		if err != nil {
