@@ -43,6 +43,10 @@ type Result struct {
 	// the output resembled with why none of their rules matched. A lesson
 	// records it so that a user knows which rule to add.
 	Unclassified *Unclassified `json:"unclassified,omitempty"`
+	// Cause is the line that says why the step failed, with the failing
+	// test and the files it names (see CauseOf); when no extractor reads
+	// the output, the line of the first signal of a tagged output.
+	Cause *Cause `json:"cause,omitempty"`
 }
 
 // A Classifier holds the rules: the user's first, then the built-in ones.
@@ -125,13 +129,30 @@ func (c *Classifier) ClassifyCommand(output, command string) *Result {
 }
 
 // finish adds to a result what the whole output and the command line say
-// beyond the rules' matches: the checks of the context, and, when no rule
-// tagged it, why (Unclassified).
+// beyond the rules' matches: the checks of the context, when no rule
+// tagged it, why (Unclassified), and its cause.
 func finish(res *Result, output, command string) {
 	addContextChecks(res, output, command)
 	if len(res.Tags) == 0 {
 		res.Unclassified = unclassified(output, res.FirstError)
 	}
+	// The line of the first signal: where its match's first line is (a
+	// match read in the new lines of ClassifyStep may span lines that
+	// are not together in output).
+	tagged := 0
+	if len(res.Signals) > 0 {
+		first := strings.TrimSuffix(res.Signals[0].Match, "…")
+		if i := strings.IndexByte(first, '\n'); i >= 0 {
+			first = first[:i]
+		}
+		if first = strings.TrimSpace(first); first != "" {
+			if i := strings.Index(output, first); i >= 0 {
+				tagged, _ = lineAt(output, i)
+			}
+		}
+	}
+	c := causeOf(output, command, tagged, res.Unclassified)
+	res.Cause = &c
 }
 
 // A hit is what one rule found: the submatch indexes of its matches in

@@ -19,7 +19,7 @@
 # follows from its name (see corpus.go), so no one can move a capture.
 #
 # Usage: capture.sh [SECTION...]   with no section, every section runs.
-# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 round10 families color twice baseline
+# Sections: go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 round10 families color twice baseline cause
 #
 # It installs what it needs when missing: Debian packages with apt-get
 # (PostgreSQL, MariaDB, Redis, shellcheck, pytest, mypy, flake8, pylint,
@@ -3166,6 +3166,94 @@ sec_color() {
 
 # The same error printed twice in one step's output: a step that vets and
 # then tests, both reporting one compile error; one signal, one annotation.
+# sec_cause: outputs of shapes the corpus lacks for classify/cause.go's
+# extractors (a subtest's t.Errorf under go test -v, TestMain, a panic in
+# a package's code, unittest and pytest TypeErrors in a package, flake8
+# over a package, ESLint 8's stylish format, node --test's TAP and spec
+# reporters, Jest's describe blocks, a Rust library's panic under
+# RUST_BACKTRACE=1, rustc's E0061). They go to causes/, not outputs/: the
+# corpus's scores (docs/lessons.md) are measured on outputs/ alone.
+sec_cause() {
+	local OUT=$HERE/causes
+	mkdir -p "$OUT"
+	need /usr/bin/python3 python3
+	needjs
+	ESLINT8=${ESLINT8:-/tmp/eslint8}
+	[ -x "$ESLINT8/node_modules/.bin/eslint" ] || (mkdir -p "$ESLINT8" && cd "$ESLINT8" &&
+		{ [ -f package.json ] || npm init -y >/dev/null; } && npm install --no-audit --no-fund eslint@8 >/dev/null 2>&1) ||
+		echo "capture.sh: could not install eslint@8" >&2
+
+	ver go version
+	fresh; printf 'module example.com/shop\n\ngo 1.22\n' >go.mod; mkdir -p pkg/billing pkg/api pkg/cart
+	printf 'package billing\n\n// Charge returns the amount charged in cents.\nfunc Charge(cents int, key string) int {\n\tif cents < 0 {\n\t\treturn 0\n\t}\n\treturn cents\n}\n' >pkg/billing/billing.go
+	printf 'package billing\n\nimport "testing"\n\nfunc TestCharge(t *testing.T) {\n\tfor _, tc := range []struct {\n\t\tname  string\n\t\tcents int\n\t\twant  int\n\t}{{"zero", 0, 0}, {"negative", -5, -5}, {"refund", -1, -1}} {\n\t\tt.Run(tc.name, func(t *testing.T) {\n\t\t\tif got := Charge(tc.cents, "k"); got != tc.want {\n\t\t\t\tt.Errorf("Charge(%%d) = %%d, want %%d", tc.cents, got, tc.want)\n\t\t\t}\n\t\t})\n\t}\n}\n' >pkg/billing/billing_test.go
+	printf 'package api\n\nfunc Ping() string { return "pong" }\n' >pkg/api/api.go
+	printf 'package api\n\nimport "testing"\n\nfunc TestPing(t *testing.T) {\n\tif Ping() != "pong" {\n\t\tt.Fatal("no pong")\n\t}\n}\n' >pkg/api/api_test.go
+	cap cause-go-subtest-verbose $TEST "" go test -v -count=1 ./...
+	printf 'package billing\n\nimport (\n\t"fmt"\n\t"os"\n\t"testing"\n)\n\nfunc TestMain(m *testing.M) {\n\tif os.Getenv("BILLING_KEY") == "" {\n\t\tfmt.Println("BILLING_KEY is not set")\n\t\tos.Exit(1)\n\t}\n\tos.Exit(m.Run())\n}\n' >pkg/billing/main_test.go
+	cap cause-go-testmain $ENV env_var_present:BILLING_KEY env -u BILLING_KEY go test -count=1 ./...
+	rm pkg/billing/main_test.go
+	sed -i 's/"negative", -5, -5}, {"refund", -1, -1}/"negative", -5, 0}, {"refund", -1, 0}/' pkg/billing/billing_test.go
+	printf 'package cart\n\n// Cart counts items by SKU.\ntype Cart struct{ items map[string]int }\n\n// Add adds n of sku.\nfunc (c *Cart) Add(sku string, n int) { c.items[sku] += n }\n' >pkg/cart/cart.go
+	printf 'package cart\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tvar c Cart\n\tc.Add("A1", 2)\n}\n' >pkg/cart/cart_test.go
+	cap cause-go-test-panic-pkg "" "" go test -count=1 ./...
+	rm -r pkg/cart
+	printf 'package api\n\nimport (\n\t"os"\n\t"testing"\n)\n\nfunc TestRoutesGenerated(t *testing.T) {\n\tif _, err := os.Stat("routes_gen.go"); err != nil {\n\t\tt.Fatalf("pkg/api/routes_gen.go is out of date: run go generate ./pkg/api")\n\t}\n}\n' >pkg/api/gen_test.go
+	cap cause-go-generate-stale $TEST "" go test -count=1 ./pkg/api
+	rm pkg/api/gen_test.go
+	printf 'package api\n\nimport "example.com/shop/pkg/billing"\n\n// Checkout charges an order.\nfunc Checkout(cents int) int {\n\treturn billing.Charge(cents)\n}\n' >pkg/api/checkout.go
+	cap cause-go-build-args $TYPE "" go build ./...
+
+	ver $PY --version
+	fresh; mkdir tests; : >tests/__init__.py
+	printf 'def charge(amount, key):\n    """Charges amount with the API key."""\n    return amount\n' >billing.py
+	printf 'import unittest\n\nfrom billing import charge\n\n\nclass BillingTest(unittest.TestCase):\n    def test_charge(self):\n        self.assertEqual(charge(100), 100)\n\n\nif __name__ == "__main__":\n    unittest.main()\n' >tests/test_billing.py
+	cap cause-unittest-missing-arg $TYPE "" $PY -m unittest tests.test_billing
+	printf 'from billing import charge\n\n\ndef test_charge():\n    assert charge(100) == 100\n' >tests/test_billing.py
+	ver $PY -m pytest --version
+	cap cause-pytest-missing-arg $TYPE "" $PY -m pytest -q -p no:cacheprovider tests
+	printf 'def total(prices):\n    """The total of prices, for the receipt."""\n    return sum(prices) + " EUR"\n' >billing.py
+	printf 'from billing import total\n\n\ndef test_total():\n    assert total([1, 2]) == "3 EUR"\n' >tests/test_billing.py
+	cap cause-pytest-short-module $TYPE "" $PY -m pytest -q --tb=short -p no:cacheprovider tests
+	printf 'from billing import refund\n\n\ndef test_refund():\n    assert refund(3) == -3\n' >tests/test_refund.py
+	cap cause-pytest-collect-importerror "" "" $PY -m pytest -q -p no:cacheprovider tests/test_refund.py
+	fresh; mkdir shop
+	printf 'import os\nimport sys\n\n\ndef total(prices):\n    return sum(prices)+tax\n' >shop/billing.py
+	printf 'def ok():\n    return 1\n' >shop/api.py
+	ver $PY -m flake8 --version
+	cap cause-flake8-package $LINT "" $PY -m flake8 shop
+
+	fresh; mkdir src
+	printf '{\n  "root": true,\n  "env": {"es2022": true, "node": true},\n  "parserOptions": {"ecmaVersion": 2022, "sourceType": "module"},\n  "extends": "eslint:recommended",\n  "rules": {"no-console": "warn"}\n}\n' >.eslintrc.json
+	printf 'export function total(prices) {\n  const unused = 1;\n  console.log(prices);\n  return prices.reduce((a, b) => a + b, taxRate);\n}\n' >src/cart.js
+	printf 'export const ok = () => 1;\n' >src/api.js
+	jsver_dir() { VER="$1 $(node -p "require('$2/node_modules/$1/package.json').version")"; }
+	jsver_dir eslint "$ESLINT8"
+	cap cause-eslint8-stylish $LINT "" "$ESLINT8/node_modules/.bin/eslint" src
+
+	ver node --version
+	fresh; mkdir test
+	printf 'exports.total = (prices) => prices.reduce((a, b) => a + b, 1);\n' >cart.js
+	printf 'const { describe, it } = require("node:test");\nconst assert = require("node:assert");\nconst { total } = require("../cart");\n\ndescribe("cart", () => {\n  it("sums prices", () => {\n    assert.strictEqual(total([3, 4]), 7);\n  });\n  it("is zero when empty", () => {\n    assert.strictEqual(total([]), 0);\n  });\n});\n' >test/cart.test.js
+	cap cause-node-test-tap $TEST "" node --test test/
+	cap cause-node-test-spec $TEST "" node --test --test-reporter=spec test/
+
+	jsver jest
+	fresh; mkdir src test
+	printf '{\n  "name": "shop",\n  "private": true\n}\n' >package.json
+	printf 'function total(items) {\n  return items.reduce((sum, item) => sum + item.price.amount, 0);\n}\nmodule.exports = { total };\n' >src/cart.js
+	printf 'const { total } = require("../src/cart");\n\ndescribe("cart", () => {\n  describe("total", () => {\n    test("sums prices", () => {\n      expect(total([{ price: { amount: 2 } }, { price: null }])).toBe(2);\n    });\n  });\n});\n' >test/cart.test.js
+	cap cause-jest-describe-thrown "" "" "$J/jest" --ci --no-cache test/cart.test.js
+
+	ver cargo --version
+	fresh; cargo new -q --vcs none --lib qty >/dev/null 2>&1; mkdir -p qty/tests
+	printf '/// Parses a quantity.\npub fn parse_qty(s: &str) -> u32 {\n    s.trim().parse().unwrap()\n}\n' >qty/src/lib.rs
+	printf 'use qty::parse_qty;\n\n#[test]\nfn parses_quantities() {\n    assert_eq!(parse_qty("3"), 3);\n    assert_eq!(parse_qty("three"), 3);\n}\n' >qty/tests/parse.rs
+	cap cause-rust-lib-panic-backtrace "" "" sh -c 'cd qty && RUST_BACKTRACE=1 cargo test --offline -q'
+	printf '/// Parses a quantity.\npub fn parse_qty(s: &str, max: u32) -> u32 {\n    s.trim().parse::<u32>().unwrap().min(max)\n}\n\npub fn one() -> u32 {\n    parse_qty("1")\n}\n' >qty/src/lib.rs
+	cap cause-rustc-e0061 $TYPE "" sh -c 'cd qty && cargo build --offline -q'
+}
+
 sec_twice() {
 	ver go version
 	fresh; gomod
@@ -3174,7 +3262,7 @@ sec_twice() {
 	cap go-vet-then-test-undefined $TYPE "" sh -c 'go vet ./...; go test ./...'
 }
 
-sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 round10 families color twice baseline}
+sections=${*:-go python node rust java shell db ports neg fresh round2 round3 round4 round5 round6 round7 round8 round9 round10 families color twice baseline cause}
 for s in $sections; do
 	"sec_$s"
 done
