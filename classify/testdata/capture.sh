@@ -26,7 +26,8 @@
 # black, isort, yamllint, JUnit 4 and 5, Gradle, the JDBC drivers of
 # PostgreSQL and MariaDB, Ruby with RSpec and its pg, mysql2 and redis
 # gems, PHP with PHPUnit and PDO, shfmt, nginx, bats, the Python drivers),
-# npm packages into $JSTOOLS (default /tmp/jstools), Go modules into
+# npm packages into $JSTOOLS (default /tmp/jstools; ESLint 8, for the cause
+# section, into $ESLINT8, default /tmp/eslint8), Go modules into
 # throwaway modules through the Go module proxy.
 #
 # The round2 to round10 sections are batches made after the rules
@@ -3164,8 +3165,6 @@ sec_color() {
 	cap color-pty-bash-unbound-variable $ENV env_var_present:DEPLOY_TARGET pty bash -uc 'echo "deploying to $DEPLOY_TARGET"'
 }
 
-# The same error printed twice in one step's output: a step that vets and
-# then tests, both reporting one compile error; one signal, one annotation.
 # sec_cause: outputs of shapes the corpus lacks for classify/cause.go's
 # extractors (a subtest's t.Errorf under go test -v, TestMain, a panic in
 # a package's code, unittest and pytest TypeErrors in a package, flake8
@@ -3254,6 +3253,8 @@ sec_cause() {
 	cap cause-rustc-e0061 $TYPE "" sh -c 'cd qty && cargo build --offline -q'
 }
 
+# The same error printed twice in one step's output: a step that vets and
+# then tests, both reporting one compile error; one signal, one annotation.
 sec_twice() {
 	ver go version
 	fresh; gomod
