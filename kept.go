@@ -45,7 +45,7 @@ type FileState struct {
 const maxKeptResult = 16 << 20
 
 // rejectedDir is where orket keeps rejected changes, and where people and
-// tools drop what they reject (SPEC 8.3), repository-relative.
+// tools drop what they reject (docs/feedback.md), repository-relative.
 const rejectedDir = store.Dir + "/" + store.RejectedDir
 
 // recordKept notes, before a passed change is kept, what every touched

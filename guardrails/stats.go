@@ -1,18 +1,18 @@
 package guardrails
 
-// Statistics of agents and of their guardrails versions (SPEC 8.5,
-// seed 001's performance tracking), from the evaluation log: error rate
-// (the share of REJECT and ESCALATE verdicts), mean score, repeat-failure
-// rate (the share of runs that failed on a fold they had been warned
-// about: their Exposure lists it) and task completion rate (the share of
-// the tasks in a sample with an APPROVE or CONDITIONAL run), overall and
-// over SampleSize runs before and after each version. A version whose
-// error rate is higher after than before, over a full sample each side,
-// is flagged with a suggested rollback; nothing is rolled back
+// Statistics of agents and of their guardrails versions
+// (docs/guardrails.md, Stats; seed 001's performance tracking), from the
+// evaluation log: error rate (the share of REJECT and ESCALATE verdicts),
+// mean score, repeat-failure rate (the share of runs that failed on a fold
+// they had been warned about: their Exposure lists it) and task completion
+// rate (the share of the tasks in a sample with an APPROVE or CONDITIONAL
+// run), overall and over SampleSize runs before and after each version. A
+// version whose error rate is higher after than before, over a full sample
+// each side, is flagged with a suggested rollback; nothing is rolled back
 // automatically.
 //
 // The logs are read with a scanner that decodes only the fields used,
-// so 100,000 evaluations are read well within SPEC 9's 200 ms.
+// so 100,000 evaluations are read well within 200 ms (docs/benchmarks.md).
 
 import (
 	"bufio"
@@ -552,7 +552,7 @@ func (s *Store) Agents() ([]string, error) {
 }
 
 // scanLog calls fn with each line of a JSON-lines log, under the log's
-// shared lock (as internal/jsonl takes it); a missing log has no lines.
+// shared lock (as store.Log takes it); a missing log has no lines.
 func scanLog(path string, fn func(line []byte)) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
