@@ -2,7 +2,7 @@ package orket
 
 import "sort"
 
-// A Code is the stable machine name of an outcome (SPEC section 3.5). Codes
+// A Code is the stable machine name of an outcome (docs/codes.md). Codes
 // never change meaning once released: agents and CI jobs branch on them,
 // and run records keep them.
 type Code string

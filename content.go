@@ -22,9 +22,10 @@ const maxContentBytes = 64 << 20
 
 // contentKey names the content of the tree a run verified, so that a
 // command that failed and later passed on the same content is known to be
-// flaky (SPEC 8.2): a tree id (the snapshot's, or the base commit's for a
-// verify-only run) and the content of every path the run changed from it.
-// It returns "" when the content cannot be named cheaply.
+// flaky (docs/verdicts.md, Flaky steps): a tree id (the snapshot's, or the
+// base commit's for a verify-only run) and the content of every path the
+// run changed from it. It returns "" when the content cannot be named
+// cheaply.
 func (r *run) contentKey(base plumbing.Hash, paths []string) string {
 	if base.IsZero() {
 		return ""

@@ -183,7 +183,7 @@ func (e *outOfScopeError) Problem() Problem {
 }
 
 // A protectedWriteError is an edit that modified or deleted paths under
-// protect: (SPEC 8.7), even inside its scope.
+// protect:, even inside its scope (docs/transactions.md, Never allowed).
 type protectedWriteError struct {
 	Paths    []string
 	Reverted bool   // the edit had written, and was reverted

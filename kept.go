@@ -45,7 +45,7 @@ type FileState struct {
 const maxKeptResult = 16 << 20
 
 // rejectedDir is where orket keeps rejected changes, and where people and
-// tools drop what they reject (SPEC 8.3), repository-relative.
+// tools drop what they reject (docs/feedback.md), repository-relative.
 const rejectedDir = store.Dir + "/" + store.RejectedDir
 
 // recordKept notes, before a passed change is kept, what every touched
@@ -269,38 +269,11 @@ func (rec *Record) TakeBack(ctx context.Context, repo *txn.Repo, noUndo bool, no
 		return nil, err
 	}
 	u := &feedback.Undo{}
-	paths := make([]string, 0, len(rec.Kept))
-	before := map[string]*txn.File{}
-	for _, k := range rec.Kept {
-		now, err := stateOf(root, k.Path)
-		if err != nil {
-			return nil, internal("read "+k.Path, "check the file's permissions", err)
-		}
-		if !now.equal(k.After) {
-			u.Diverged = append(u.Diverged, k.Path)
-		}
-		paths = append(paths, k.Path)
-		if k.Before != nil {
-			m, err := filemode.New(k.Before.Mode)
-			if err != nil {
-				return nil, internal("read the run record", "the record's kept state is damaged", err)
-			}
-			before[k.Path] = &txn.File{OID: plumbing.NewHash(k.Before.OID), Mode: m}
-		}
+	paths, before, err := rec.keptBefore(root, u)
+	if err != nil {
+		return nil, err
 	}
-	var parent plumbing.Hash
-	if rec.Commit != "" {
-		u.Branch, u.Commit = rec.CommitBranch, rec.Commit
-		ref, err := repo.Git.Storer.Reference(plumbing.ReferenceName(rec.CommitBranch))
-		if rec.CommitBranch == "" || err != nil || ref.Hash().String() != rec.Commit {
-			u.Diverged = append(u.Diverged, "branch "+strings.TrimPrefix(rec.CommitBranch, "refs/heads/")+" (no longer at the run's commit)")
-		} else if c, err := object.GetCommit(repo.Git.Storer, plumbing.NewHash(rec.Commit)); err != nil || c.NumParents() != 1 {
-			u.Diverged = append(u.Diverged, "commit "+rec.Commit[:12]+" (not a commit with one parent)")
-		} else {
-			parent = c.ParentHashes[0]
-			u.Parent = parent.String()
-		}
-	}
+	parent := rec.commitParent(repo, u)
 	if len(u.Diverged) > 0 {
 		u.Status = "diverged"
 		u.Note = "the tree has moved on since the run: recorded only"
@@ -322,36 +295,7 @@ func (rec *Record) TakeBack(ctx context.Context, repo *txn.Repo, noUndo bool, no
 		return nil, repoErr("take the snapshot", err)
 	}
 	defer tx.Close()
-	undoErr := func() error {
-		if err := tx.Edit(); err != nil {
-			return err
-		}
-		if err := tx.TakeOut(paths, before); err != nil {
-			return err
-		}
-		for _, d := range rec.KeptDirs {
-			root.Rmdir(d) //nolint:errcheck // only when empty: what the run made and left empty
-		}
-		if !parent.IsZero() {
-			name := plumbing.ReferenceName(rec.CommitBranch)
-			if err := repo.Git.Storer.CheckAndSetReference(plumbing.NewHashReference(name, parent),
-				plumbing.NewHashReference(name, plumbing.NewHash(rec.Commit))); err != nil {
-				return err
-			}
-		}
-		// The proof: every path holds what it held before the run.
-		for _, k := range rec.Kept {
-			now, err := stateOf(root, k.Path)
-			if err != nil {
-				return err
-			}
-			if !now.equal(k.Before) {
-				return fmt.Errorf("%s does not hold its content from before the run", k.Path)
-			}
-		}
-		return nil
-	}()
-	if undoErr != nil {
+	if undoErr := rec.undo(tx, repo, root, paths, before, parent); undoErr != nil {
 		if _, err := tx.Revert(); err != nil {
 			return nil, &revertError{Err: errors.Join(undoErr, err), Ref: tx.Ref()}
 		}
@@ -363,6 +307,89 @@ func (rec *Record) TakeBack(ctx context.Context, repo *txn.Repo, noUndo bool, no
 	}
 	u.Status = "undone"
 	return u, nil
+}
+
+// keptBefore returns the paths the run kept and the files they held before
+// it (none for a path the run created), and adds to u.Diverged the paths
+// that no longer hold what the run left.
+func (rec *Record) keptBefore(root *fsroot.Root, u *feedback.Undo) ([]string, map[string]*txn.File, error) {
+	paths := make([]string, 0, len(rec.Kept))
+	before := map[string]*txn.File{}
+	for _, k := range rec.Kept {
+		now, err := stateOf(root, k.Path)
+		if err != nil {
+			return nil, nil, internal("read "+k.Path, "check the file's permissions", err)
+		}
+		if !now.equal(k.After) {
+			u.Diverged = append(u.Diverged, k.Path)
+		}
+		paths = append(paths, k.Path)
+		if k.Before != nil {
+			m, err := filemode.New(k.Before.Mode)
+			if err != nil {
+				return nil, nil, internal("read the run record", "the record's kept state is damaged", err)
+			}
+			before[k.Path] = &txn.File{OID: plumbing.NewHash(k.Before.OID), Mode: m}
+		}
+	}
+	return paths, before, nil
+}
+
+// commitParent returns the parent of a --commit run's commit, which its
+// branch goes back to (zero for a run that did not commit). A branch that
+// moved on, or a commit without exactly one parent, is added to
+// u.Diverged.
+func (rec *Record) commitParent(repo *txn.Repo, u *feedback.Undo) plumbing.Hash {
+	if rec.Commit == "" {
+		return plumbing.ZeroHash
+	}
+	u.Branch, u.Commit = rec.CommitBranch, rec.Commit
+	ref, err := repo.Git.Storer.Reference(plumbing.ReferenceName(rec.CommitBranch))
+	if rec.CommitBranch == "" || err != nil || ref.Hash().String() != rec.Commit {
+		u.Diverged = append(u.Diverged, "branch "+strings.TrimPrefix(rec.CommitBranch, "refs/heads/")+" (no longer at the run's commit)")
+		return plumbing.ZeroHash
+	}
+	c, err := object.GetCommit(repo.Git.Storer, plumbing.NewHash(rec.Commit))
+	if err != nil || c.NumParents() != 1 {
+		u.Diverged = append(u.Diverged, "commit "+rec.Commit[:12]+" (not a commit with one parent)")
+		return plumbing.ZeroHash
+	}
+	u.Parent = c.ParentHashes[0].String()
+	return c.ParentHashes[0]
+}
+
+// undo takes the change out inside tx: every path gets its file from
+// before the run back, the directories the run made and left empty go,
+// the branch goes back to parent (unless zero), and then every path is
+// proved to hold what it held before the run.
+func (rec *Record) undo(tx *txn.Txn, repo *txn.Repo, root *fsroot.Root, paths []string, before map[string]*txn.File, parent plumbing.Hash) error {
+	if err := tx.Edit(); err != nil {
+		return err
+	}
+	if err := tx.TakeOut(paths, before); err != nil {
+		return err
+	}
+	for _, d := range rec.KeptDirs {
+		root.Rmdir(d) //nolint:errcheck // only when empty: what the run made and left empty
+	}
+	if !parent.IsZero() {
+		name := plumbing.ReferenceName(rec.CommitBranch)
+		if err := repo.Git.Storer.CheckAndSetReference(plumbing.NewHashReference(name, parent),
+			plumbing.NewHashReference(name, plumbing.NewHash(rec.Commit))); err != nil {
+			return err
+		}
+	}
+	// The proof: every path holds what it held before the run.
+	for _, k := range rec.Kept {
+		now, err := stateOf(root, k.Path)
+		if err != nil {
+			return err
+		}
+		if !now.equal(k.Before) {
+			return fmt.Errorf("%s does not hold its content from before the run", k.Path)
+		}
+	}
+	return nil
 }
 
 // ChangedSince is what changed since a kept run in the paths it touched:

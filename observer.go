@@ -7,7 +7,7 @@ import (
 	"github.com/orket/orket/verify"
 )
 
-// A Phase is a step of a run, in the order of SPEC section 3.2.
+// A Phase is a step of a run, in the order of docs/design.md (A run).
 type Phase string
 
 // The phases of a run. A verify-only run skips confirm, snapshot, edit

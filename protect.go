@@ -7,9 +7,9 @@ import (
 	"github.com/orket/orket/scope"
 )
 
-// testConventions are where each toolchain keeps its tests (SPEC 8.7): an
-// edit that modifies or deletes one of these, in a repository without
-// protect:, gets the note "tests modified".
+// testConventions are where each toolchain keeps its tests: an edit that
+// modifies or deletes one of these, in a repository without protect:,
+// gets the note "tests modified" (docs/transactions.md, Never allowed).
 var testConventions = mustScope(
 	"**/*_test.go", "**/testdata/**", // Go
 	"**/test_*.py", "**/*_test.py", "**/tests/**", "**/conftest.py", // Python, Rust's tests/

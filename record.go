@@ -24,9 +24,9 @@ import (
 )
 
 // An Attempt is where a run stands among its agent's consecutive attempts
-// at its task (SPEC 8.2): what the edit was told of the earlier ones, and
-// the count after this run's verdict. An agent reads it to decide whether
-// to try again.
+// at its task (docs/verdicts.md, Attempts): what the edit was told of the
+// earlier ones, and the count after this run's verdict. An agent reads it
+// to decide whether to try again.
 type Attempt struct {
 	Task     string            `json:"task"`
 	Agent    string            `json:"agent"`
@@ -113,7 +113,7 @@ type Record struct {
 	Plan       Plan               `json:"plan"`
 	Advisories []lessons.Advisory `json:"advisories"`
 	// Feedback is what earlier reviews say of this run: the agent's
-	// patterns and past rejections of the area (SPEC 8.3).
+	// patterns and past rejections of the area (docs/feedback.md).
 	Feedback []feedback.Advisory `json:"feedback,omitempty"`
 	// Reviewed are files of .orket/rejected/ reviewed into the agent
 	// memory at the start of this run.
@@ -150,8 +150,8 @@ type Record struct {
 	// FlakyLessons are earlier lessons this run marked flaky: their
 	// command passed here on the content it failed on then.
 	FlakyLessons []string `json:"flaky_lessons,omitempty"`
-	// Verdict and Score judge a run that verified (SPEC 8.2); Notes say
-	// what kept it from APPROVE.
+	// Verdict and Score judge a run that verified (docs/verdicts.md);
+	// Notes say what kept it from APPROVE.
 	Verdict      string   `json:"verdict,omitempty"`
 	Score        *int     `json:"score,omitempty"`
 	VerdictNotes []string `json:"verdict_notes,omitempty"`

@@ -32,11 +32,12 @@ type RecoverOptions struct {
 	Warn    func(msg string) // told what goes wrong without stopping recovery
 }
 
-// Recover finishes an interrupted transaction (SPEC 3.6): it restores the
-// tree as it was before that run, bit for bit, or with Discard keeps the
-// tree as it is and forgets the snapshot. Durable before destructive: the
-// change the crashed run left in the tree (or had already saved) is kept
-// as .orket/runs/<run-id>/change.patch before anything is restored.
+// Recover finishes an interrupted transaction (docs/design.md, Crash
+// points and recovery): it restores the tree as it was before that run,
+// bit for bit, or with Discard keeps the tree as it is and forgets the
+// snapshot. Durable before destructive: the change the crashed run left
+// in the tree (or had already saved) is kept as
+// .orket/runs/<run-id>/change.patch before anything is restored.
 func Recover(ctx context.Context, repo *txn.Repo, o RecoverOptions) (*Recovery, error) {
 	if o.Now == nil {
 		o.Now = time.Now

@@ -74,8 +74,8 @@ func OSEnv() Env {
 	return Env{Environ: os.Environ(), Getenv: os.Getenv, Now: time.Now}
 }
 
-// An Edit is a run's edit source (SPEC 3.1): a patch, an edit command, the
-// uncommitted changes, or none.
+// An Edit is a run's edit source (docs/guide.md, Edit sources): a patch,
+// an edit command, the uncommitted changes, or none.
 type Edit interface {
 	// Source names the kind: "patch", "command", "worktree" or "none".
 	Source() string
@@ -115,7 +115,7 @@ func mutating(e Edit) bool {
 	return !ok
 }
 
-// validate resolves the request (SPEC 3.2 step 1): profile, skips, scope.
+// validate resolves the request (the plan phase): profile, skips, scope.
 func (r *run) validate() error {
 	req := &r.req
 	if req.Edit == nil {

@@ -57,11 +57,11 @@ type run struct {
 	told     []string
 }
 
-// Execute runs a request in the order of SPEC section 3.2 and returns its
-// record with the outcome: nil and the error when the request is invalid
-// or the repository cannot be used; the record (also for --json) and a
-// typed error (see Describe) when the run failed; the record and nil when
-// it passed.
+// Execute runs a request in the order of docs/design.md (A run) and
+// returns its record with the outcome: nil and the error when the request
+// is invalid or the repository cannot be used; the record (also for
+// --json) and a typed error (see Describe) when the run failed; the record
+// and nil when it passed.
 func Execute(ctx context.Context, req Request, obs Observer) (*Record, error) {
 	if obs == nil {
 		obs = NopObserver{}

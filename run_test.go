@@ -99,7 +99,7 @@ func fp(t *testing.T, dir string) string {
 }
 
 // TestExecutePhases runs whole transactions through the library, without
-// the command line: the phases arrive in SPEC order, the outcome is typed,
+// the command line: the phases arrive in order, the outcome is typed,
 // and a failed run leaves the tree exactly as it was.
 func TestExecutePhases(t *testing.T) {
 	mutating := []Phase{PhasePlan, PhaseAdvise, PhaseLock, PhaseSnapshot, PhaseEdit, PhaseBarrier}

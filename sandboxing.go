@@ -37,10 +37,10 @@ func (r *run) checkSandbox() error {
 	return nil
 }
 
-// sandbox makes the kernel sandbox of the run's edit command (SPEC 8.7):
-// writes only in the scope's directories, a private TMPDIR, sandbox.write
-// and what a git commit needs. Under auto, a kernel without it runs the
-// edit as before, and the user is told.
+// sandbox makes the kernel sandbox of the run's edit command
+// (docs/sandbox.md): writes only in the scope's directories, a private
+// TMPDIR, sandbox.write and what a git commit needs. Under auto, a kernel
+// without it runs the edit as before, and the user is told.
 func (r *run) sandbox() (*sandbox.Sandbox, error) {
 	cfg := r.req.Config
 	mode, err := sandbox.ParseMode(cfg.Sandbox.Mode)

@@ -195,8 +195,9 @@ func (r *run) existedBefore(p string) bool {
 }
 
 // checkProtected refuses an edit that modified or deleted protected paths
-// (SPEC 8.7) and notes, for the verdict, the test files it changed in a
-// repository without protect: and the protected paths a run allowed.
+// (protect: in orket.yaml) and notes, for the verdict, the test files it
+// changed in a repository without protect: and the protected paths a run
+// allowed.
 func (r *run) checkProtected(changed []string, existed func(string) bool, written bool) error {
 	refused, allowed, tests := r.guard.check(changed, existed)
 	if len(refused) > 0 {
@@ -361,9 +362,10 @@ const baselineMaxDefault = 2 * time.Minute
 
 // baseline runs the failed required steps again on the reverted tree,
 // which is the tree without the change, to learn whether they fail there
-// too: such a failure is not the change's (SPEC 4.1). Whatever the steps
-// write is reverted again. A --worktree candidate's tree without the
-// change is HEAD's, which the revert does not give: no baseline there.
+// too: such a failure is not the change's (verify.baseline in
+// docs/config.md). Whatever the steps write is reverted again. A
+// --worktree candidate's tree without the change is HEAD's, which the
+// revert does not give: no baseline there.
 func (r *run) baseline(ctx context.Context, cause error) error {
 	var vf *verifyFailedError
 	if !errors.As(cause, &vf) || r.baselineOff || ctx.Err() != nil {

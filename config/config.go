@@ -1,8 +1,8 @@
 // Package config reads orket.yaml: strictly (every mistake is an *Error
 // naming the file, the line and what to write instead), with the defaults
-// of SPEC section 4 filled in, and resolves verify profiles through extends.
-// It also detects verify steps from a repository's manifests, for orket init
-// and for repositories without an orket.yaml.
+// of docs/config.md filled in, and resolves verify profiles through
+// extends. It also detects verify steps from a repository's manifests, for
+// orket init and for repositories without an orket.yaml.
 package config
 
 import (
@@ -32,15 +32,15 @@ type Config struct {
 	Escalation Escalation
 	Snapshot   Snapshot
 	// Protect lists globs of paths an edit may not modify or delete, even
-	// inside its scope (tests, lint configuration, CI): SPEC 8.7.
+	// inside its scope (tests, lint configuration, CI).
 	Protect []string
 	Sandbox Sandbox
 	// Feedback and Memory set how a reviewer's rejection is learned from
-	// (SPEC 8.3, 8.4).
+	// (docs/feedback.md).
 	Feedback Feedback
 	Memory   Memory
 	// Guardrails and Stats set the versions kept and the samples compared
-	// (SPEC 8.5).
+	// (docs/guardrails.md).
 	Guardrails Guardrails
 	Stats      Stats
 
@@ -115,8 +115,9 @@ type Lessons struct {
 	HalfLife  time.Duration
 	Retention Retention
 	Tail      Tail
-	// The proposal rules of SPEC 8.5: a cluster of MinClusterSize among
-	// MinSamples entries of an agent, more than FrequencyThreshold of them.
+	// The proposal rules (docs/guardrails.md, Proposals): a cluster of
+	// MinClusterSize among MinSamples entries of an agent, more than
+	// FrequencyThreshold of them.
 	MinSamples         int
 	MinClusterSize     int
 	FrequencyThreshold float64
@@ -129,7 +130,7 @@ type Lessons struct {
 type Retention struct {
 	MaxEntries int
 	// MaxEntriesPerAgent bounds each agent's lessons, feedback entries and
-	// evaluations (SPEC 8.5).
+	// evaluations.
 	MaxEntriesPerAgent int
 	MaxAge             time.Duration
 }
@@ -167,7 +168,7 @@ type Preflight struct {
 	Checks []preflight.Check
 }
 
-// Verdict sets how runs are judged (SPEC 8.2).
+// Verdict sets how runs are judged (docs/verdicts.md).
 type Verdict struct {
 	Approve       int // the least score that approves (80)
 	EscalateAfter int // consecutive rejections of a task that escalate it (3; 0: never)
@@ -200,7 +201,7 @@ type Stats struct {
 	SampleSize int // 20
 }
 
-// Sandbox sets the kernel barrier of edit commands (SPEC 8.7).
+// Sandbox sets the kernel barrier of edit commands (docs/sandbox.md).
 type Sandbox struct {
 	Mode  string   // auto (""), required or off
 	Write []string // more paths an edit command may write (build caches); ~ is the home directory
@@ -224,8 +225,8 @@ type Snapshot struct {
 	FSMonitor string
 }
 
-// Defaults returns a configuration holding every default of SPEC section 4
-// and no profiles.
+// Defaults returns a configuration holding every default docs/config.md
+// gives, and no profiles.
 func Defaults() *Config {
 	return &Config{
 		Version:    1,

@@ -149,205 +149,272 @@ var nodeTools = []struct {
 	{"stylelint", []string{".stylelintrc*", "stylelint.config.*"}},
 }
 
-func detectDir(root, dir string, det *Detection, covered map[string][]string) {
-	abs := filepath.Join(root, filepath.FromSlash(dir))
-	has := func(name string) bool {
-		fi, err := os.Stat(filepath.Join(abs, name))
-		return err == nil && !fi.IsDir()
-	}
-	read := func(name string) string {
-		b, _ := os.ReadFile(filepath.Join(abs, name))
-		return string(b)
-	}
-	rel := func(name string) string {
-		if dir == "." {
-			return name
-		}
-		return dir + "/" + name
-	}
-	// present returns the globs that match a file in dir (matched against
-	// the names, so that a directory name is never read as a pattern).
-	var names []string
-	if entries, err := os.ReadDir(abs); err == nil {
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-	}
-	present := func(globs ...string) []string {
-		var out []string
-		for _, g := range globs {
-			if slices.ContainsFunc(names, func(n string) bool { ok, _ := path.Match(g, n); return ok }) {
-				out = append(out, g)
-			}
-		}
-		return out
-	}
-	// config returns the configuration files of a tool that dir has, or
-	// the tool's usual one unless the root already has one of them (tools
-	// such as golangci-lint read a parent directory's).
-	config := func(globs ...string) []string {
-		if p := present(globs...); len(p) > 0 {
-			return p
-		}
-		for _, g := range globs {
-			if dir != "." && slices.Contains(det.Protect, g) {
-				return nil
-			}
-		}
-		return globs[:1]
-	}
-	hasMakeTest := has("Makefile") && makeTestTarget().MatchString(read("Makefile"))
+// A dirDetection is the detection of one directory: the names it holds,
+// and the steps, test commands and protect globs found in it so far.
+type dirDetection struct {
+	det     *Detection
+	covered map[string][]string // ecosystem -> dirs already holding it
+	dir     string              // repository-relative
+	abs     string
+	names   []string // the directory's entries
 
+	steps   []Step
+	tests   []testCommand
+	protect []string
+}
+
+// detectDir adds what dir's manifests imply to det: its steps (named after
+// dir and run there), what it skipped, its caches and protect globs.
+func detectDir(root, dir string, det *Detection, covered map[string][]string) {
+	d := &dirDetection{det: det, covered: covered, dir: dir, abs: filepath.Join(root, filepath.FromSlash(dir))}
+	if entries, err := os.ReadDir(d.abs); err == nil {
+		for _, e := range entries {
+			d.names = append(d.names, e.Name())
+		}
+	}
+	hasMakeTest := d.has("Makefile") && makeTestTarget().MatchString(d.read("Makefile"))
 	if isExample(dir) {
-		for _, m := range []struct{ file, reason string }{
-			{"go.mod", "an example module"},
-			{"package.json", "an example package"},
-			{"Cargo.toml", "an example crate"},
-			{"pyproject.toml", "an example project"},
-			{"pytest.ini", "an example project"},
-			{"setup.cfg", "an example project"},
-		} {
-			if has(m.file) {
-				det.Skipped = append(det.Skipped, Skip{Path: rel(m.file), Reason: m.reason})
-			}
-		}
-		if hasMakeTest {
-			det.Skipped = append(det.Skipped, Skip{Path: rel("Makefile"), Reason: "test target of an example"})
-		}
+		d.skipExample(hasMakeTest)
 		return
 	}
-
-	// Nested manifests of workspace-style ecosystems belong to the outer one.
-	inside := func(eco string) bool {
-		for _, d := range covered[eco] {
-			if d == "." || strings.HasPrefix(dir, d+"/") {
-				return true
-			}
-		}
-		return false
-	}
-	var steps []Step
-	add := func(name, cmd string) { steps = append(steps, Step{Name: name, Shell: cmd, Required: true}) }
-	var tests []testCommand
-	var protect []string
-
-	if has("go.mod") {
-		det.cache("~/.cache/go-build", "~/go/pkg/mod")
-		det.Found = append(det.Found, rel("go.mod"))
-		add("go-vet", "go vet ./...")
-		steps[len(steps)-1].When = []string{prefixGlob(dir, "**/*.go"), rel("go.mod"), rel("go.sum")}
-		add("go-test", "go test ./...")
-		tests = append(tests, testCommand{rel("go.mod"), "go test ./..."})
-		protect = append(protect, "**/*_test.go", "**/testdata/**")
-		protect = append(protect, config(".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json")...)
-	}
-	nestedNode := inside("node")
-	if has("package.json") && !nestedNode {
-		covered["node"] = append(covered["node"], dir)
-		det.cache("~/.npm")
-		det.Found = append(det.Found, rel("package.json"))
-		var pkg struct {
-			Scripts         map[string]string `json:"scripts"`
-			Dependencies    map[string]any    `json:"dependencies"`
-			DevDependencies map[string]any    `json:"devDependencies"`
-		}
-		_ = json.Unmarshal([]byte(read("package.json")), &pkg) // a broken package.json just has no scripts
-		pm := "npm"
-		switch {
-		case has("pnpm-lock.yaml"):
-			pm = "pnpm"
-		case has("yarn.lock"):
-			pm = "yarn"
-		case has("bun.lockb") || has("bun.lock"):
-			pm = "bun"
-		}
-		for _, s := range []string{"lint", "typecheck", "type-check", "test"} {
-			body, ok := pkg.Scripts[s]
-			if !ok || strings.Contains(body, "no test specified") {
-				continue
-			}
-			add(pm+"-"+s, pm+" run "+s)
-			if s == "test" {
-				tests = append(tests, testCommand{rel("package.json"), pm + " run test"})
-			}
-		}
-		protect = append(protect, "**/*.test.*", "**/*.spec.*", "**/__tests__/**")
-		for _, t := range nodeTools {
-			_, dev := pkg.DevDependencies[t.pkg]
-			_, dep := pkg.Dependencies[t.pkg]
-			if dev || dep {
-				protect = append(protect, config(t.globs...)...)
-			}
-		}
-	}
-	if has("package.json") && nestedNode {
-		// A package inside another: its scripts run only if the outer
-		// one runs them (workspaces); say so rather than drop it.
-		var pkg struct {
-			Scripts map[string]string `json:"scripts"`
-		}
-		_ = json.Unmarshal([]byte(read("package.json")), &pkg)
-		for _, sc := range []string{"test", "lint", "typecheck", "type-check"} {
-			if body, ok := pkg.Scripts[sc]; ok && !strings.Contains(body, "no test specified") {
-				det.Skipped = append(det.Skipped, Skip{Path: rel("package.json"),
-					Reason: "a package inside another; its " + sc + " script runs only through the outer one (add a step with dir: " + dir + " to run it)"})
-				break
-			}
-		}
-	}
-	if has("Cargo.toml") && !inside("rust") {
-		covered["rust"] = append(covered["rust"], dir)
-		det.cache("~/.cargo/registry", "~/.cargo/git")
-		det.Found = append(det.Found, rel("Cargo.toml"))
-		add("cargo-test", "cargo test")
-		tests = append(tests, testCommand{rel("Cargo.toml"), "cargo test"})
-		protect = append(protect, "tests/**")
-		protect = append(protect, config("clippy.toml", ".clippy.toml")...)
-		protect = append(protect, present("rustfmt.toml", ".rustfmt.toml")...)
-	}
-	pyproject := read("pyproject.toml")
-	if has("pytest.ini") || has("pyproject.toml") || has("setup.cfg") {
-		det.cache("~/.cache/pip")
-		var manifest string
-		for _, f := range []string{"pyproject.toml", "pytest.ini", "setup.cfg"} {
-			if has(f) {
-				det.Found = append(det.Found, rel(f))
-				if manifest == "" {
-					manifest = rel(f)
-				}
-			}
-		}
-		if strings.Contains(pyproject, "[tool.ruff") {
-			add("ruff", "ruff check .")
-		}
-		if strings.Contains(pyproject, "[tool.mypy") || has("mypy.ini") {
-			add("mypy", "mypy .")
-		}
-		add("pytest", "python3 -m pytest")
-		tests = append(tests, testCommand{manifest, "python3 -m pytest"})
-		protect = append(protect, "tests/**", "**/test_*.py", "**/*_test.py", "**/conftest.py")
-		protect = append(protect, present("pytest.ini", "tox.ini", "mypy.ini", ".flake8", "ruff.toml", ".ruff.toml", ".pylintrc")...)
-	}
+	d.goModule()
+	d.nodePackage()
+	d.cargoCrate()
+	d.pythonProject()
 	if hasMakeTest {
-		if len(tests) > 0 {
-			// The ecosystem's own test command is what its tools expect;
-			// a Makefile test target often does more (cleans caches,
-			// builds, runs integration suites) and takes much longer.
-			det.Skipped = append(det.Skipped, Skip{Path: rel("Makefile"), Reason: makeSkipReason(tests)})
-		} else {
-			det.Found = append(det.Found, rel("Makefile"))
-			add("make-test", "make test")
-			protect = append(protect, "Makefile")
-		}
+		d.makeTest()
 	}
-	for _, s := range steps {
+	for _, s := range d.steps {
 		if dir != "." {
 			s.Name = dir + ":" + s.Name
 			s.Dir = dir
 		}
 		det.Steps = append(det.Steps, s)
 	}
-	det.protect(dir, protect...)
+	det.protect(dir, d.protect...)
+}
+
+// has reports whether the directory holds a file (not a directory) name.
+func (d *dirDetection) has(name string) bool {
+	fi, err := os.Stat(filepath.Join(d.abs, name))
+	return err == nil && !fi.IsDir()
+}
+
+// read returns a file's content ("" when it cannot be read).
+func (d *dirDetection) read(name string) string {
+	b, _ := os.ReadFile(filepath.Join(d.abs, name))
+	return string(b)
+}
+
+// rel returns a file's repository-relative path.
+func (d *dirDetection) rel(name string) string {
+	if d.dir == "." {
+		return name
+	}
+	return d.dir + "/" + name
+}
+
+// present returns the globs that match a file in the directory (matched
+// against the names, so that a directory name is never read as a
+// pattern).
+func (d *dirDetection) present(globs ...string) []string {
+	var out []string
+	for _, g := range globs {
+		if slices.ContainsFunc(d.names, func(n string) bool { ok, _ := path.Match(g, n); return ok }) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// config returns the configuration files of a tool that the directory
+// has, or the tool's usual one unless the root already has one of them
+// (tools such as golangci-lint read a parent directory's).
+func (d *dirDetection) config(globs ...string) []string {
+	if p := d.present(globs...); len(p) > 0 {
+		return p
+	}
+	for _, g := range globs {
+		if d.dir != "." && slices.Contains(d.det.Protect, g) {
+			return nil
+		}
+	}
+	return globs[:1]
+}
+
+// inside reports whether the directory lies inside one already holding
+// the ecosystem eco: nested manifests of workspace-style ecosystems belong
+// to the outer one.
+func (d *dirDetection) inside(eco string) bool {
+	for _, c := range d.covered[eco] {
+		if c == "." || strings.HasPrefix(d.dir, c+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// add adds a required step.
+func (d *dirDetection) add(name, cmd string) {
+	d.steps = append(d.steps, Step{Name: name, Shell: cmd, Required: true})
+}
+
+// skipExample lists the manifests of an example directory as skipped.
+func (d *dirDetection) skipExample(hasMakeTest bool) {
+	for _, m := range []struct{ file, reason string }{
+		{"go.mod", "an example module"},
+		{"package.json", "an example package"},
+		{"Cargo.toml", "an example crate"},
+		{"pyproject.toml", "an example project"},
+		{"pytest.ini", "an example project"},
+		{"setup.cfg", "an example project"},
+	} {
+		if d.has(m.file) {
+			d.det.Skipped = append(d.det.Skipped, Skip{Path: d.rel(m.file), Reason: m.reason})
+		}
+	}
+	if hasMakeTest {
+		d.det.Skipped = append(d.det.Skipped, Skip{Path: d.rel("Makefile"), Reason: "test target of an example"})
+	}
+}
+
+// goModule detects a Go module: go vet and go test.
+func (d *dirDetection) goModule() {
+	if !d.has("go.mod") {
+		return
+	}
+	d.det.cache("~/.cache/go-build", "~/go/pkg/mod")
+	d.det.Found = append(d.det.Found, d.rel("go.mod"))
+	d.add("go-vet", "go vet ./...")
+	d.steps[len(d.steps)-1].When = []string{prefixGlob(d.dir, "**/*.go"), d.rel("go.mod"), d.rel("go.sum")}
+	d.add("go-test", "go test ./...")
+	d.tests = append(d.tests, testCommand{d.rel("go.mod"), "go test ./..."})
+	d.protect = append(d.protect, "**/*_test.go", "**/testdata/**")
+	d.protect = append(d.protect, d.config(".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json")...)
+}
+
+// nodePackage detects a Node package: its lint, typecheck and test
+// scripts, run by the package manager its lock file names. A package
+// inside another is skipped.
+func (d *dirDetection) nodePackage() {
+	if !d.has("package.json") {
+		return
+	}
+	if d.inside("node") {
+		d.skipNestedNode()
+		return
+	}
+	d.covered["node"] = append(d.covered["node"], d.dir)
+	d.det.cache("~/.npm")
+	d.det.Found = append(d.det.Found, d.rel("package.json"))
+	var pkg struct {
+		Scripts         map[string]string `json:"scripts"`
+		Dependencies    map[string]any    `json:"dependencies"`
+		DevDependencies map[string]any    `json:"devDependencies"`
+	}
+	_ = json.Unmarshal([]byte(d.read("package.json")), &pkg) // a broken package.json just has no scripts
+	pm := "npm"
+	switch {
+	case d.has("pnpm-lock.yaml"):
+		pm = "pnpm"
+	case d.has("yarn.lock"):
+		pm = "yarn"
+	case d.has("bun.lockb") || d.has("bun.lock"):
+		pm = "bun"
+	}
+	for _, s := range []string{"lint", "typecheck", "type-check", "test"} {
+		body, ok := pkg.Scripts[s]
+		if !ok || strings.Contains(body, "no test specified") {
+			continue
+		}
+		d.add(pm+"-"+s, pm+" run "+s)
+		if s == "test" {
+			d.tests = append(d.tests, testCommand{d.rel("package.json"), pm + " run test"})
+		}
+	}
+	d.protect = append(d.protect, "**/*.test.*", "**/*.spec.*", "**/__tests__/**")
+	for _, t := range nodeTools {
+		_, dev := pkg.DevDependencies[t.pkg]
+		_, dep := pkg.Dependencies[t.pkg]
+		if dev || dep {
+			d.protect = append(d.protect, d.config(t.globs...)...)
+		}
+	}
+}
+
+// skipNestedNode lists a package inside another as skipped: its scripts
+// run only if the outer one runs them (workspaces); say so rather than
+// drop it.
+func (d *dirDetection) skipNestedNode() {
+	var pkg struct {
+		Scripts map[string]string `json:"scripts"`
+	}
+	_ = json.Unmarshal([]byte(d.read("package.json")), &pkg)
+	for _, sc := range []string{"test", "lint", "typecheck", "type-check"} {
+		if body, ok := pkg.Scripts[sc]; ok && !strings.Contains(body, "no test specified") {
+			d.det.Skipped = append(d.det.Skipped, Skip{Path: d.rel("package.json"),
+				Reason: "a package inside another; its " + sc + " script runs only through the outer one (add a step with dir: " + d.dir + " to run it)"})
+			break
+		}
+	}
+}
+
+// cargoCrate detects a Rust crate (not one inside another): cargo test.
+func (d *dirDetection) cargoCrate() {
+	if !d.has("Cargo.toml") || d.inside("rust") {
+		return
+	}
+	d.covered["rust"] = append(d.covered["rust"], d.dir)
+	d.det.cache("~/.cargo/registry", "~/.cargo/git")
+	d.det.Found = append(d.det.Found, d.rel("Cargo.toml"))
+	d.add("cargo-test", "cargo test")
+	d.tests = append(d.tests, testCommand{d.rel("Cargo.toml"), "cargo test"})
+	d.protect = append(d.protect, "tests/**")
+	d.protect = append(d.protect, d.config("clippy.toml", ".clippy.toml")...)
+	d.protect = append(d.protect, d.present("rustfmt.toml", ".rustfmt.toml")...)
+}
+
+// pythonProject detects a Python project: ruff and mypy when
+// pyproject.toml configures them, and pytest.
+func (d *dirDetection) pythonProject() {
+	if !d.has("pytest.ini") && !d.has("pyproject.toml") && !d.has("setup.cfg") {
+		return
+	}
+	pyproject := d.read("pyproject.toml")
+	d.det.cache("~/.cache/pip")
+	var manifest string
+	for _, f := range []string{"pyproject.toml", "pytest.ini", "setup.cfg"} {
+		if d.has(f) {
+			d.det.Found = append(d.det.Found, d.rel(f))
+			if manifest == "" {
+				manifest = d.rel(f)
+			}
+		}
+	}
+	if strings.Contains(pyproject, "[tool.ruff") {
+		d.add("ruff", "ruff check .")
+	}
+	if strings.Contains(pyproject, "[tool.mypy") || d.has("mypy.ini") {
+		d.add("mypy", "mypy .")
+	}
+	d.add("pytest", "python3 -m pytest")
+	d.tests = append(d.tests, testCommand{manifest, "python3 -m pytest"})
+	d.protect = append(d.protect, "tests/**", "**/test_*.py", "**/*_test.py", "**/conftest.py")
+	d.protect = append(d.protect, d.present("pytest.ini", "tox.ini", "mypy.ini", ".flake8", "ruff.toml", ".ruff.toml", ".pylintrc")...)
+}
+
+// makeTest detects a Makefile test target, which gives way to the
+// ecosystem's own test command of the same directory: that is what its
+// tools expect, and a Makefile test target often does more (cleans
+// caches, builds, runs integration suites) and takes much longer.
+func (d *dirDetection) makeTest() {
+	if len(d.tests) > 0 {
+		d.det.Skipped = append(d.det.Skipped, Skip{Path: d.rel("Makefile"), Reason: makeSkipReason(d.tests)})
+		return
+	}
+	d.det.Found = append(d.det.Found, d.rel("Makefile"))
+	d.add("make-test", "make test")
+	d.protect = append(d.protect, "Makefile")
 }
 
 // makeSkipReason says why a Makefile test target gives way to the

@@ -307,16 +307,15 @@ var (
 	preflightKeys = []string{"strict", "checks"}
 )
 
+// top reads the whole file: each top-level key into its part of c. A file
+// without verify profiles is refused.
 func (d *decoder) top(c *Config, n *yaml.Node) error {
 	var verifyNode *yaml.Node
 	err := d.mapping(n, "orket.yaml", topKeys, func(key string, k, v *yaml.Node) error {
 		var err error
 		switch key {
 		case "version":
-			c.Version, err = d.integer(v, "version", 0, 1<<31)
-			if err == nil && c.Version != 1 {
-				err = d.errf(v, "write version: 1", "version %d is not supported by this orket", c.Version)
-			}
+			c.Version, err = d.version(v)
 		case "scope":
 			c.Scope, err = d.scope(v)
 		case "verify":
@@ -329,57 +328,15 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 		case "preflight":
 			err = d.preflight(&c.Preflight, v)
 		case "verdict":
-			err = d.mapping(v, "verdict", verdictKeys, func(key string, _, v *yaml.Node) error {
-				var err error
-				switch key {
-				case "approve":
-					c.Verdict.Approve, err = d.integer(v, "verdict.approve", 1, 100)
-				case "escalate_after":
-					c.Verdict.EscalateAfter, err = d.integer(v, "verdict.escalate_after", 0, 100)
-				}
-				return err
-			})
+			err = d.verdict(&c.Verdict, v)
 		case "protect":
 			c.Protect, err = d.globs(v, "protect", "repository-relative paths or doublestar globs such as '**/*_test.go' or '.github/workflows/**'")
 		case "sandbox":
 			err = d.sandbox(&c.Sandbox, v)
 		case "feedback":
-			err = d.mapping(v, "feedback", feedbackKeys, func(key string, _, v *yaml.Node) error {
-				c.Feedback.Keywords = map[string][]string{}
-				return d.mapping(v, "feedback.keywords", feedbackCategories, func(cat string, _, v *yaml.Node) error {
-					words, err := d.strings(v, "feedback.keywords."+cat)
-					c.Feedback.Keywords[cat] = words
-					return err
-				})
-			})
+			err = d.feedback(&c.Feedback, v)
 		case "memory":
-			err = d.mapping(v, "memory", memoryKeys, func(key string, _, v *yaml.Node) error {
-				var err error
-				switch key {
-				case "summarizer":
-					c.Memory.Summarizer, err = d.strings(v, "memory.summarizer")
-					if err == nil && len(c.Memory.Summarizer) == 0 {
-						err = d.errf(v, "write the command as a list: [claude, -p]", "memory.summarizer is empty")
-					}
-				case "summarizer_timeout":
-					c.Memory.SummarizerTimeout, err = d.duration(v, "memory.summarizer_timeout")
-				case "sync":
-					var s string
-					if s, err = d.nonEmpty(v, "memory.sync"); err == nil {
-						switch s {
-						case "auto":
-							c.Memory.Sync = "auto"
-						case "off":
-							c.Memory.Sync = ""
-						default:
-							err = d.errf(v, "write auto (sync at the start and end of each run) or off", "memory.sync is %q", s)
-						}
-					}
-				case "remote":
-					c.Memory.Remote, err = d.nonEmpty(v, "memory.remote")
-				}
-				return err
-			})
+			err = d.memory(&c.Memory, v)
 		case "guardrails":
 			err = d.mapping(v, "guardrails", guardKeys, func(key string, _, v *yaml.Node) error {
 				var err error
@@ -401,15 +358,7 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 				return err
 			})
 		case "escalation":
-			err = d.mapping(v, "escalation", escalateKeys, func(key string, _, v *yaml.Node) error {
-				var err error
-				if rv := resolve(v); rv.Kind == yaml.SequenceNode {
-					c.Escalation.NotifyArgv, err = d.strings(rv, "escalation.notify")
-				} else {
-					c.Escalation.NotifyShell, err = d.nonEmpty(v, "escalation.notify")
-				}
-				return err
-			})
+			err = d.escalation(&c.Escalation, v)
 		}
 		return err
 	})
@@ -420,6 +369,88 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 		return d.errf(verifyNode, "add verify.profiles with at least one profile (orket init writes them)", "no verify profiles")
 	}
 	return nil
+}
+
+// version reads version:, which only 1 is.
+func (d *decoder) version(n *yaml.Node) (int, error) {
+	v, err := d.integer(n, "version", 0, 1<<31)
+	if err == nil && v != 1 {
+		err = d.errf(n, "write version: 1", "version %d is not supported by this orket", v)
+	}
+	return v, err
+}
+
+// verdict reads verdict: the score that approves, and the rejections
+// that escalate.
+func (d *decoder) verdict(vd *Verdict, n *yaml.Node) error {
+	return d.mapping(n, "verdict", verdictKeys, func(key string, _, v *yaml.Node) error {
+		var err error
+		switch key {
+		case "approve":
+			vd.Approve, err = d.integer(v, "verdict.approve", 1, 100)
+		case "escalate_after":
+			vd.EscalateAfter, err = d.integer(v, "verdict.escalate_after", 0, 100)
+		}
+		return err
+	})
+}
+
+// feedback reads feedback: the keywords that extend each category.
+func (d *decoder) feedback(f *Feedback, n *yaml.Node) error {
+	return d.mapping(n, "feedback", feedbackKeys, func(key string, _, v *yaml.Node) error {
+		f.Keywords = map[string][]string{}
+		return d.mapping(v, "feedback.keywords", feedbackCategories, func(cat string, _, v *yaml.Node) error {
+			words, err := d.strings(v, "feedback.keywords."+cat)
+			f.Keywords[cat] = words
+			return err
+		})
+	})
+}
+
+// memory reads memory: the summariser, its timeout, and how the memory is
+// synced.
+func (d *decoder) memory(m *Memory, n *yaml.Node) error {
+	return d.mapping(n, "memory", memoryKeys, func(key string, _, v *yaml.Node) error {
+		var err error
+		switch key {
+		case "summarizer":
+			m.Summarizer, err = d.strings(v, "memory.summarizer")
+			if err == nil && len(m.Summarizer) == 0 {
+				err = d.errf(v, "write the command as a list: [claude, -p]", "memory.summarizer is empty")
+			}
+		case "summarizer_timeout":
+			m.SummarizerTimeout, err = d.duration(v, "memory.summarizer_timeout")
+		case "sync":
+			var s string
+			if s, err = d.nonEmpty(v, "memory.sync"); err == nil {
+				switch s {
+				case "auto":
+					m.Sync = "auto"
+				case "off":
+					m.Sync = ""
+				default:
+					err = d.errf(v, "write auto (sync at the start and end of each run) or off", "memory.sync is %q", s)
+				}
+			}
+		case "remote":
+			m.Remote, err = d.nonEmpty(v, "memory.remote")
+		}
+		return err
+	})
+}
+
+// escalation reads escalation: notify, a shell command line or an argv
+// list.
+func (d *decoder) escalation(e *Escalation, n *yaml.Node) error {
+	return d.mapping(n, "escalation", escalateKeys, func(key string, _, v *yaml.Node) error {
+		var err error
+		if rv := resolve(v); rv.Kind == yaml.SequenceNode {
+			e.NotifyArgv, err = d.strings(rv, "escalation.notify")
+		} else {
+			e.NotifyShell, err = d.nonEmpty(v, "escalation.notify")
+		}
+		return err
+	})
 }
 
 var envName = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -128,8 +128,8 @@ func TestDefaultsWhenOmitted(t *testing.T) {
 	}
 }
 
-// TestLearningLoopKeys reads the keys of SPEC 8.5 and 8.6 as written, and
-// their defaults when they are not.
+// TestLearningLoopKeys reads the keys of the guardrails and of sync
+// (docs/config.md) as written, and their defaults when they are not.
 func TestLearningLoopKeys(t *testing.T) {
 	c, err := Load("testdata/valid/learning-loop.yaml")
 	if err != nil {

@@ -1,6 +1,6 @@
 package guardrails
 
-// Benchmarks for SPEC section 9: orket stats over a year of a busy
+// Benchmarks for docs/benchmarks.md: orket stats over a year of a busy
 // team's records (100,000 evaluations) under 200 ms. Run with
 //
 //	go test -run '^$' -bench . -benchtime 20x ./guardrails

@@ -1,8 +1,8 @@
-// Package guardrails turns an agent's repeated failures and reviews into
-// a short list of rules a person approved, versioned and measured (SPEC
-// 8.5, seed 001). It is a library; the commands (orket lessons
-// propose|review|approve|reject, orket guardrails show|diff|log|rollback,
-// orket stats) and the run wire it.
+// Package guardrails turns an agent's repeated failures and reviews into a
+// short list of rules a person approved, versioned and measured
+// (docs/guardrails.md; seed 001). It is a library; the commands (orket
+// lessons propose|review|approve|reject, orket guardrails
+// show|diff|log|rollback, orket stats) and the run wire it.
 //
 // The loop:
 //

@@ -131,19 +131,6 @@ func ApplyChange(text string, c Change, id string) (string, error) {
 	if section == "" {
 		section = Everywhere
 	}
-	find := func() int {
-		for i, l := range lines {
-			if l.Item && c.Line != "" && l.ID == c.Line {
-				return i
-			}
-		}
-		for i, l := range lines {
-			if l.Item && c.OldText != "" && l.Text == cleanText(c.OldText) && (l.Section == section || c.Section == "") {
-				return i
-			}
-		}
-		return -1
-	}
 	raws := make([]string, len(lines))
 	for i, l := range lines {
 		raws[i] = l.Raw
@@ -154,80 +141,112 @@ func ApplyChange(text string, c Change, id string) (string, error) {
 		if want == "" {
 			return text, fmt.Errorf("an addition without text")
 		}
-		head, last := -1, -1
-		for i, l := range lines {
-			if l.Item && (l.ID != "" && l.ID == id || l.Section == section && l.Text == want) {
-				return text, ErrAlreadyThere
-			}
-			if l.Heading && l.Section == section && head < 0 {
-				head = i
-			}
-			if head >= 0 && l.Section == section && l.Item && (last < 0 || i > last) && sameBlock(lines, head, i) {
-				last = i
-			}
-		}
-		switch {
-		case head < 0:
-			out := strings.TrimRight(text, "\n")
-			if out != "" {
-				out += "\n\n"
-			}
-			return out + "## " + section + "\n\n" + itemLine(want, id) + "\n", nil
-		case last < 0:
-			// An empty section: after its heading and a blank line.
-			at, ins := head+1, []string{"", itemLine(want, id)}
-			if at < len(raws) && strings.TrimSpace(raws[at]) == "" {
-				at, ins = at+1, ins[1:]
-			}
-			if at < len(raws) && strings.TrimSpace(raws[at]) != "" {
-				ins = append(ins, "")
-			}
-			return join(insert(raws, at, ins...), text), nil
-		default:
-			return join(insert(raws, last+1, itemLine(want, id)), text), nil
-		}
+		return addLine(text, lines, raws, section, want, id)
 	case Modification:
-		i := find()
+		i := findLine(lines, c, section)
 		if i < 0 {
 			return text, ErrLineGone
 		}
 		raws[i] = leading(lines[i].Raw) + itemLine(c.NewText, id)
 		return join(raws, text), nil
 	case Removal:
-		i := find()
+		i := findLine(lines, c, section)
 		if i < 0 {
 			return text, ErrLineGone
 		}
-		sec := lines[i].Section
-		raws = append(raws[:i:i], raws[i+1:]...)
-		lines = append(lines[:i:i], lines[i+1:]...)
-		// A section left without a constraint loses its heading (and a
-		// blank line after it).
-		head, items := -1, 0
-		for j, l := range lines {
-			if l.Section != sec {
-				continue
-			}
-			if l.Heading && head < 0 {
-				head = j
-			}
-			if l.Item {
-				items++
-			}
-		}
-		if head >= 0 && items == 0 {
-			end := head + 1
-			for end < len(lines) && lines[end].Section == sec && !lines[end].Heading && strings.TrimSpace(lines[end].Raw) == "" {
-				end++
-			}
-			if end == len(lines) && head > 0 && strings.TrimSpace(raws[head-1]) == "" {
-				head-- // the blank line before a heading that ends the file
-			}
-			raws = append(raws[:head:head], raws[end:]...)
-		}
-		return join(raws, text), nil
+		return join(removeLine(lines, raws, i), text), nil
 	}
 	return text, fmt.Errorf("unknown change type %q", c.Type)
+}
+
+// findLine returns the index of the item a modification or removal names:
+// the one marked c.Line, else the one whose text is c.OldText (in section,
+// unless c names none); -1 when there is none.
+func findLine(lines []DocLine, c Change, section string) int {
+	for i, l := range lines {
+		if l.Item && c.Line != "" && l.ID == c.Line {
+			return i
+		}
+	}
+	for i, l := range lines {
+		if l.Item && c.OldText != "" && l.Text == cleanText(c.OldText) && (l.Section == section || c.Section == "") {
+			return i
+		}
+	}
+	return -1
+}
+
+// addLine returns text with the constraint want, marked with id, added
+// after the last constraint of the first block of section: under its
+// heading when it has none, in a new section at the end when there is no
+// such section. A line marked id, or of the same text in section, is
+// already there: ErrAlreadyThere.
+func addLine(text string, lines []DocLine, raws []string, section, want, id string) (string, error) {
+	item := itemLine(want, id)
+	head, last := -1, -1
+	for i, l := range lines {
+		if l.Item && (l.ID != "" && l.ID == id || l.Section == section && l.Text == want) {
+			return text, ErrAlreadyThere
+		}
+		if l.Heading && l.Section == section && head < 0 {
+			head = i
+		}
+		if head >= 0 && l.Section == section && l.Item && (last < 0 || i > last) && sameBlock(lines, head, i) {
+			last = i
+		}
+	}
+	switch {
+	case head < 0:
+		out := strings.TrimRight(text, "\n")
+		if out != "" {
+			out += "\n\n"
+		}
+		return out + "## " + section + "\n\n" + item + "\n", nil
+	case last < 0:
+		// An empty section: after its heading and a blank line.
+		at, ins := head+1, []string{"", item}
+		if at < len(raws) && strings.TrimSpace(raws[at]) == "" {
+			at, ins = at+1, ins[1:]
+		}
+		if at < len(raws) && strings.TrimSpace(raws[at]) != "" {
+			ins = append(ins, "")
+		}
+		return join(insert(raws, at, ins...), text), nil
+	default:
+		return join(insert(raws, last+1, item), text), nil
+	}
+}
+
+// removeLine returns raws without line i; a section left without a
+// constraint loses its heading (and a blank line after it, or before it
+// when it ends the file).
+func removeLine(lines []DocLine, raws []string, i int) []string {
+	sec := lines[i].Section
+	raws = append(raws[:i:i], raws[i+1:]...)
+	lines = append(lines[:i:i], lines[i+1:]...)
+	head, items := -1, 0
+	for j, l := range lines {
+		if l.Section != sec {
+			continue
+		}
+		if l.Heading && head < 0 {
+			head = j
+		}
+		if l.Item {
+			items++
+		}
+	}
+	if head < 0 || items > 0 {
+		return raws
+	}
+	end := head + 1
+	for end < len(lines) && lines[end].Section == sec && !lines[end].Heading && strings.TrimSpace(lines[end].Raw) == "" {
+		end++
+	}
+	if end == len(lines) && head > 0 && strings.TrimSpace(raws[head-1]) == "" {
+		head-- // the blank line before a heading that ends the file
+	}
+	return append(raws[:head:head], raws[end:]...)
 }
 
 // sameBlock reports whether line i is in the first block of the section

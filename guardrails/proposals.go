@@ -94,7 +94,7 @@ const (
 )
 
 // A Proposal is a lesson proposed for an agent's guardrails (seed 001's
-// lesson, SPEC 8.5).
+// lesson; docs/guardrails.md, Proposals).
 type Proposal struct {
 	Schema     string    `json:"schema_version"`
 	Record     string    `json:"record"` // "proposal"

@@ -14,7 +14,8 @@ import (
 	"github.com/orket/orket/verdict"
 )
 
-// A Type is a feedback entry's type (SPEC 8.5, seed 001).
+// A Type is a feedback entry's type (seed 001; docs/guardrails.md,
+// Feedback entries).
 type Type string
 
 // The feedback types.
@@ -125,8 +126,9 @@ type Details struct {
 	Correction   string `json:"correction,omitempty"`
 }
 
-// A Fold names one failure across runs (SPEC 5.3): the failed command in
-// its directory, the tags, and the first error line normalised.
+// A Fold names one failure across runs (docs/lessons.md, Scoring): the
+// failed command in its directory, the tags, and the first error line
+// normalised.
 type Fold struct {
 	Dir        string   `json:"dir,omitempty"`
 	Command    string   `json:"command"`

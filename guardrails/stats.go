@@ -1,18 +1,18 @@
 package guardrails
 
-// Statistics of agents and of their guardrails versions (SPEC 8.5,
-// seed 001's performance tracking), from the evaluation log: error rate
-// (the share of REJECT and ESCALATE verdicts), mean score, repeat-failure
-// rate (the share of runs that failed on a fold they had been warned
-// about: their Exposure lists it) and task completion rate (the share of
-// the tasks in a sample with an APPROVE or CONDITIONAL run), overall and
-// over SampleSize runs before and after each version. A version whose
-// error rate is higher after than before, over a full sample each side,
-// is flagged with a suggested rollback; nothing is rolled back
+// Statistics of agents and of their guardrails versions
+// (docs/guardrails.md, Stats; seed 001's performance tracking), from the
+// evaluation log: error rate (the share of REJECT and ESCALATE verdicts),
+// mean score, repeat-failure rate (the share of runs that failed on a fold
+// they had been warned about: their Exposure lists it) and task completion
+// rate (the share of the tasks in a sample with an APPROVE or CONDITIONAL
+// run), overall and over SampleSize runs before and after each version. A
+// version whose error rate is higher after than before, over a full sample
+// each side, is flagged with a suggested rollback; nothing is rolled back
 // automatically.
 //
 // The logs are read with a scanner that decodes only the fields used,
-// so 100,000 evaluations are read well within SPEC 9's 200 ms.
+// so 100,000 evaluations are read well within 200 ms (docs/benchmarks.md).
 
 import (
 	"bufio"
@@ -183,6 +183,40 @@ func ComputeStats(runs []Run, histories map[string][]Event, sampleSize int) *Sta
 	}
 	st := &Stats{ErrorRateByAgent: map[string]float64{}, AverageScoreByAgent: map[string]float64{}, SampleSize: sampleSize,
 		Runs: len(runs), Agents: []AgentStats{}, Flagged: []Flag{}}
+	byAgent, agents := runsByAgent(runs, histories)
+	totalScore := 0
+	rollbacks := 0
+	for _, a := range agents {
+		rs := byAgent[a]
+		if !sort.SliceIsSorted(rs, func(i, j int) bool { return rs[i].Time.Before(rs[j].Time) }) {
+			sort.SliceStable(rs, func(i, j int) bool { return rs[i].Time.Before(rs[j].Time) })
+		}
+		for _, r := range rs {
+			totalScore += r.Score
+		}
+		as, flags := agentStats(a, rs, histories[a], sampleSize)
+		if len(rs) > 0 {
+			st.ErrorRateByAgent[a] = as.ErrorRate
+			st.AverageScoreByAgent[a] = as.MeanScore
+		}
+		st.Flagged = append(st.Flagged, flags...)
+		st.LessonsAppliedCount += as.LessonsApplied
+		st.PromptVersionsCount += as.Versions
+		rollbacks += as.Rollbacks
+		st.Agents = append(st.Agents, as)
+	}
+	if len(runs) > 0 {
+		st.AverageScore = round(float64(totalScore)/float64(len(runs)), 2)
+	}
+	if st.PromptVersionsCount > 0 {
+		st.RollbackFrequency = round(float64(rollbacks)/float64(st.PromptVersionsCount), 4)
+	}
+	return st
+}
+
+// runsByAgent returns the runs of each agent (in the order of runs), an
+// agent with a history and no runs included, and the agents, sorted.
+func runsByAgent(runs []Run, histories map[string][]Event) (map[string][]*Run, []string) {
 	count := map[string]int{}
 	for i := range runs {
 		count[runs[i].Agent]++
@@ -204,71 +238,60 @@ func ComputeStats(runs []Run, histories map[string][]Event, sampleSize int) *Sta
 		agents = append(agents, a)
 	}
 	sort.Strings(agents)
-	totalScore := 0
-	rollbacks := 0
-	for _, a := range agents {
-		rs := byAgent[a]
-		if !sort.SliceIsSorted(rs, func(i, j int) bool { return rs[i].Time.Before(rs[j].Time) }) {
-			sort.SliceStable(rs, func(i, j int) bool { return rs[i].Time.Before(rs[j].Time) })
+	return byAgent, agents
+}
+
+// agentStats computes an agent's figures from its runs (sorted by time)
+// and its version history, and flags the versions that made things
+// worse.
+func agentStats(agent string, rs []*Run, evs []Event, sampleSize int) (AgentStats, []Flag) {
+	as := AgentStats{Agent: agent, Sample: measure(rs), Comparisons: []Comparison{}}
+	var flags []Flag
+	lessons := map[string]bool{}
+	for i, e := range evs {
+		as.Versions++
+		if e.Kind == KindRollback {
+			as.Rollbacks++
 		}
-		as := AgentStats{Agent: a, Sample: measure(rs), Comparisons: []Comparison{}}
-		for _, r := range rs {
-			totalScore += r.Score
+		for _, l := range e.Lessons {
+			if e.Kind == KindApproval {
+				lessons[l] = true
+			}
 		}
-		if len(rs) > 0 {
-			st.ErrorRateByAgent[a] = as.ErrorRate
-			st.AverageScoreByAgent[a] = as.MeanScore
+		if e.Version > as.CurrentVersion {
+			as.CurrentVersion = e.Version
 		}
-		evs := histories[a]
-		lessons := map[string]bool{}
-		for i, e := range evs {
-			as.Versions++
-			if e.Kind == KindRollback {
-				as.Rollbacks++
-			}
-			for _, l := range e.Lessons {
-				if e.Kind == KindApproval {
-					lessons[l] = true
-				}
-			}
-			if e.Version > as.CurrentVersion {
-				as.CurrentVersion = e.Version
-			}
-			var next time.Time
-			if i+1 < len(evs) {
-				next = evs[i+1].Time
-			}
-			c := compare(rs, e, next, sampleSize)
-			c.Current = i == len(evs)-1
-			if c.Worse {
-				to := e.Previous
-				why := fmt.Sprintf("error rate %.0f%% over the %d runs after v%d, %.0f%% over the %d before", 100*c.After.ErrorRate, c.After.Runs, e.Version, 100*c.Before.ErrorRate, c.Before.Runs)
-				if to == 0 {
-					why += "; it is the first version: reject or remove its lesson instead"
-				} else {
-					why += fmt.Sprintf("; roll back to v%d", to)
-				}
-				c.SuggestedRollback = &Suggestion{To: to, Why: why}
-				st.Flagged = append(st.Flagged, Flag{Agent: a, Version: e.Version, Suggest: *c.SuggestedRollback})
-			}
-			as.Comparisons = append(as.Comparisons, c)
+		var next time.Time
+		if i+1 < len(evs) {
+			next = evs[i+1].Time
 		}
-		as.LessonsApplied = len(lessons)
-		if as.Versions > 0 {
-			as.RollbackFrequency = round(float64(as.Rollbacks)/float64(as.Versions), 4)
+		c := compare(rs, e, next, sampleSize)
+		c.Current = i == len(evs)-1
+		if c.Worse {
+			c.SuggestedRollback = suggestRollback(e, c)
+			flags = append(flags, Flag{Agent: agent, Version: e.Version, Suggest: *c.SuggestedRollback})
 		}
-		st.LessonsAppliedCount += as.LessonsApplied
-		st.PromptVersionsCount += as.Versions
-		rollbacks += as.Rollbacks
-		st.Agents = append(st.Agents, as)
+		as.Comparisons = append(as.Comparisons, c)
 	}
-	if len(runs) > 0 {
-		st.AverageScore = round(float64(totalScore)/float64(len(runs)), 2)
+	as.LessonsApplied = len(lessons)
+	if as.Versions > 0 {
+		as.RollbackFrequency = round(float64(as.Rollbacks)/float64(as.Versions), 4)
 	}
-	if st.PromptVersionsCount > 0 {
-		st.RollbackFrequency = round(float64(rollbacks)/float64(st.PromptVersionsCount), 4)
+	return as, flags
+}
+
+// suggestRollback is the rollback suggested for version e, which c found
+// worse: to the version before it, or, for the first, its lesson's
+// rejection.
+func suggestRollback(e Event, c Comparison) *Suggestion {
+	to := e.Previous
+	why := fmt.Sprintf("error rate %.0f%% over the %d runs after v%d, %.0f%% over the %d before", 100*c.After.ErrorRate, c.After.Runs, e.Version, 100*c.Before.ErrorRate, c.Before.Runs)
+	if to == 0 {
+		why += "; it is the first version: reject or remove its lesson instead"
+	} else {
+		why += fmt.Sprintf("; roll back to v%d", to)
 	}
-	return st
+	return &Suggestion{To: to, Why: why}
 }
 
 // compare measures the runs around version e (rs sorted by time).
@@ -303,22 +326,8 @@ func ReadRuns(evaluations, exposures, agent string) ([]Run, error) {
 	if fi, err := os.Stat(evaluations); err == nil {
 		runs = make([]Run, 0, fi.Size()/400+16) // a line is about 450 bytes
 	}
-	intern := map[string]string{}
-	str := func(v []byte) string {
-		if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
-			return jsonString(v)
-		}
-		raw := v[1 : len(v)-1]
-		if s, ok := intern[string(raw)]; ok {
-			return s
-		}
-		s := string(raw)
-		if len(intern) < 100000 {
-			intern[s] = s
-		}
-		return s
-	}
-	memo := map[string]string{}
+	intern := interner{}
+	folds := foldKeys{}
 	failing := map[string]int{} // run id -> index in runs, of the failed runs
 	foldOf := map[int]string{}  // index in runs -> the failure's fold key, quoted
 	skip := otherAgent(agent)
@@ -326,67 +335,118 @@ func ReadRuns(evaluations, exposures, agent string) ([]Run, error) {
 		if skip(line) {
 			return
 		}
-		var r Run
-		var runID, edit []byte
-		var cmd, tags, first []byte
-		var stamp []byte
-		ok := rawjson.Object(line, func(k, v []byte) {
-			switch string(k) {
-			case "run_id":
-				runID = v
-			case "agent":
-				r.Agent = str(v)
-			case "task":
-				r.Task = str(v)
-			case "time":
-				stamp = v
-			case "verdict":
-				r.Verdict = str(v)
-			case "score":
-				r.Score, _ = strconv.Atoi(string(v))
-			case "guardrails_version":
-				r.Version, _ = strconv.Atoi(string(v))
-			case "edit_source":
-				edit = v
-			case "failed_command":
-				cmd = v
-			case "tags":
-				tags = v
-			case "first_error":
-				first = v
-			}
-		})
-		if !ok || len(runID) < 3 || r.Verdict == "" || string(edit) == `"none"` {
+		l, ok := readRun(line, agent, intern)
+		if !ok {
 			return
 		}
-		if r.Agent == "" {
-			r.Agent = "default"
+		if l.Failed() && exposures != "" {
+			failing[l.RunID] = len(runs)
+			foldOf[len(runs)] = folds.key(l.cmd, l.tags, l.first)
 		}
-		if agent != "" && r.Agent != agent {
-			return
-		}
-		r.Time = parseTime(stamp)
-		r.RunID = jsonString(runID)
-		if r.Failed() && exposures != "" {
-			raw := string(cmd) + "\x00" + string(tags) + "\x00" + string(first)
-			k, seen := memo[raw]
-			if !seen {
-				var t []string
-				json.Unmarshal(tags, &t)
-				k = `"` + FoldOf("", jsonString(cmd), t, jsonString(first)).KeyNoDir() + `"`
-				memo[raw] = k
-			}
-			failing[r.RunID] = len(runs)
-			foldOf[len(runs)] = k
-		}
-		runs = append(runs, r)
+		runs = append(runs, l.Run)
 	})
 	if err != nil || len(failing) == 0 {
 		return runs, err
 	}
-	// A failed run is a repeat when its exposure lists its fold.
+	return runs, markRepeats(exposures, runs, failing, foldOf)
+}
+
+// A runLine is a Run read from an evaluation line, with the raw JSON of
+// what its failure's fold is made of.
+type runLine struct {
+	Run
+	cmd, tags, first []byte
+}
+
+// readRun reads a run of agent ("": any) from an evaluation line; ok is
+// false for a damaged line, a verify-only run and another agent's.
+func readRun(line []byte, agent string, intern interner) (l runLine, ok bool) {
+	r := &l.Run
+	var runID, edit, stamp []byte
+	ok = rawjson.Object(line, func(k, v []byte) {
+		switch string(k) {
+		case "run_id":
+			runID = v
+		case "agent":
+			r.Agent = intern.string(v)
+		case "task":
+			r.Task = intern.string(v)
+		case "time":
+			stamp = v
+		case "verdict":
+			r.Verdict = intern.string(v)
+		case "score":
+			r.Score, _ = strconv.Atoi(string(v))
+		case "guardrails_version":
+			r.Version, _ = strconv.Atoi(string(v))
+		case "edit_source":
+			edit = v
+		case "failed_command":
+			l.cmd = v
+		case "tags":
+			l.tags = v
+		case "first_error":
+			l.first = v
+		}
+	})
+	if !ok || len(runID) < 3 || r.Verdict == "" || string(edit) == `"none"` {
+		return l, false
+	}
+	if r.Agent == "" {
+		r.Agent = "default"
+	}
+	if agent != "" && r.Agent != agent {
+		return l, false
+	}
+	r.Time = parseTime(stamp)
+	r.RunID = jsonString(runID)
+	return l, true
+}
+
+// An interner returns one string for equal JSON strings (up to 100,000 of
+// them): the agents, tasks and verdicts of many runs are few values.
+type interner map[string]string
+
+// string is the string a raw JSON value holds ("" for anything else).
+func (in interner) string(v []byte) string {
+	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+		return jsonString(v)
+	}
+	raw := v[1 : len(v)-1]
+	if s, ok := in[string(raw)]; ok {
+		return s
+	}
+	s := string(raw)
+	if len(in) < 100000 {
+		in[s] = s
+	}
+	return s
+}
+
+// foldKeys remembers the fold keys of the failures read: many failures
+// are of the same command, tags and first error.
+type foldKeys map[string]string
+
+// key returns the quoted fold key (with no directory) of a failure, from
+// the raw JSON of its failed command, tags and first error.
+func (m foldKeys) key(cmd, tags, first []byte) string {
+	raw := string(cmd) + "\x00" + string(tags) + "\x00" + string(first)
+	k, seen := m[raw]
+	if !seen {
+		var t []string
+		json.Unmarshal(tags, &t)
+		k = `"` + FoldOf("", jsonString(cmd), t, jsonString(first)).KeyNoDir() + `"`
+		m[raw] = k
+	}
+	return k
+}
+
+// markRepeats marks the failed runs (failing: run id -> index in runs)
+// whose exposure, in the exposure log, lists their fold (foldOf: index in
+// runs -> quoted fold key) as repeats.
+func markRepeats(exposures string, runs []Run, failing map[string]int, foldOf map[int]string) error {
 	runKey := []byte(`"run_id":"`)
-	err = scanLog(exposures, func(line []byte) {
+	return scanLog(exposures, func(line []byte) {
 		// Most runs did not fail: find the run id without scanning the
 		// whole line (a key's quotes are never escaped, so this is the
 		// key, not text inside a value).
@@ -415,7 +475,6 @@ func ReadRuns(evaluations, exposures, agent string) ([]Run, error) {
 			runs[at].Repeat = true
 		}
 	})
-	return runs, err
 }
 
 // Stats reads the evaluation and exposure logs and every agent's history
@@ -493,7 +552,7 @@ func (s *Store) Agents() ([]string, error) {
 }
 
 // scanLog calls fn with each line of a JSON-lines log, under the log's
-// shared lock (as internal/jsonl takes it); a missing log has no lines.
+// shared lock (as store.Log takes it); a missing log has no lines.
 func scanLog(path string, fn func(line []byte)) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -40,7 +40,25 @@ func lowerASCII(b byte) byte {
 // i. Keywords are matched case-insensitively (ASCII).
 func newPrefilter(keywords [][]string) *prefilter {
 	p := &prefilter{}
-	// Byte classes: one per distinct (folded) byte used by a keyword.
+	p.classes(keywords)
+	delta, outs := p.trie(keywords)
+	link(delta, outs, p.nclass)
+	p.delta, p.out = delta, outs
+	// Pre-multiply and flag the states that end a keyword.
+	n := int32(p.nclass)
+	for i, t := range p.delta {
+		if p.out[t].empty() {
+			p.delta[i] = t * n
+		} else {
+			p.delta[i] = ^(t * n)
+		}
+	}
+	return p
+}
+
+// classes sets the byte classes: one per distinct (folded) byte used by a
+// keyword.
+func (p *prefilter) classes(keywords [][]string) {
 	var seen [256]uint16
 	n := 1
 	for _, kws := range keywords {
@@ -58,12 +76,16 @@ func newPrefilter(keywords [][]string) *prefilter {
 		p.class[b] = seen[lowerASCII(byte(b))]
 	}
 	p.nclass = n
+}
 
-	// The trie, as a dense table of transitions over classes (0: none;
-	// the root is no one's child). It has at most one state per keyword
-	// byte, plus the root: sized for that at once, the table is allocated
-	// once instead of being copied as it grows (that copying was most of
-	// the cost of building the prefilter, which every run pays).
+// trie returns the keywords' trie, as a dense table of transitions over
+// classes (0: none; the root is no one's child), and the rules whose
+// keywords end in each state. It has at most one state per keyword byte,
+// plus the root: sized for that at once, the table is allocated once
+// instead of being copied as it grows (that copying was most of the cost
+// of building the prefilter, which every run pays).
+func (p *prefilter) trie(keywords [][]string) ([]int32, []ruleSet) {
+	n := p.nclass
 	states := 1
 	for _, kws := range keywords {
 		for _, kw := range kws {
@@ -92,8 +114,14 @@ func newPrefilter(keywords [][]string) *prefilter {
 			outs[s].add(rule)
 		}
 	}
-	// Breadth-first failure links, filled into the table in place: a row
-	// still holds the trie's children when its turn comes.
+	return delta, outs
+}
+
+// link turns the trie into the automaton: breadth-first failure links,
+// filled into the table in place (a row still holds the trie's children
+// when its turn comes), each state's rules joined by those of its
+// failure state.
+func link(delta []int32, outs []ruleSet, n int) {
 	fail := make([]int32, len(outs))
 	queue := make([]int32, 0, len(outs))
 	for c := 1; c < n; c++ {
@@ -115,16 +143,6 @@ func newPrefilter(keywords [][]string) *prefilter {
 			}
 		}
 	}
-	p.delta, p.out = delta, outs
-	// Pre-multiply and flag the states that end a keyword.
-	for i, t := range p.delta {
-		if p.out[t].empty() {
-			p.delta[i] = t * int32(n)
-		} else {
-			p.delta[i] = ^(t * int32(n))
-		}
-	}
-	return p
 }
 
 // scan returns the rules whose keywords occur in b.

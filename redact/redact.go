@@ -30,7 +30,8 @@
 //     exactly what Redact returns for the whole output.
 //
 // Redaction is a best effort over known shapes, not a proof that no secret
-// remains; records stay local (SPEC 5.2).
+// remains: nothing leaves the machine unless orket sync sends it
+// (docs/sync.md), and what it sends is redacted again.
 package redact
 
 import (

@@ -128,9 +128,36 @@ func (s *stream) flush() {
 // emitted, seen only to recognise a secret that crosses end. final
 // reports whether win[:end] ends the line.
 func (s *stream) segment(win []byte, start, end int, final bool) {
-	spans := s.spans[:0]
-	from := start // where a BEGIN marker may begin; -1: not looked for
+	spans, from := s.inBlock(win, start, end, final, s.spans[:0])
+	spans = s.carried(win, start, spans)
+	set := s.pf.scan(win)
+	if from >= 0 && set.has(pemRule) {
+		spans = s.blocks(win, from, end, spans)
+	}
+	if !set.empty() {
+		spans = s.r.spans(win, set, spans)
+	}
+	s.emit(win, start, end, final, spans)
+	s.spans = spans[:0]
 
+	if final {
+		s.carry, s.carryOpen = 0, false
+		if s.pem == pemLine {
+			s.pem = pemBlock
+			s.nlOwed = end > 0 && win[end-1] == '\n'
+		}
+	}
+	if s.sink != nil && len(s.dst) >= flushAt {
+		s.flush()
+	}
+}
+
+// inBlock goes on with a private key block the lines before opened: it
+// adds the span the block covers in win and returns where a BEGIN marker
+// may begin (-1: not to be looked for, the block runs to the end of win).
+// A line that cannot belong to the block (see bodyLine) ends it.
+func (s *stream) inBlock(win []byte, start, end int, final bool, spans []span) ([]span, int) {
+	from := start
 	if start == 0 && s.pem == pemBlock {
 		if final && !bodyLine(win[:end]) && !pemEnd().Match(win) {
 			// The block ended without its END line (cut short).
@@ -154,82 +181,86 @@ func (s *stream) segment(win []byte, start, end int, final bool) {
 			from = -1
 		}
 	}
-	if s.carry > 0 || s.carryOpen {
-		e := min(start+s.carry, len(win))
-		if s.carryOpen {
-			for e < len(win) && !isSpace(win[e]) {
-				e++
-			}
-		}
-		if e > start {
-			spans = append(spans, span{start, e})
-		}
-		s.carry, s.carryOpen = 0, false
-	}
+	return spans, from
+}
 
-	set := s.pf.scan(win)
-	if from >= 0 && set.has(pemRule) {
-		for from < end {
-			loc := pemBegin().FindIndex(win[from:])
-			if loc == nil || from+loc[0] >= end {
-				break
-			}
-			a := from + loc[0]
-			if eloc := pemEnd().FindIndex(win[from+loc[1]:]); eloc != nil {
-				from += loc[1] + eloc[1]
-				spans = append(spans, span{a, from})
-				continue
-			}
-			spans = append(spans, span{a, len(win)})
-			s.pem = pemLine
+// carried adds the span of a secret that ran past the previous piece of a
+// long line: the carried bytes, and on to the next space when the secret
+// ran past what was in view.
+func (s *stream) carried(win []byte, start int, spans []span) []span {
+	if s.carry <= 0 && !s.carryOpen {
+		return spans
+	}
+	e := min(start+s.carry, len(win))
+	if s.carryOpen {
+		for e < len(win) && !isSpace(win[e]) {
+			e++
+		}
+	}
+	if e > start {
+		spans = append(spans, span{start, e})
+	}
+	s.carry, s.carryOpen = 0, false
+	return spans
+}
+
+// blocks adds the spans of the private key blocks that begin in
+// win[from:end]: each to its END marker, or, for one that does not end
+// in win, to the end of win, leaving the block open.
+func (s *stream) blocks(win []byte, from, end int, spans []span) []span {
+	for from < end {
+		loc := pemBegin().FindIndex(win[from:])
+		if loc == nil || from+loc[0] >= end {
 			break
 		}
+		a := from + loc[0]
+		if eloc := pemEnd().FindIndex(win[from+loc[1]:]); eloc != nil {
+			from += loc[1] + eloc[1]
+			spans = append(spans, span{a, from})
+			continue
+		}
+		spans = append(spans, span{a, len(win)})
+		s.pem = pemLine
+		break
 	}
-	if !set.empty() {
-		spans = s.r.spans(win, set, spans)
-	}
+	return spans
+}
 
+// emit appends win[start:end] to dst with the spans (in any order, perhaps
+// overlapping, perhaps reaching outside [start, end)) replaced by a
+// marker: one marker for spans that touch, and none at start when the
+// output already ends with one. A span that runs past end of a piece that
+// is not final is carried to the next piece.
+func (s *stream) emit(win []byte, start, end int, final bool, spans []span) {
 	if len(spans) == 0 {
 		s.dst = append(s.dst, win[start:end]...)
 		s.inSpan = false
-	} else {
-		slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
-		pos := start
-		last := -1 // clipped end of the last span emitted
-		for i := 0; i < len(spans); {
-			a, b := spans[i].start, spans[i].end
-			for i++; i < len(spans) && spans[i].start <= b; i++ {
-				b = max(b, spans[i].end)
-			}
-			if b <= start || a >= end {
-				continue
-			}
-			a, cb := max(a, start), min(b, end)
-			s.dst = append(s.dst, win[pos:a]...)
-			if a > start || !s.inSpan {
-				s.dst = append(s.dst, Redacted...)
-			}
-			pos, last = cb, cb
-			if b > end && !final {
-				s.carry = b - end
-				s.carryOpen = b >= len(win)
-			}
-		}
-		s.dst = append(s.dst, win[pos:end]...)
-		s.inSpan = last == end
+		return
 	}
-	s.spans = spans[:0]
-
-	if final {
-		s.carry, s.carryOpen = 0, false
-		if s.pem == pemLine {
-			s.pem = pemBlock
-			s.nlOwed = end > 0 && win[end-1] == '\n'
+	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
+	pos := start
+	last := -1 // clipped end of the last span emitted
+	for i := 0; i < len(spans); {
+		a, b := spans[i].start, spans[i].end
+		for i++; i < len(spans) && spans[i].start <= b; i++ {
+			b = max(b, spans[i].end)
+		}
+		if b <= start || a >= end {
+			continue
+		}
+		a, cb := max(a, start), min(b, end)
+		s.dst = append(s.dst, win[pos:a]...)
+		if a > start || !s.inSpan {
+			s.dst = append(s.dst, Redacted...)
+		}
+		pos, last = cb, cb
+		if b > end && !final {
+			s.carry = b - end
+			s.carryOpen = b >= len(win)
 		}
 	}
-	if s.sink != nil && len(s.dst) >= flushAt {
-		s.flush()
-	}
+	s.dst = append(s.dst, win[pos:end]...)
+	s.inSpan = last == end
 }
 
 func isSpace(c byte) bool {

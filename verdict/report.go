@@ -12,7 +12,7 @@ import (
 )
 
 // A Report is what a person gets when a task is escalated: why, every
-// attempt's evidence, and what to do (SPEC 8.2).
+// attempt's evidence, and what to do (docs/verdicts.md, Escalation).
 type Report struct {
 	Schema         string        `json:"schema_version"`
 	ID             string        `json:"escalation_id"`

@@ -172,17 +172,38 @@ type TaskState struct {
 // State reads what the logs say of a task for an agent. One run counts
 // once, however many lines name it.
 func (s *Store) State(task, agent string) (*TaskState, error) {
-	// The log holds a thousand evaluations at its bound, of many tasks,
-	// most of them passing: a line is decoded only as far as the state
-	// needs (its head), and only if it can be of the task and not of a
-	// verify-only run; the evaluations the state keeps are decoded whole.
-	type item struct {
-		t    time.Time
-		head *evalHead
-		line []byte
-		te   *TaskEvent
+	items, err := s.taskItems(task)
+	if err != nil {
+		return nil, err
 	}
-	var items []item
+	st := &TaskState{Task: task, Agent: agent}
+	last, attempts := st.replay(items)
+	if last != nil {
+		st.Last = wholeEvaluation(last)
+	}
+	for _, line := range attempts {
+		if e := wholeEvaluation(line); e != nil {
+			st.Attempts = append(st.Attempts, e)
+		}
+	}
+	return st, nil
+}
+
+// A taskItem is a line of the logs about a task: an evaluation (its head,
+// and its line to decode whole if the state keeps it) or a task event.
+type taskItem struct {
+	t    time.Time
+	head *evalHead
+	line []byte
+	te   *TaskEvent
+}
+
+// taskItems returns the lines of both logs about a task, oldest first. The
+// log holds a thousand evaluations at its bound, of many tasks, most of
+// them passing: a line is decoded only as far as the state needs (its
+// head), and only if it can be of the task and not of a verify-only run.
+func (s *Store) taskItems(task string) ([]taskItem, error) {
+	var items []taskItem
 	seen := map[string]bool{}
 	if _, err := s.Evaluations.Each(func(line []byte) error {
 		if !mayHold(line, task) || bytes.Contains(line, verifyOnlyField) {
@@ -194,7 +215,7 @@ func (s *Store) State(task, agent string) (*TaskState, error) {
 		}
 		if h.Task == task && !seen[h.RunID] {
 			seen[h.RunID] = true
-			items = append(items, item{t: h.Time, head: &h, line: bytes.Clone(line)})
+			items = append(items, taskItem{t: h.Time, head: &h, line: bytes.Clone(line)})
 		}
 		return nil
 	}); err != nil {
@@ -202,16 +223,21 @@ func (s *Store) State(task, agent string) (*TaskState, error) {
 	}
 	if _, err := s.EachEvent(func(e *TaskEvent) error {
 		if e.Task == task {
-			items = append(items, item{t: e.Time, te: e})
+			items = append(items, taskItem{t: e.Time, te: e})
 		}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].t.Before(items[j].t) })
-	st := &TaskState{Task: task, Agent: agent}
-	var last []byte
-	var attempts [][]byte
+	return items, nil
+}
+
+// replay goes through a task's items in order, setting st's escalation,
+// and returns the lines of the agent's last evaluation and of its counted
+// rejections since its last approval or a person's word.
+func (st *TaskState) replay(items []taskItem) (last []byte, attempts [][]byte) {
+	agent := st.Agent
 	for _, it := range items {
 		if e := it.te; e != nil {
 			switch e.Type {
@@ -251,24 +277,17 @@ func (s *Store) State(task, agent string) (*TaskState, error) {
 			attempts = nil
 		}
 	}
-	// A line whose other fields do not decode is skipped, as readers
-	// skip a damaged line.
-	whole := func(line []byte) *Evaluation {
-		var e Evaluation
-		if json.Unmarshal(line, &e) != nil {
-			return nil
-		}
-		return &e
+	return last, attempts
+}
+
+// wholeEvaluation decodes an evaluation's line whole; nil when its other
+// fields do not decode (skipped, as readers skip a damaged line).
+func wholeEvaluation(line []byte) *Evaluation {
+	var e Evaluation
+	if json.Unmarshal(line, &e) != nil {
+		return nil
 	}
-	if last != nil {
-		st.Last = whole(last)
-	}
-	for _, line := range attempts {
-		if e := whole(line); e != nil {
-			st.Attempts = append(st.Attempts, e)
-		}
-	}
-	return st, nil
+	return &e
 }
 
 // evalHead is what State reads of an evaluation.

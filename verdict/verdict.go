@@ -1,8 +1,8 @@
 // Package verdict judges runs and remembers them: every run that verified
 // gets a verdict (APPROVE, CONDITIONAL, REJECT, ESCALATE) and a score
-// 0-100 (SPEC 8.2), appended to the evaluation log; consecutive rejections
-// of one task by one agent are counted from that log, and the third
-// escalates the task to a person, who resolves it.
+// 0-100 (docs/verdicts.md), appended to the evaluation log; consecutive
+// rejections of one task by one agent are counted from that log, and the
+// third escalates the task to a person, who resolves it.
 //
 // Nothing here is a counter that a crash could tear: attempts and
 // escalations are derived, each time, from two append-only logs (one line

@@ -361,14 +361,7 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 		box.Apply(cmd)
 		defer box.Close()
 	}
-	if prepare != nil {
-		if err := prepare(cmd); err != nil {
-			pr.Close()
-			pw.Close()
-			return groupResult{Err: err, ExitCode: 127, Duration: time.Since(start)}
-		}
-	}
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd, prepare); err != nil {
 		pr.Close()
 		pw.Close()
 		return groupResult{Err: err, ExitCode: 127, Duration: time.Since(start)}
@@ -381,26 +374,7 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 		close(copied)
 	}()
 	exited := make(chan struct{})
-	stopped := false
-	var stopMu sync.Mutex
-	go func() {
-		select {
-		case <-ctx.Done():
-			stopMu.Lock()
-			stopped = true
-			stopMu.Unlock()
-			syscall.Kill(-pgid, syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(grace):
-			}
-			syscall.Kill(-pgid, syscall.SIGKILL)
-			if box != nil {
-				box.Kill()
-			}
-		case <-exited:
-		}
-	}()
+	stopped := stopOnDone(ctx, pgid, grace, box, exited)
 	werr := cmd.Wait()
 	close(exited)
 	// The leader is gone; nothing else of its group may stay behind, nor
@@ -418,25 +392,67 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 		<-copied
 	}
 	pr.Close()
-	res := groupResult{Duration: time.Since(start)}
-	stopMu.Lock()
-	res.Stopped = stopped
-	stopMu.Unlock()
+	res := groupResult{Duration: time.Since(start), Stopped: stopped()}
+	res.ExitCode, res.Signal, res.Err = exitStatus(werr)
+	return res
+}
+
+// startCmd prepares cmd (when prepare is set) and starts it.
+func startCmd(cmd *exec.Cmd, prepare func(*exec.Cmd) error) error {
+	if prepare != nil {
+		if err := prepare(cmd); err != nil {
+			return err
+		}
+	}
+	return cmd.Start()
+}
+
+// stopOnDone stops the process group pgid (and box) when ctx ends before
+// exited is closed: SIGTERM, then SIGKILL after the grace or once the
+// leader has exited. It returns whether it stopped it (final once the
+// leader has exited).
+func stopOnDone(ctx context.Context, pgid int, grace time.Duration, box *contain.Group, exited <-chan struct{}) (stopped func() bool) {
+	var mu sync.Mutex
+	done := false
+	go func() {
+		select {
+		case <-ctx.Done():
+			mu.Lock()
+			done = true
+			mu.Unlock()
+			syscall.Kill(-pgid, syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(grace):
+			}
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			if box != nil {
+				box.Kill()
+			}
+		case <-exited:
+		}
+	}()
+	return func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return done
+	}
+}
+
+// exitStatus reads how a process ended from its Wait's error: its exit
+// code, or -1 and the signal that ended it; err when it did not run.
+func exitStatus(werr error) (code int, signal string, err error) {
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.ExitCode = -1
-			res.Signal = ws.Signal().String()
 			if name := signame(ws.Signal()); name != "" {
-				res.Signal = name
+				return -1, name, nil
 			}
-		} else {
-			res.ExitCode = ee.ExitCode()
+			return -1, ws.Signal().String(), nil
 		}
-	} else if werr != nil {
-		res.Err = werr
+		return ee.ExitCode(), "", nil
 	}
-	return res
+	return 0, "", werr
 }
 
 func signame(s syscall.Signal) string {

@@ -11,9 +11,10 @@ import (
 	"time"
 )
 
-// TestReviewGateOnATerminal drives orket lessons review on a real
-// terminal (SPEC 8.5): the box is drawn, v shows the sources, a approves
-// (v1 is written), q defers and leaves the proposal pending.
+// TestReviewGateOnATerminal drives orket lessons review on a real terminal
+// (docs/guardrails.md, The review gate): the box is drawn, v shows the
+// sources, a approves (v1 is written), q defers and leaves the proposal
+// pending.
 func TestReviewGateOnATerminal(t *testing.T) {
 	bin := orketBinary(t)
 	dir, pending := gateRepo(t, bin)

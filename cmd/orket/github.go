@@ -138,86 +138,110 @@ func stepAnnotations(root string, touch []string, r *orket.StepResult) []annotat
 // found: the message then starts with the name and line go test printed),
 // and returns the indexes of the lines it used.
 func goAnnotations(lines []string, res *goResolver, add func(file, line, msg string)) map[int]bool {
-	type logged struct {
-		test, file, line, msg string
-	}
-	used := map[int]bool{}
-	var pending []logged // log lines of the package being tested
-	current := ""        // the test the next log lines belong to
-	flush := func(pkg string) {
-		for _, l := range pending {
-			if file := res.goTestFile(pkg, l.file); file != "" {
-				add(file, l.line, l.msg)
-			} else {
-				add("", "", l.file+":"+l.line+": "+l.msg) // where, in words
-			}
-		}
-		pending = nil
-	}
-	// A panic is annotated once, at the first frame of its stack that is
-	// in the repository; then, until the package's result, no other.
-	panicMsg, panicked := "", false
+	g := &goTestOutput{res: res, add: add, used: map[int]bool{}}
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		if m := goTestRun.FindStringSubmatch(line); m != nil {
-			current = m[1]
+			g.current = m[1]
 			continue
 		}
 		if m := goTestDone.FindStringSubmatch(line); m != nil {
-			if m[1] == "FAIL" {
-				current = m[2]
-				continue
-			}
-			// A test that passed or was skipped logged nothing that failed.
-			current = ""
-			kept := pending[:0]
-			for _, l := range pending {
-				if l.test != m[2] && !strings.HasPrefix(l.test, m[2]+"/") {
-					kept = append(kept, l)
-				}
-			}
-			pending = kept
+			g.testDone(m[1], m[2])
 			continue
 		}
 		if m := goPkgResult.FindStringSubmatch(line); m != nil {
 			if m[1] == "ok" {
-				pending = nil // a passing package's tests logged (-v)
+				g.pending = nil // a passing package's tests logged (-v)
 			}
-			flush(m[2])
-			current, panicMsg, panicked = "", "", false
+			g.flush(m[2])
+			g.current, g.panicMsg, g.panicked = "", "", false
 			continue
 		}
-		if m := goPanic.FindStringSubmatch(line); m != nil && !panicked {
-			panicMsg, panicked = "panic: "+m[1], true
+		if m := goPanic.FindStringSubmatch(line); m != nil && !g.panicked {
+			g.panicMsg, g.panicked = "panic: "+m[1], true
 			continue
 		}
 		if m := goFrame.FindStringSubmatch(line); m != nil {
-			if file := res.path(m[1]); file != "" && panicMsg != "" {
-				used[i] = true
-				add(file, m[2], panicMsg)
-				panicMsg = ""
+			if file := res.path(m[1]); file != "" && g.panicMsg != "" {
+				g.used[i] = true
+				add(file, m[2], g.panicMsg)
+				g.panicMsg = ""
 			}
 			continue
 		}
-		m := goTestLog.FindStringSubmatch(line)
-		if m == nil || current == "" {
-			continue
+		if m := goTestLog.FindStringSubmatch(line); m != nil && g.current != "" {
+			i = g.logLine(lines, i, m)
 		}
-		used[i] = true
-		msg := []string{m[4]}
-		// A multi-line message goes on indented deeper.
-		deeper := m[1] + "    "
-		for i+1 < len(lines) && strings.HasPrefix(lines[i+1], deeper) && !goTestLog.MatchString(lines[i+1]) && !goTestDone.MatchString(lines[i+1]) {
-			i++
-			used[i] = true
-			if len(msg) < 10 {
-				msg = append(msg, strings.TrimPrefix(lines[i], deeper))
-			}
-		}
-		pending = append(pending, logged{test: current, file: m[2], line: m[3], msg: strings.TrimSpace(strings.Join(msg, "\n"))})
 	}
-	flush("")
-	return used
+	g.flush("")
+	return g.used
+}
+
+// goTestOutput is what goAnnotations knows as it reads go test's output.
+type goTestOutput struct {
+	res  *goResolver
+	add  func(file, line, msg string)
+	used map[int]bool // the indexes of the lines used
+
+	pending []goTestLogged // log lines of the package being tested
+	current string         // the test the next log lines belong to
+	// A panic is annotated once, at the first frame of its stack that is
+	// in the repository; then, until the package's result, no other.
+	panicMsg string
+	panicked bool
+}
+
+// A goTestLogged is a log line of a test: where it was logged, and what.
+type goTestLogged struct {
+	test, file, line, msg string
+}
+
+// testDone reads a test's result line: the log lines that follow a FAIL
+// line are its own; a test that passed or was skipped logged nothing
+// that failed, and its (and its subtests') log lines are dropped.
+func (g *goTestOutput) testDone(result, test string) {
+	if result == "FAIL" {
+		g.current = test
+		return
+	}
+	g.current = ""
+	kept := g.pending[:0]
+	for _, l := range g.pending {
+		if l.test != test && !strings.HasPrefix(l.test, test+"/") {
+			kept = append(kept, l)
+		}
+	}
+	g.pending = kept
+}
+
+// flush annotates the pending log lines of package pkg.
+func (g *goTestOutput) flush(pkg string) {
+	for _, l := range g.pending {
+		if file := g.res.goTestFile(pkg, l.file); file != "" {
+			g.add(file, l.line, l.msg)
+		} else {
+			g.add("", "", l.file+":"+l.line+": "+l.msg) // where, in words
+		}
+	}
+	g.pending = nil
+}
+
+// logLine keeps the log line lines[i] (m its goTestLog match), with the
+// lines of a multi-line message, which go on indented deeper, and
+// returns the index of its last line.
+func (g *goTestOutput) logLine(lines []string, i int, m []string) int {
+	g.used[i] = true
+	msg := []string{m[4]}
+	deeper := m[1] + "    "
+	for i+1 < len(lines) && strings.HasPrefix(lines[i+1], deeper) && !goTestLog.MatchString(lines[i+1]) && !goTestDone.MatchString(lines[i+1]) {
+		i++
+		g.used[i] = true
+		if len(msg) < 10 {
+			msg = append(msg, strings.TrimPrefix(lines[i], deeper))
+		}
+	}
+	g.pending = append(g.pending, goTestLogged{test: g.current, file: m[2], line: m[3], msg: strings.TrimSpace(strings.Join(msg, "\n"))})
+	return i
 }
 
 // A goResolver makes the paths in a step's output repository-relative.

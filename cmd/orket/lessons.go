@@ -34,7 +34,8 @@ func lessonLog(o *options) (learn.LessonLog, error) {
 	return learn.LessonLog{Repo: r, Config: cfg, Now: o.now}, nil
 }
 
-// whoFilter selects lessons by --agent and --task (SPEC 8.1).
+// whoFilter selects lessons by --agent and --task (docs/verdicts.md,
+// Naming the agent and the task).
 type whoFilter struct{ agent, task string }
 
 func (f *whoFilter) flags() []cli.Flag {

@@ -13,8 +13,8 @@ import (
 	"github.com/orket/orket/learn"
 )
 
-// taskCommand groups what people do with tasks (SPEC 8.2): list them,
-// reset a count, resolve an escalation.
+// taskCommand groups what people do with tasks (docs/verdicts.md, What
+// people do): list them, reset a count, resolve an escalation.
 func taskCommand(o *options, result *any) *cli.Command {
 	return group(o, "task", "list tasks and their attempts; reset a count; resolve an escalation",
 		"orket task list|reset TASK|resolve TASK --reason R",

@@ -91,7 +91,39 @@ func Run(ctx context.Context, c Cmd) (*Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
+	p, err := start(c, grace)
+	if err != nil {
+		return nil, err
+	}
+	p.read(c.MaxStdout)
+	var res Result
+	p.wait(ctx, grace, &res)
+	// The leader is gone: nothing of its group stays behind.
+	syscall.Kill(-p.pgid, syscall.SIGKILL)
+	p.drain(grace)
 
+	res.Stdout, res.Stderr = p.stdout.String(), p.stderr.String()
+	res.ExitCode = -1
+	if p.cmd.ProcessState != nil {
+		res.ExitCode = p.cmd.ProcessState.ExitCode()
+	}
+	return &res, nil
+}
+
+// A process is a started helper command, the read ends of its stdout and
+// stderr and what was read of them.
+type process struct {
+	cmd            *exec.Cmd
+	pgid           int
+	outR, errR     *os.File
+	stdout, stderr bytes.Buffer
+	readers        sync.WaitGroup
+	full           chan struct{} // closed when stdout reaches Cmd.MaxStdout
+}
+
+// start starts c in its own process group, its stdout and stderr on
+// pipes.
+func start(c Cmd, grace time.Duration) (*process, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -119,61 +151,62 @@ func Run(ctx context.Context, c Cmd) (*Result, error) {
 	}
 	outW.Close()
 	errW.Close()
-	pgid := cmd.Process.Pid
+	return &process{cmd: cmd, pgid: cmd.Process.Pid, outR: outR, errR: errR, full: make(chan struct{})}, nil
+}
 
-	full := make(chan struct{})
-	var stdout, stderr bytes.Buffer
-	var readers sync.WaitGroup
-	readers.Add(2)
+// read starts reading the process's stdout (at most maxStdout bytes) and
+// the end of its stderr.
+func (p *process) read(maxStdout int) {
+	p.readers.Add(2)
 	go func() {
-		defer readers.Done()
-		readCapped(&stdout, outR, c.MaxStdout, full)
+		defer p.readers.Done()
+		readCapped(&p.stdout, p.outR, maxStdout, p.full)
 	}()
 	go func() {
-		defer readers.Done()
-		io.Copy(&tail{buf: &stderr, max: StderrTail}, errR)
+		defer p.readers.Done()
+		io.Copy(&tail{buf: &p.stderr, max: StderrTail}, p.errR)
 	}()
+}
 
+// wait waits for the process's leader to exit, killing its group when its
+// stdout is full, and stopping it (SIGTERM, then SIGKILL after the grace)
+// when ctx ends; it records which happened, and Wait's error, in res.
+func (p *process) wait(ctx context.Context, grace time.Duration, res *Result) {
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	var res Result
+	go func() { exited <- p.cmd.Wait() }()
 	select {
 	case res.Err = <-exited:
-	case <-full:
+	case <-p.full:
 		res.Overflow = true
-		syscall.Kill(-pgid, syscall.SIGKILL)
+		syscall.Kill(-p.pgid, syscall.SIGKILL)
 		res.Err = <-exited
 	case <-ctx.Done():
 		res.TimedOut = true
-		syscall.Kill(-pgid, syscall.SIGTERM)
+		syscall.Kill(-p.pgid, syscall.SIGTERM)
 		select {
 		case res.Err = <-exited:
 		case <-time.After(grace):
-			syscall.Kill(-pgid, syscall.SIGKILL)
+			syscall.Kill(-p.pgid, syscall.SIGKILL)
 			res.Err = <-exited
 		}
 	}
-	// The leader is gone: nothing of its group stays behind.
-	syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// drain waits for the readers to reach the end of the output, for the
+// grace at most: a process that left the group (setsid) holds the pipes,
+// and they are closed under it.
+func (p *process) drain(grace time.Duration) {
 	done := make(chan struct{})
-	go func() { readers.Wait(); close(done) }()
+	go func() { p.readers.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(grace):
-		// A process that left the group (setsid) holds the pipes.
-		outR.Close()
-		errR.Close()
+		p.outR.Close()
+		p.errR.Close()
 		<-done
 	}
-	outR.Close()
-	errR.Close()
-
-	res.Stdout, res.Stderr = stdout.String(), stderr.String()
-	res.ExitCode = -1
-	if cmd.ProcessState != nil {
-		res.ExitCode = cmd.ProcessState.ExitCode()
-	}
-	return &res, nil
+	p.outR.Close()
+	p.errR.Close()
 }
 
 // readCapped reads r into buf until r ends, keeping at most max bytes
