@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/inert"
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verify"
@@ -30,7 +31,8 @@ func (p Problem) Line() string {
 	if p.Hint != "" {
 		s += "; " + p.Hint
 	}
-	return strings.ReplaceAll(s, "\n", " ")
+	// A message names paths and quotes tools: one inert line.
+	return inert.Text(strings.ReplaceAll(s, "\n", " "))
 }
 
 // A Coded error says what it is as a Problem: the typed errors of this
