@@ -31,8 +31,9 @@ import (
 func (r *run) transact(ctx context.Context) (err error) {
 	r.obs.Phase(PhaseSnapshot, r.rec)
 	t := r.req.Env.Now()
+	r.rec.OwnOutput = ownOutput(r.req.Repo.Root, r.req.Output)
 	tx, err := r.req.Repo.Begin(txn.Start{RunID: r.rec.RunID, Command: "orket run " + r.rec.Request.Instruction,
-		Time: r.start, Group: r.group.ID()})
+		Time: r.start, Group: r.group.ID(), Outside: r.rec.OwnOutput})
 	if err != nil {
 		return repoErr("take the snapshot", err)
 	}

@@ -35,6 +35,13 @@ type Start struct {
 	// Group names where the run's processes are contained
 	// (contain.Group.ID), so that recovery stops what is left of them.
 	Group string
+	// Outside lists files of the work tree (repository-relative, with
+	// slashes) that are not part of the transaction at all: orket's own
+	// standard output and error when they are files in the tree (run.log
+	// in orket run ... > run.log 2>&1). They are neither in the snapshot
+	// nor measured nor reverted, here or by a recovery (the snapshot's
+	// manifest names them).
+	Outside []string
 }
 
 // Begin starts a transaction: it writes the journal (phase snapshot), then
@@ -49,7 +56,7 @@ func (r *Repo) Begin(st Start) (*Txn, error) {
 		return nil, fmt.Errorf("write the transaction journal: %w", err)
 	}
 	testhook.Point("phase:" + PhaseSnapshot)
-	snap, err := r.snapshot(st.RunID)
+	snap, err := r.snapshot(st.RunID, st.Outside)
 	if err != nil {
 		r.dropIndex(st.RunID)
 		return nil, errors.Join(err, r.dropSnapshot(t.j.Ref), r.clearJournal())

@@ -161,8 +161,13 @@ func (p *runPrinter) tick(stop chan struct{}) {
 	}
 }
 
-// Phase is part of orket.Observer; the printer draws at the events.
-func (p *runPrinter) Phase(orket.Phase, *orket.Record) {}
+// Phase is part of orket.Observer; the printer draws at the events, and
+// says at the edit which files of the tree are orket's own output.
+func (p *runPrinter) Phase(ph orket.Phase, rec *orket.Record) {
+	if ph == orket.PhaseEdit && len(rec.OwnOutput) > 0 {
+		p.line("  orket's own output, not part of the transaction: %s", abbreviate(rec.OwnOutput, 8))
+	}
+}
 
 // Planned prints the plan: the edit, the scope, the touch set and the
 // steps (with their commands on a dry run, which runs none of them).
