@@ -13,7 +13,7 @@ import (
 // tree), tracked or not, is neither measured nor reverted, by the
 // transaction nor by a recovery from its ref; the other paths are.
 func TestOutside(t *testing.T) {
-	withJournal(t, testing.Short(), func(t *testing.T, row func(int) bool) {
+	withJournal(t, false, func(t *testing.T, row func(int) bool) {
 		for i, recover := range []bool{false, true} {
 			if !row(i) {
 				continue

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -140,9 +141,13 @@ func (r *Repo) SavedDir(runID string) string {
 // durably under SavedDir, and records it in the journal, before anything
 // is taken out of the tree. It returns the file's path. If Save fails, the
 // caller must not destroy what it meant to save.
-func (t *Txn) Save(name string, write func(io.Writer) error) (string, error) {
+//
+// perm is the saved file's mode: a change holds the content of the files
+// it changed, so it is written no wider than the most private of them
+// (0600 for a credentials file), in a directory only its owner reads.
+func (t *Txn) Save(name string, perm fs.FileMode, write func(io.Writer) error) (string, error) {
 	dir := t.r.SavedDir(t.j.RunID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
 	root, err := fsroot.Open(dir)
@@ -150,7 +155,7 @@ func (t *Txn) Save(name string, write func(io.Writer) error) (string, error) {
 		return "", err
 	}
 	defer root.Close()
-	if err := root.WriteFrom(name, 0o644, fsroot.Options{Sync: true}, write); err != nil {
+	if err := root.WriteFrom(name, perm, fsroot.Options{Sync: true}, write); err != nil {
 		return "", err
 	}
 	if err := syncDir(filepath.Dir(dir)); err != nil {
