@@ -35,7 +35,9 @@ const (
 	ESyncAuth             Code = "E_SYNC_AUTH"
 	ESyncContention       Code = "E_SYNC_CONTENTION"
 	ESyncRefused          Code = "E_SYNC_REFUSED"
+	ESyncDamaged          Code = "E_SYNC_DAMAGED"
 	EInterrupted          Code = "E_INTERRUPTED"
+	EIO                   Code = "E_IO"
 	EInternal             Code = "E_INTERNAL"
 )
 
@@ -69,7 +71,9 @@ var codes = map[Code]CodeInfo{
 	ESyncAuth:             {ESyncAuth, 7, "orket sync: the remote refused the credentials git would use, or its ssh host key is not known"},
 	ESyncContention:       {ESyncContention, 7, "orket sync: other clones kept pushing first; the merge is in the local memory and the next sync publishes it"},
 	ESyncRefused:          {ESyncRefused, 7, "orket sync: the remote refused to update refs/orket/memory (a hook, a protected or hidden ref); the merge is in the local memory"},
+	ESyncDamaged:          {ESyncDamaged, 7, "orket sync: a memory ref holds a tree orket never writes (a name with a slash, a symlink...); it was refused before anything was read, and nothing changed on either side"},
 	EInterrupted:          {EInterrupted, 130, "interrupted by SIGINT (130) or SIGTERM (143); the change was reverted"},
+	EIO:                   {EIO, 74, "a file system refused orket's write: no space left, quota exceeded, read-only, or an I/O error; what orket was doing is named, and what it did not finish says so"},
 	EInternal:             {EInternal, 70, "orket failed internally"},
 }
 

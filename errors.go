@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/inert"
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verify"
@@ -30,7 +32,8 @@ func (p Problem) Line() string {
 	if p.Hint != "" {
 		s += "; " + p.Hint
 	}
-	return strings.ReplaceAll(s, "\n", " ")
+	// A message names paths and quotes tools: one inert line.
+	return inert.Text(strings.ReplaceAll(s, "\n", " "))
 }
 
 // A Coded error says what it is as a Problem: the typed errors of this
@@ -89,10 +92,45 @@ func Describe(err error) Problem {
 	default:
 		p = Problem{Code: EInternal, Msg: err.Error(), Hint: "this is a bug in orket; please report it with the command you ran"}
 	}
+	if p.Code == EInternal {
+		// A full, read-only or failing disk is the environment, not a
+		// bug: its own code, and what to free.
+		if hint, ok := ioHint(err); ok {
+			p.Code, p.Exit = EIO, 0
+			hint += ", then run the command again"
+			if p.Hint == "" || strings.Contains(p.Hint, "bug in orket") {
+				p.Hint = hint
+			} else {
+				p.Hint = hint + "; " + p.Hint
+			}
+		}
+	}
 	if p.Exit == 0 {
 		p.Exit = p.Code.Exit()
 	}
 	return p
+}
+
+// ioHint says what to do about an error that a file system gave (no
+// space, quota, read-only, an I/O error) before anything else, naming
+// where when the error does; ok is false for any other error.
+func ioHint(err error) (hint string, ok bool) {
+	where := "the file system"
+	var pe *os.PathError
+	if errors.As(err, &pe) && filepath.Dir(pe.Path) != "." {
+		where = "the file system holding " + filepath.Dir(pe.Path)
+	}
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "free space on " + where + " (df shows how much is left)", true
+	case errors.Is(err, syscall.EDQUOT):
+		return "your disk quota on " + where + " is used up: free some of it (quota shows it)", true
+	case errors.Is(err, syscall.EROFS):
+		return where + " is read-only: run where it is writable, or remount it read-write", true
+	case errors.Is(err, syscall.EIO):
+		return "the device behind " + where + " reported an I/O error: check it (dmesg) before anything else", true
+	}
+	return "", false
 }
 
 // An Error is a coded outcome without more structure: what happened and
@@ -316,16 +354,40 @@ type unsavedChangeError struct {
 func (e *unsavedChangeError) Error() string {
 	cause := ""
 	if e.Cause != nil {
-		cause = Describe(e.Cause).Msg + "; but "
+		cause = notTakenOut(e.Cause) + "; but "
 	}
 	return cause + "the change could not be saved (" + e.Err.Error() + "), so nothing was taken out: the tree holds the change and the snapshot " + e.Ref + " is kept"
 }
 
 func (e *unsavedChangeError) Unwrap() error { return e.Err }
 
+// notTakenOut is what cause says, without the revert it would have led
+// to: the change could not be saved, so it was not taken out.
+func notTakenOut(cause error) string {
+	var vf *verifyFailedError
+	var df *draftFailedError
+	switch {
+	case errors.As(cause, &vf):
+		c := *vf
+		c.Disposition = ""
+		return c.Error()
+	case errors.As(cause, &df):
+		return fmt.Sprintf("the edit command failed (%s)", df.Edit.ExitText())
+	}
+	msg := Describe(cause).Msg
+	for _, s := range []string{"; the change was reverted", "; the tree was reverted", "; its changes were reverted"} {
+		msg = strings.ReplaceAll(msg, s, "")
+	}
+	return msg
+}
+
 func (e *unsavedChangeError) Problem() Problem {
+	fix := "fix what stopped the save"
+	if hint, ok := ioHint(e.Err); ok {
+		fix = hint
+	}
 	return Problem{Code: ERecoveryNeeded, Msg: e.Error(),
-		Hint:   "fix what stopped the save, then orket recover saves the change and restores the tree as it was before the run (orket recover --discard keeps the tree as it is)",
+		Hint:   fix + ", then orket recover saves the change and restores the tree as it was before the run (orket recover --discard keeps the tree as it is)",
 		Fields: map[string]any{"snapshot_ref": e.Ref}}
 }
 

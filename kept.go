@@ -284,7 +284,7 @@ func (rec *Record) TakeBack(ctx context.Context, repo *txn.Repo, noUndo bool, no
 	if err := ensureOrketDir(root); err != nil {
 		return nil, err
 	}
-	err = root.WriteFrom(u.Patch, 0o644, fsroot.Options{Sync: true}, func(w io.Writer) error {
+	err = root.WriteFrom(u.Patch, changePerm(root, paths, before), fsroot.Options{Sync: true}, func(w io.Writer) error {
 		return formatChange(w, repo, root, "rejected-"+rec.RunID, paths, before)
 	})
 	if err != nil {

@@ -129,10 +129,14 @@ type Record struct {
 	// IgnoredWrites names the ignored files and directories ("dir/") the
 	// edit deleted, rewrote or made: outside the transaction, but seen.
 	IgnoredWrites []string `json:"ignored_writes,omitempty"`
-	Snapshot      string   `json:"snapshot_ref,omitempty"`
-	Revert        *Revert  `json:"revert,omitempty"`
-	PatchFile     string   `json:"patch_file,omitempty"`
-	Commit        string   `json:"commit,omitempty"`
+	// OwnOutput names the files in the work tree that are orket's own
+	// output (run.log in orket run ... > run.log): left out of the
+	// transaction, neither the edit's writes nor reverted.
+	OwnOutput []string `json:"own_output,omitempty"`
+	Snapshot  string   `json:"snapshot_ref,omitempty"`
+	Revert    *Revert  `json:"revert,omitempty"`
+	PatchFile string   `json:"patch_file,omitempty"`
+	Commit    string   `json:"commit,omitempty"`
 	// CommitBranch is the branch the --commit commit went on.
 	CommitBranch string `json:"commit_branch,omitempty"`
 	// Kept lists, for a kept change, what each touched path held before

@@ -159,7 +159,7 @@ func saveLeftover(repo *txn.Repo, tx *txn.Txn, j *txn.Journal) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return tx.Save("change.patch", func(w io.Writer) error {
+	return tx.Save("change.patch", changePerm(root, ch.Paths, tx.Snapshot().Pre.Files), func(w io.Writer) error {
 		return formatChange(w, repo, root, j.RunID, ch.Paths, tx.Snapshot().Pre.Files)
 	})
 }

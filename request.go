@@ -58,6 +58,11 @@ type Request struct {
 	// learns nothing.
 	Learner Learner
 
+	// Output are orket's own output streams (its stdout and stderr): a
+	// file in the work tree they write to, directly or through a pipe to
+	// tee, is not part of the transaction (see ownoutput.go).
+	Output []*os.File
+
 	Env Env
 }
 

@@ -7,12 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/config"
@@ -31,8 +35,9 @@ import (
 func (r *run) transact(ctx context.Context) (err error) {
 	r.obs.Phase(PhaseSnapshot, r.rec)
 	t := r.req.Env.Now()
+	r.rec.OwnOutput = ownOutput(r.req.Repo.Root, r.req.Output)
 	tx, err := r.req.Repo.Begin(txn.Start{RunID: r.rec.RunID, Command: "orket run " + r.rec.Request.Instruction,
-		Time: r.start, Group: r.group.ID()})
+		Time: r.start, Group: r.group.ID(), Outside: r.rec.OwnOutput})
 	if err != nil {
 		return repoErr("take the snapshot", err)
 	}
@@ -477,9 +482,34 @@ func (r *run) saveChange() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return r.tx.Save("change.patch", func(w io.Writer) error {
+	return r.tx.Save("change.patch", changePerm(root, paths, before), func(w io.Writer) error {
 		return formatChange(w, r.req.Repo, root, r.rec.RunID, paths, before)
 	})
+}
+
+// changePerm is the mode of a saved change of paths (from files to the
+// tree): a patch holds their content, before and after, so it is no wider
+// than the most private of them. 0644 at most; a change to a 0600 file
+// is saved 0600, one to a 0640 file 0640. Symlinks say nothing.
+func changePerm(root *fsroot.Root, paths []string, files map[string]*txn.File) fs.FileMode {
+	perm := fs.FileMode(0o644)
+	narrow := func(p fs.FileMode) { perm &= p | 0o600 }
+	for _, p := range paths {
+		if f := files[p]; f != nil && f.Mode != filemode.Symlink && f.Perm != 0 { // 0: not known
+			narrow(fs.FileMode(f.Perm))
+		}
+		if st, err := root.Lstat(p); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			narrow(fs.FileMode(st.Mode & 0o777))
+		}
+	}
+	return perm
+}
+
+// dirPerm is the mode of a directory that holds files of mode perm: no
+// one reads or lists it who cannot read them.
+func dirPerm(perm fs.FileMode) fs.FileMode {
+	r := perm & 0o044
+	return 0o700 | r | r>>2
 }
 
 // formatChange writes the change of paths from files to the tree as a
@@ -568,10 +598,36 @@ func copyInto(repo *txn.Repo, src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	return root.WriteFrom(dst, 0o644, fsroot.Options{Sync: true}, func(w io.Writer) error {
+	// As private as the saved copy, in a directory as private.
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	perm := fi.Mode().Perm()
+	if err := privateDir(root, path.Dir(dst), perm); err != nil {
+		return err
+	}
+	return root.WriteFrom(dst, perm, fsroot.Options{Sync: true}, func(w io.Writer) error {
 		_, err := io.Copy(w, in)
 		return err
 	})
+}
+
+// privateDir makes the directory dir (and its parents) for files of mode
+// perm, narrowing dir itself when it is wider than dirPerm(perm).
+func privateDir(root *fsroot.Root, dir string, perm fs.FileMode) error {
+	want := dirPerm(perm)
+	if err := root.MkdirAll(dir, want); err != nil {
+		return err
+	}
+	st, err := root.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if have := fs.FileMode(st.Mode & 0o777); have&^want != 0 {
+		return root.Chmod(dir, have&want)
+	}
+	return nil
 }
 
 // DisplayPath names a file for a person: repository-relative inside the

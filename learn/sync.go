@@ -152,8 +152,20 @@ func syncProblem(err error) (orket.Problem, bool) {
 		ne *memsync.NoRemoteError
 		fe *memsync.FormatError
 		pe *memsync.ProtocolError
+		de *memsync.DamagedError
 	)
 	switch {
+	case errors.As(err, &de):
+		name := de.Remote
+		if name == "" {
+			name = de.URL
+		}
+		hint := "from a clone whose memory is good, put the remote's ref back: git push " + name + " +refs/orket/memory:refs/orket/memory; this clone's memory is untouched"
+		if de.Remote == "" && de.URL == "" {
+			hint = "drop this clone's copy of the shared memory (git update-ref -d refs/orket/memory; the files in .orket stay) and run orket sync again"
+		}
+		return orket.Problem{Code: orket.ESyncDamaged, Msg: de.Error(), Hint: hint,
+			Fields: map[string]any{"remote": de.Remote, "commit": de.Commit, "entry": de.What}}, true
 	case errors.As(err, &ue):
 		return orket.Problem{Code: orket.ESyncUnreachable, Msg: ue.Error(), Hint: "nothing changed on either side; check the remote's address and the network, then run orket sync again",
 			Fields: map[string]any{"remote": ue.Remote, "url": ue.URL}}, true

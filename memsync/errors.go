@@ -92,6 +92,39 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("the remote's %s holds memory format %q, which this orket does not know: upgrade orket", RefName, e.Format)
 }
 
+// A DamagedError reports a memory ref whose tree is not one orket wrote
+// (a name holding "/", "." or "..", an entry that is neither a file nor a
+// directory, more entries than any memory holds): it is refused before
+// anything is read from it, and nothing changes on either side. Remote is
+// empty when it is this clone's own ref.
+type DamagedError struct {
+	Remote string
+	URL    string
+	Commit string // the damaged commit
+	Path   string // the tree where it is ("" for the root)
+	What   string // what is wrong there
+}
+
+func (e *DamagedError) Error() string {
+	whose := "this clone's " + RefName
+	if e.Remote != "" || e.URL != "" {
+		whose = "remote " + where(e.Remote, e.URL) + "'s " + RefName
+	}
+	at := "its root tree"
+	if e.Path != "" {
+		at = e.Path + "/"
+	}
+	return fmt.Sprintf("%s (commit %.12s) is damaged: %s: %s; nothing changed on either side", whose, e.Commit, at, e.What)
+}
+
+// A damagedTree is what flatten finds wrong with a tree; the caller
+// says whose it is (DamagedError).
+type damagedTree struct {
+	Path, What string
+}
+
+func (e *damagedTree) Error() string { return e.Path + ": " + e.What }
+
 // errStale reports a push whose lease failed: the remote's memory ref had
 // moved since it was fetched.
 var errStale = errors.New("the remote's memory ref moved")

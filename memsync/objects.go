@@ -101,6 +101,16 @@ func flatten(s storer.EncodedObjectStorer, c plumbing.Hash) (flat, plumbing.Hash
 		if err != nil {
 			return fmt.Errorf("read memory tree %s: %w", h, err)
 		}
+		// Checked before anything is read from it: a tree orket did not
+		// write is refused whole, never half merged.
+		if len(files)+len(t.Entries) > maxTreeEntries {
+			return &damagedTree{Path: dir, What: fmt.Sprintf("more than %d entries", maxTreeEntries)}
+		}
+		for _, e := range t.Entries {
+			if what := badEntry(e); what != "" {
+				return &damagedTree{Path: dir, What: what}
+			}
+		}
 		for _, e := range t.Entries {
 			p := path.Join(dir, e.Name)
 			switch {
@@ -115,6 +125,34 @@ func flatten(s storer.EncodedObjectStorer, c plumbing.Hash) (flat, plumbing.Hash
 		return nil
 	}
 	return files, commit.TreeHash, walk("", commit.TreeHash, 0)
+}
+
+// maxTreeEntries bounds a memory tree: a year of daily shards of every
+// log and ten versions of a thousand agents' guardrails are far fewer.
+const maxTreeEntries = 1 << 20
+
+// badEntry says what is wrong with a tree entry orket could not have
+// written, or "" when nothing is.
+func badEntry(e object.TreeEntry) string {
+	switch {
+	case e.Name == "" || e.Name == "." || e.Name == "..":
+		return fmt.Sprintf("an entry named %q", e.Name)
+	case strings.ContainsAny(e.Name, "/\x00"):
+		return fmt.Sprintf("entry %q holds a path, not a name", e.Name)
+	case e.Mode != filemode.Dir && e.Mode != filemode.Regular && e.Mode != filemode.Executable:
+		return fmt.Sprintf("entry %q is a %s, not a file or a directory", e.Name, kindOf(e.Mode))
+	}
+	return ""
+}
+
+func kindOf(m filemode.FileMode) string {
+	switch m {
+	case filemode.Symlink:
+		return "symlink"
+	case filemode.Submodule:
+		return "submodule"
+	}
+	return "mode " + m.String()
 }
 
 // buildTree stores the trees of a list of files and returns the root

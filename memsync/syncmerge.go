@@ -56,6 +56,21 @@ type inputs struct {
 	infos                    map[string]shardInfo
 }
 
+// damaged makes a damaged tree found in commit c (of remote, or of this
+// clone's own ref when remote is "") a DamagedError; other errors are
+// returned as they are.
+func (s *syncer) damaged(err error, remote string, c plumbing.Hash) error {
+	var dt *damagedTree
+	if !errors.As(err, &dt) {
+		return err
+	}
+	e := &DamagedError{Remote: remote, Commit: c.String(), Path: dt.Path, What: dt.What}
+	if remote != "" {
+		e.URL = s.res.URL
+	}
+	return e
+}
+
 func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.Hash, error) {
 	// What is sent is counted against this attempt's remote; what was
 	// received and pruned is in the local files once an attempt wrote
@@ -84,17 +99,17 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 		}
 	}
 	if in.fBase, in.treeBase, err = flatten(s.store, in.base); err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, s.damaged(err, "", in.base)
 	}
 	if remote == in.base {
 		in.fRemote, in.treeRemote = in.fBase, in.treeBase
 	} else if in.fRemote, in.treeRemote, err = flatten(s.store, remote); err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, s.damaged(err, s.res.Remote, remote)
 	}
 	in.fShared = in.fBase
 	if shared := s.sharedBase(in.base, remote); shared != in.base {
 		if in.fShared, _, err = flatten(s.store, shared); err != nil {
-			return plumbing.ZeroHash, err
+			return plumbing.ZeroHash, s.damaged(err, s.res.Remote, shared)
 		}
 	}
 	if in.fJournal, _, err = flatten(s.store, in.journal); err != nil {

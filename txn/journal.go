@@ -198,9 +198,13 @@ func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 		return nil, err
 	}
 	pre := &Tree{Files: map[string]*File{}, Dirs: map[string]bool{}, Empty: map[string]bool{}, Start: m.Start}
+	s.outside = setOf(m.Outside)
 	deleted := map[string]bool{}
 	for _, p := range m.Deleted {
 		deleted[p] = true
+	}
+	for _, p := range m.Outside {
+		deleted[p] = true // not part of the transaction, tracked or not
 	}
 	for i := range ii.list {
 		e := &ii.list[i]

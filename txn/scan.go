@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,7 +90,10 @@ type scanner struct {
 
 	excludes []gitignore.Pattern
 	noOrket  bool // leave .orket out (a status, not a transaction)
-	workers  int  // parallel directory readers; 0: sized to the machine
+	// outside lists paths that are not part of the tree at all: orket's
+	// own output (see Start.Outside).
+	outside map[string]bool
+	workers int // parallel directory readers; 0: sized to the machine
 	// rules, if set, are the .gitignore patterns of each directory as a
 	// snapshot read them: the tree is judged by the rules from before the
 	// edit, whatever .gitignore files it wrote (nil: read them).
@@ -280,6 +284,34 @@ func newTree(n, dirs int) *Tree {
 	return &Tree{Files: make(map[string]*File, n), Dirs: make(map[string]bool, dirs), Empty: map[string]bool{},
 		jobs: make(map[string]dirJob, dirs), byDir: make(map[string][]string, dirs), untracked: map[string]bool{},
 		Ignores: map[string][]gitignore.Pattern{}, Gitlinks: map[string]bool{}, Linked: map[string]bool{}, Ignored: map[string]*File{}}
+}
+
+// drop takes the paths out of the tree: they are not part of it.
+func (t *Tree) drop(paths map[string]bool) {
+	for p := range paths {
+		delete(t.Files, p)
+		delete(t.Ignored, p)
+		delete(t.untracked, p)
+		delete(t.Linked, p)
+		if t.byDir != nil {
+			d := parentDir(p)
+			if l := t.byDir[d]; l != nil {
+				t.byDir[d] = slices.DeleteFunc(slices.Clone(l), func(q string) bool { return q == p })
+			}
+		}
+	}
+}
+
+// setOf returns the paths as a set (nil when there are none).
+func setOf(paths []string) map[string]bool {
+	if len(paths) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		m[p] = true
+	}
+	return m
 }
 
 // add records one scanned directory in the tree.
@@ -505,7 +537,7 @@ func (s *scanner) dir(sw *scanWorker, j dirJob, res *dirResult, push func(dirJob
 	for _, e := range entries {
 		rel := e.name
 		name := rel[len(rel)-len(baseName(rel)):]
-		if j.rel == "" && name == ".git" {
+		if j.rel == "" && name == ".git" || s.outside[rel] {
 			continue
 		}
 		typ := e.typ

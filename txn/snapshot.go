@@ -46,8 +46,9 @@ type Snapshot struct {
 	// excludes are info/exclude and core.excludesFile as the snapshot read
 	// them; with Pre.Ignores, the rules every later scan judges by.
 	excludes []gitignore.Pattern
-	w        *watcher // the change journal since the snapshot; nil: scan whole
-	dirty    bool     // the tree had uncommitted changes (other than .orket)
+	outside  map[string]bool // paths not part of the transaction (Start.Outside)
+	w        *watcher        // the change journal since the snapshot; nil: scan whole
+	dirty    bool            // the tree had uncommitted changes (other than .orket)
 
 	layoutOnce sync.Once
 	lay        *layout
@@ -162,6 +163,9 @@ type manifest struct {
 	// IndexFile, relative to the git directory, is a hard link to the
 	// index as it was (see keepIndex); without it, Git holds its blob.
 	IndexFile string `json:"index_file,omitempty"`
+	// Outside are the files that are not part of the transaction
+	// (Start.Outside): a recovery leaves them as they are too.
+	Outside []string `json:"outside,omitempty"`
 }
 
 type manifestFile struct {
@@ -200,7 +204,7 @@ func (r *Repo) snapshotScanner(s *Snapshot, idx ...*indexInfo) (*scanner, error)
 	if rules == nil {
 		rules = map[string][]gitignore.Pattern{}
 	}
-	return &scanner{root: r.Root, fs: root, idx: idx, excludes: s.excludes, rules: rules, workers: r.Options.ScanWorkers, rootfd: -1}, nil
+	return &scanner{root: r.Root, fs: root, idx: idx, excludes: s.excludes, rules: rules, outside: s.outside, workers: r.Options.ScanWorkers, rootfd: -1}, nil
 }
 
 // excludes returns the repository-wide ignore patterns: core.excludesFile
@@ -216,7 +220,7 @@ func (r *Repo) excludes() ([]gitignore.Pattern, error) {
 // snapshot records the working tree durably: blobs for every file the index
 // does not hold, a commit under refs/orket/snapshots/<runID>, all fsynced
 // before it returns.
-func (r *Repo) snapshot(runID string) (*Snapshot, error) {
+func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 	var tm Timings
 	lap := tm.start()
 	// A snapshot of a large tree allocates tens of megabytes that live as
@@ -253,6 +257,7 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 		return nil, err
 	}
 	excludes := sc.excludes
+	sc.outside = setOf(outside)
 	start := time.Now()
 	var cache *treeCache
 	if !r.noCache {
@@ -322,7 +327,8 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 		return nil, fmt.Errorf("read the working tree: %w", err)
 	}
 	lap("hash")
-	s := &Snapshot{RunID: runID, Ref: SnapshotRefPrefix + runID, Pre: pre, git: gs, guard: guard, idx: ii, w: w, perms: map[string]uint32{},
+	pre.drop(sc.outside) // a tree the scan cache gave may hold them
+	s := &Snapshot{RunID: runID, outside: sc.outside, Ref: SnapshotRefPrefix + runID, Pre: pre, git: gs, guard: guard, idx: ii, w: w, perms: map[string]uint32{},
 		excludes: excludes, hook: hook, token: token, Scan: info}
 	ok := false
 	defer func() {
@@ -330,7 +336,7 @@ func (r *Repo) snapshot(runID string) (*Snapshot, error) {
 			s.Close()
 		}
 	}()
-	m := &manifest{Version: 1, RunID: runID, Start: pre.Start, Deleted: []string{}, EmptyDirs: sortedKeys(pre.Empty),
+	m := &manifest{Version: 1, RunID: runID, Start: pre.Start, Deleted: []string{}, EmptyDirs: sortedKeys(pre.Empty), Outside: sortedKeys(sc.outside),
 		Git: map[string]plumbing.Hash{}, Guard: map[string]plumbing.Hash{}, GuardModes: guard.modes}
 	for _, p := range v.perms {
 		if f := pre.Files[p]; f != nil {

@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"golang.org/x/sys/unix"
 
+	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitrepo"
 )
 
@@ -33,7 +36,9 @@ func (r *Repo) resetPaths(paths []string, base map[string]*File) error {
 			continue
 		}
 		g := *f
-		g.Perm = defaultPerm(f.Mode)
+		if g.Perm == 0 {
+			g.Perm = permNow(root, p, f.Mode)
+		}
 		if err := r.writeBlob(root, p, &g); err != nil {
 			errs = append(errs, err)
 		}
@@ -42,6 +47,23 @@ func (r *Repo) resetPaths(paths []string, base map[string]*File) error {
 		return err
 	}
 	return r.setIndexEntries(paths, base)
+}
+
+// permNow is the permission to write p back with when all that is known
+// of its earlier state is git's (which keeps only the executable bit): the
+// bits the file has now, with the executable bits mode says, so that a
+// 0600 credentials file stays 0600; the default bits when it is not a
+// regular file now.
+func permNow(root *fsroot.Root, p string, mode filemode.FileMode) uint32 {
+	st, err := root.Lstat(p)
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || mode == filemode.Symlink {
+		return defaultPerm(mode)
+	}
+	perm := st.Mode & 0o666
+	if mode == filemode.Executable {
+		perm |= (perm & 0o444) >> 2
+	}
+	return perm
 }
 
 // setIndexEntries makes the index entries of paths match base (removing

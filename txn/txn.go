@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -35,6 +36,13 @@ type Start struct {
 	// Group names where the run's processes are contained
 	// (contain.Group.ID), so that recovery stops what is left of them.
 	Group string
+	// Outside lists files of the work tree (repository-relative, with
+	// slashes) that are not part of the transaction at all: orket's own
+	// standard output and error when they are files in the tree (run.log
+	// in orket run ... > run.log 2>&1). They are neither in the snapshot
+	// nor measured nor reverted, here or by a recovery (the snapshot's
+	// manifest names them).
+	Outside []string
 }
 
 // Begin starts a transaction: it writes the journal (phase snapshot), then
@@ -49,7 +57,7 @@ func (r *Repo) Begin(st Start) (*Txn, error) {
 		return nil, fmt.Errorf("write the transaction journal: %w", err)
 	}
 	testhook.Point("phase:" + PhaseSnapshot)
-	snap, err := r.snapshot(st.RunID)
+	snap, err := r.snapshot(st.RunID, st.Outside)
 	if err != nil {
 		r.dropIndex(st.RunID)
 		return nil, errors.Join(err, r.dropSnapshot(t.j.Ref), r.clearJournal())
@@ -133,9 +141,13 @@ func (r *Repo) SavedDir(runID string) string {
 // durably under SavedDir, and records it in the journal, before anything
 // is taken out of the tree. It returns the file's path. If Save fails, the
 // caller must not destroy what it meant to save.
-func (t *Txn) Save(name string, write func(io.Writer) error) (string, error) {
+//
+// perm is the saved file's mode: a change holds the content of the files
+// it changed, so it is written no wider than the most private of them
+// (0600 for a credentials file), in a directory only its owner reads.
+func (t *Txn) Save(name string, perm fs.FileMode, write func(io.Writer) error) (string, error) {
 	dir := t.r.SavedDir(t.j.RunID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
 	root, err := fsroot.Open(dir)
@@ -143,7 +155,7 @@ func (t *Txn) Save(name string, write func(io.Writer) error) (string, error) {
 		return "", err
 	}
 	defer root.Close()
-	if err := root.WriteFrom(name, 0o644, fsroot.Options{Sync: true}, write); err != nil {
+	if err := root.WriteFrom(name, perm, fsroot.Options{Sync: true}, write); err != nil {
 		return "", err
 	}
 	if err := syncDir(filepath.Dir(dir)); err != nil {

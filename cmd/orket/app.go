@@ -15,16 +15,24 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/inert"
 )
 
 // options carries what every command needs: the streams, the environment
 // and the global flags. Tests build their own.
 type options struct {
-	stdin          io.Reader
-	stdout, stderr io.Writer
-	getenv         func(string) string
-	environ        func() []string
-	now            func() time.Time
+	stdin io.Reader
+	// stdout and stderr are inert (package inert): a control character
+	// that came from an edit, a tool or a remote is shown, never acted on.
+	// Only orket's own colours are let through, by the run's printer.
+	stdout, stderr *inert.Writer
+	// rawStdout and rawStderr are the process's streams: for terminal
+	// checks, a review's Backspace, and a step's output streamed under -v
+	// as the tool wrote it.
+	rawStdout, rawStderr io.Writer
+	getenv               func(string) string
+	environ              func() []string
+	now                  func() time.Time
 
 	json, quiet, verbose, noColor bool
 	repoDir, configFile           string
@@ -34,8 +42,10 @@ type options struct {
 // Main runs orket with args (args[0] is the program name) and returns the
 // exit status. It never calls os.Exit, so deferred cleanups always run.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	o := &options{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, environ: os.Environ, now: time.Now,
-		stderrTTY: stderrIsTerminal(stderr)}
+	o := &options{stdin: stdin, stdout: inert.NewWriter(stdout), stderr: inert.NewWriter(stderr), rawStdout: stdout, rawStderr: stderr,
+		getenv: os.Getenv, environ: os.Environ, now: time.Now, stderrTTY: stderrIsTerminal(stderr)}
+	defer o.stdout.Flush()
+	defer o.stderr.Flush()
 	// Usage errors happen before flags are resolved; they still owe a
 	// --json caller its one JSON object.
 	for _, a := range args[1:] {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/orket/orket"
+	"github.com/orket/orket/internal/inert"
 	"github.com/orket/orket/learn"
 )
 
@@ -109,7 +110,7 @@ orket lessons approve|reject ID decide them.`,
 				return err
 			}
 			in, ok := o.stdin.(*os.File)
-			out, outOK := o.stdout.(*os.File)
+			out, outOK := o.rawStdout.(*os.File)
 			if !ok || !outOK || !isTerminal(in) || !isTerminal(out) || o.json || o.getenv("CI") != "" {
 				*result = &learn.PendingProposals{Code: orket.OK, Pending: undecided}
 				if !o.json {
@@ -268,7 +269,7 @@ func (g *gate) readLine() (string, error) {
 					i--
 				}
 				line = line[:i]
-				fmt.Fprint(g.o.stdout, "\b \b")
+				fmt.Fprint(g.o.rawStdout, "\b \b") // the person's own erase, not text to show
 			}
 		case key >= 0x20 || key == '\t':
 			line = append(line, key)
@@ -432,8 +433,8 @@ func guardrailsShowCommand(o *options, result *any) *cli.Command {
 				fmt.Fprintf(o.stdout, "agent %s has no guardrails yet (orket lessons review approves proposals)\n", agent)
 				return nil
 			}
-			fmt.Fprintf(o.stdout, "%s (v%d, %s by %s, %s)\n\n", gs.File(agent, v.Version), v.Version, v.Kind, v.ApprovedBy, v.CreatedAt.Format("2006-01-02 15:04"))
-			fmt.Fprint(o.stdout, v.Text)
+			fmt.Fprintf(o.stdout, "%s (v%d, %s by %s, %s)\n\n", gs.File(agent, v.Version), v.Version, v.Kind, inert.Text(v.ApprovedBy), v.CreatedAt.Format("2006-01-02 15:04"))
+			fmt.Fprint(o.stdout, v.Text) // inert on stdout: a synced version may come from anyone who can push
 			var notes []string
 			for _, l := range v.AllLines() {
 				if t, ok := votes[l.ID]; ok && l.ID != "" {
@@ -529,7 +530,7 @@ func guardrailsLogCommand(o *options, result *any) *cli.Command {
 				if why == "" && len(e.Lessons) > 0 {
 					why = strings.Join(e.Lessons, ", ")
 				}
-				fmt.Fprintf(tw, "v%d\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Version, e.Time.Format("2006-01-02 15:04"), kind, e.By, e.Changes, yesNo(e.Kept), clipRunes(why, 60))
+				fmt.Fprintf(tw, "v%d\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Version, e.Time.Format("2006-01-02 15:04"), kind, inert.Text(e.By), e.Changes, yesNo(e.Kept), clipRunes(why, 60))
 			}
 			return tw.Flush()
 		},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/orket/orket/internal/inert"
 	"github.com/orket/orket/learn"
 )
 
@@ -65,13 +66,14 @@ func warnDamaged(o *options, d []learn.Damaged) {
 	}
 }
 
-// clipRunes shortens s to at most n runes, marking the cut.
+// clipRunes shortens s, text from outside orket, to at most n runes
+// (marking the cut) and makes it one inert line (package inert).
 func clipRunes(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
-		return s
+		return inert.Text(s)
 	}
-	return string(r[:n-1]) + "…"
+	return inert.Text(string(r[:n-1])) + "…"
 }
 
 // orNone names an empty key, so that no line of the stats is blank.

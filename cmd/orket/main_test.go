@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -122,8 +124,27 @@ func TestScripts(t *testing.T) {
 			"json": cmdJSON, "fingerprint": cmdFingerprint, "waitfile": cmdWaitFile, "jsonsave": cmdJSONSave,
 		},
 		RequireExplicitExec: true,
+		Condition:           scriptCondition,
 	})
 }
+
+// scriptCondition adds [mounts]: the script can mount a small tmpfs in a
+// mount namespace of its own (unshare -rm), to fill a real disk.
+func scriptCondition(cond string) (bool, error) {
+	switch cond {
+	case "mounts":
+		mountsOnce.Do(func() {
+			mountsOK = exec.Command("unshare", "-rm", "sh", "-c", "d=$(mktemp -d); mount -t tmpfs -o size=64k tmpfs \"$d\" && umount \"$d\"; r=$?; rmdir \"$d\"; exit $r").Run() == nil
+		})
+		return mountsOK, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
+var (
+	mountsOnce sync.Once
+	mountsOK   bool
+)
 
 // setupGit gives each script a private HOME and git identity, so the
 // machine's git configuration never leaks in.

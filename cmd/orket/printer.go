@@ -12,6 +12,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/inert"
 	"github.com/orket/orket/learn"
 )
 
@@ -34,14 +35,24 @@ type runPrinter struct {
 }
 
 func newRunPrinter(o *options) *runPrinter {
-	w := o.stderr
+	var w io.Writer = o.stderr
 	if o.quiet {
 		w = io.Discard
 	}
 	tty := o.stderrTTY && o.getenv("CI") == "" && o.getenv("TERM") != "dumb"
-	return &runPrinter{o: o, w: w,
+	p := &runPrinter{o: o, w: w,
 		live: tty && !o.verbose && !o.quiet, color: tty && !o.noColor,
 		running: map[string]time.Time{}, now: time.Now, every: 100 * time.Millisecond}
+	// stderr is inert: only these sequences, orket's own, pass as they
+	// are, and only when they are drawn at all (never under NO_COLOR or
+	// off a terminal).
+	if p.color {
+		o.stderr.Allow(green, red, yellow, dim, reset)
+	}
+	if p.live {
+		o.stderr.Allow(clearLine)
+	}
+	return p
 }
 
 const (
@@ -50,6 +61,8 @@ const (
 	yellow = "\033[33m"
 	dim    = "\033[2m"
 	reset  = "\033[0m"
+
+	clearLine = "\r\033[K" // takes the live line away
 )
 
 func (p *runPrinter) paint(c, s string) string {
@@ -80,7 +93,7 @@ func (p *runPrinter) failure(format string, args ...any) {
 
 func (p *runPrinter) clearLive() {
 	if p.drawn {
-		io.WriteString(p.w, "\r\033[K")
+		io.WriteString(p.w, clearLine)
 		p.drawn = false
 	}
 }
@@ -148,8 +161,13 @@ func (p *runPrinter) tick(stop chan struct{}) {
 	}
 }
 
-// Phase is part of orket.Observer; the printer draws at the events.
-func (p *runPrinter) Phase(orket.Phase, *orket.Record) {}
+// Phase is part of orket.Observer; the printer draws at the events, and
+// says at the edit which files of the tree are orket's own output.
+func (p *runPrinter) Phase(ph orket.Phase, rec *orket.Record) {
+	if ph == orket.PhaseEdit && len(rec.OwnOutput) > 0 {
+		p.line("  orket's own output, not part of the transaction: %s", abbreviate(rec.OwnOutput, 8))
+	}
+}
 
 // Planned prints the plan: the edit, the scope, the touch set and the
 // steps (with their commands on a dry run, which runs none of them).
@@ -214,11 +232,19 @@ func (p *runPrinter) Planned(res *orket.Record) {
 	p.line("  steps: %s", strings.Join(steps, ", "))
 }
 
+// abbreviate lists the first n names (file names an edit chose, so each
+// one inert: a name holding an escape sequence or a line end is shown,
+// never acted on).
 func abbreviate(list []string, n int) string {
-	if len(list) <= n {
-		return strings.Join(list, ", ")
+	more := ""
+	if len(list) > n {
+		list, more = list[:n], fmt.Sprintf(", and %d more", len(list)-n)
 	}
-	return strings.Join(list[:n], ", ") + fmt.Sprintf(", and %d more", len(list)-n)
+	names := make([]string, len(list))
+	for i, s := range list {
+		names[i] = inert.Text(s)
+	}
+	return strings.Join(names, ", ") + more
 }
 
 // EditStarted is part of orket.Observer.
@@ -253,7 +279,9 @@ func (p *runPrinter) Touched(res *orket.Record) {
 // StepOutput is part of orket.Observer: under -v, output streams.
 func (p *runPrinter) StepOutput(name string) io.Writer {
 	if p.o.verbose && !p.o.quiet {
-		return &prefixWriter{w: p.w, mu: &p.mu, prefix: "  | "}
+		// Streamed as the tool wrote it, colours and all: -v asks for the
+		// output a person would see running the step.
+		return &prefixWriter{w: p.o.rawStderr, mu: &p.mu, prefix: "  | "}
 	}
 	return nil
 }
@@ -277,7 +305,7 @@ func (p *runPrinter) Recorded(res *orket.Record) {
 		if len(l.Tags) > 0 {
 			tags = fmt.Sprint(l.Tags)
 		}
-		p.line("  lesson %.8s recorded for %s: %s %s", l.ID, l.Step, l.Title, tags)
+		p.line("  lesson %.8s recorded for %s: %s %s", l.ID, inert.Text(l.Step), inert.Text(l.Title), inert.Text(tags))
 	}
 	for _, id := range res.FlakyLessons {
 		p.line("  lesson %.8s is flaky: its step passed here on the tree content it failed on", id)
@@ -373,7 +401,7 @@ func (p *runPrinter) tail(r *orket.StepResult) {
 		lines = lines[len(lines)-20:]
 	}
 	for _, l := range lines {
-		show("    | %s", l)
+		show("    | %s", inert.Block(strings.TrimSuffix(l, "\r"))) // one line: tabs kept
 	}
 }
 
@@ -419,7 +447,7 @@ func stderrIsTerminal(w io.Writer) bool {
 // under -v, and the preflight results.
 func (p *runPrinter) Advised(res *orket.Record) {
 	for _, r := range res.Reviewed {
-		p.line("  reviewed %s from .orket/rejected into the agent memory: %s", r.File, clipRunes(r.Learning, 100))
+		p.line("  reviewed %s from .orket/rejected into the agent memory: %s", inert.Text(r.File), clipRunes(r.Learning, 100))
 	}
 	p.advisories(res.Advisories, res.Preflight)
 	if len(res.Feedback) > 0 {
@@ -431,7 +459,7 @@ func (p *runPrinter) Advised(res *orket.Record) {
 	if g := res.Guardrails; g != nil {
 		s := fmt.Sprintf("  guardrails v%d of agent %s: %d rule(s), given as ORKET_GUARDRAILS (%s)", g.Version, g.Agent, g.Rules, g.File)
 		if len(g.Demoted) > 0 {
-			s += fmt.Sprintf("; %d demoted: %s", len(g.Demoted), strings.Join(g.Demoted, "; "))
+			s += fmt.Sprintf("; %d demoted: %s", len(g.Demoted), inert.Text(strings.Join(g.Demoted, "; ")))
 		}
 		p.line("%s", s)
 	}
@@ -454,7 +482,7 @@ func quoteName(s string) string {
 	if strings.ContainsAny(s, " \t\"'") || s == "" {
 		return strconv.Quote(s)
 	}
-	return s
+	return inert.Text(s)
 }
 
 // advisories prints each advisory in one or two short lines (its title,
@@ -470,9 +498,9 @@ func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult
 		if a.Count > 1 {
 			times = fmt.Sprintf("%d times", a.Count)
 		}
-		title := learn.Inert(a.Title)
-		if a.File != "" && !strings.Contains(title, a.File) {
-			title += " in " + a.File
+		title := inert.Text(a.Title)
+		if file := inert.Text(a.File); file != "" && !strings.Contains(title, file) {
+			title += " in " + file
 		}
 		stale := ""
 		if a.Stale {
@@ -485,7 +513,7 @@ func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult
 			stale += "; red without that change too"
 		}
 		p.line("    %s %s: seen %s, last %s (lesson %s, score %.2f%s)", p.paint(yellow, "!"), title, times, a.LastSeen.Format("2006-01-02"), learn.ShortID(a.ID), a.Score, stale)
-		if first := learn.Inert(a.FirstError); first != "" && first != learn.Inert(a.Title) {
+		if first := inert.Text(a.FirstError); first != "" && first != inert.Text(a.Title) {
 			p.line("      %s", clipRunes(first, 100))
 		}
 		if p.o.verbose {
@@ -493,7 +521,7 @@ func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult
 			p.line("      why: same command %.0f, scope overlap %.2f, touch overlap %.2f, same failed command %.0f, tag relevance %.2f, recency %.2f, stale weight %.1f, flaky weight %.1f",
 				w.SameCommand, w.ScopeOverlap, w.TouchIntersection, w.SameFailedCommand, w.TagRelevance, w.Recency, w.StaleWeight, w.FlakyWeight)
 			for _, s := range a.SuggestedActions {
-				p.line("      - %s", s)
+				p.line("      - %s", inert.Text(s))
 			}
 		}
 	}
@@ -513,7 +541,7 @@ func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult
 		if c.AdvisoryOnly && !c.OK {
 			note = "; advisory only: a stale or flaky lesson"
 		}
-		p.line("    preflight %s: %s (%s%s)", state, c.Detail, c.Source, note)
+		p.line("    preflight %s: %s (%s%s)", state, inert.Text(c.Detail), inert.Text(c.Source), note)
 	}
 	switch {
 	case stops > 0 && advisoryOnly > 0:

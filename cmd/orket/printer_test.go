@@ -14,6 +14,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/inert"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/verify"
@@ -93,7 +94,7 @@ func TestHumanOutputGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			o := &options{stderr: &stderr, stdout: &stderr, getenv: func(k string) string { return tc.env[k] }, stderrTTY: tc.tty}
+			o := &options{stderr: inert.NewWriter(&stderr), stdout: inert.NewWriter(&stderr), getenv: func(k string) string { return tc.env[k] }, stderrTTY: tc.tty}
 			o.noColor = tc.env["NO_COLOR"] != ""
 			p := newRunPrinter(o)
 			fixed := time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)

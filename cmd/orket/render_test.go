@@ -10,6 +10,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/guardrails"
+	"github.com/orket/orket/internal/inert"
 	"github.com/orket/orket/learn"
 )
 
@@ -33,7 +34,7 @@ func TestRender(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			got := render(&options{stdout: &stdout, stderr: &stderr}, nil, tc.err)
+			got := render(&options{stdout: inert.NewWriter(&stdout), stderr: inert.NewWriter(&stderr)}, nil, tc.err)
 			if got != tc.wantExit || stderr.String() != tc.wantStderr || stdout.Len() != 0 {
 				t.Errorf("render = %d, stderr %q, stdout %q; want %d, %q", got, stderr.String(), stdout.String(), tc.wantExit, tc.wantStderr)
 			}

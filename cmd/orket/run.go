@@ -104,7 +104,7 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*orket.Record, err
 		StrictPreflight: ro.strictPreflight || o.getenv("ORKET_STRICT_PREFLIGHT") == "1",
 		Confirm:         func(rec *orket.Record) error { return confirm(o, rec) },
 		Env:             orket.Env{Environ: o.environ(), Getenv: o.getenv, Now: o.now},
-		Learner:         learn.Loop{}}
+		Learner:         learn.Loop{}, Output: osFiles(o.rawStdout, o.rawStderr)}
 	rec, err := orket.Execute(ctx, req, out)
 	if rec == nil {
 		return nil, err
@@ -211,3 +211,15 @@ func okText(rec *orket.Record) string {
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// osFiles returns the writers that are files of the process (its real
+// stdout and stderr, not a test's buffer).
+func osFiles(ws ...io.Writer) []*os.File {
+	var out []*os.File
+	for _, w := range ws {
+		if f, ok := w.(*os.File); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,164 @@
+package orket
+
+// orket's own output in the work tree (issue 27): orket run ... > run.log
+// 2>&1, or orket run ... | tee build.log, inside the repository. The file
+// grows while the edit runs, but it is orket's output, not the edit's
+// write: counting it would revert a good change, blame the agent and cut
+// the log back to its first lines. What is left out of the transaction
+// (txn.Start.Outside), decided once before the snapshot, before the edit
+// runs, so nothing the edit does can add to it:
+//
+//   - a regular file in the work tree that is orket's standard output or
+//     standard error (the same device and inode as fd 1 or fd 2);
+//   - when fd 1 or 2 is a pipe, the regular files in the work tree that
+//     the processes reading that pipe (tee) hold open for writing (Linux,
+//     from /proc; elsewhere only the first rule applies).
+//
+// Nothing else: a log another process writes (a build started beside
+// orket) is a write like any other. The run says which files it left out
+// (Record.OwnOutput).
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// ownOutput returns the files of the work tree root that are orket's own
+// output through the streams outs (repository-relative, with slashes).
+func ownOutput(root string, outs []*os.File) []string {
+	if len(outs) == 0 {
+		return nil
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	found := map[string]bool{}
+	for _, f := range outs {
+		if f == nil {
+			continue
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			continue
+		}
+		switch {
+		case fi.Mode().IsRegular():
+			if p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd()))); err == nil {
+				if rel, ok := inTree(root, p, fi); ok {
+					found[rel] = true
+				}
+			}
+		case fi.Mode()&os.ModeNamedPipe != 0:
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				for _, rel := range pipeReadersFiles(root, st.Ino) {
+					found[rel] = true
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(found))
+	for p := range found {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// inTree returns the path p (a file whose stat is fi) relative to root,
+// when it is a file inside the work tree but not in its .git.
+func inTree(root, p string, fi os.FileInfo) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	rel = filepath.ToSlash(rel)
+	if rel == ".git" || strings.HasPrefix(rel, ".git/") {
+		return "", false
+	}
+	// The name still leads to the file orket writes (not a file renamed
+	// or deleted since).
+	if now, err := os.Lstat(p); err != nil || !os.SameFile(now, fi) {
+		return "", false
+	}
+	return rel, true
+}
+
+// pipeReadersFiles returns the regular files in the work tree that the
+// other processes holding the read end of pipe ino have open for writing.
+func pipeReadersFiles(root string, ino uint64) []string {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	want := "pipe:[" + strconv.FormatUint(ino, 10) + "]"
+	var out []string
+	for _, d := range procs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		dir := "/proc/" + d.Name()
+		fds, err := os.ReadDir(dir + "/fd")
+		if err != nil {
+			continue // another user's, or gone
+		}
+		reads := false
+		var writable []string
+		for _, fd := range fds {
+			link, err := os.Readlink(dir + "/fd/" + fd.Name())
+			if err != nil {
+				continue
+			}
+			acc, ok := fdAccess(dir + "/fdinfo/" + fd.Name())
+			if !ok {
+				continue
+			}
+			switch {
+			case link == want && acc == syscall.O_RDONLY:
+				reads = true
+			case filepath.IsAbs(link) && acc != syscall.O_RDONLY:
+				writable = append(writable, link)
+			}
+		}
+		if !reads {
+			continue
+		}
+		for _, p := range writable {
+			fi, err := os.Stat(p)
+			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			if rel, ok := inTree(root, p, fi); ok {
+				out = append(out, rel)
+			}
+		}
+	}
+	return out
+}
+
+// fdAccess reads the access mode (O_RDONLY, O_WRONLY, O_RDWR) of an open
+// file from its /proc fdinfo.
+func fdAccess(fdinfo string) (int, bool) {
+	f, err := os.Open(fdinfo)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "flags:"); ok {
+			flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			if err != nil {
+				return 0, false
+			}
+			return int(flags) & syscall.O_ACCMODE, true
+		}
+	}
+	return 0, false
+}
