@@ -353,8 +353,8 @@ func worldState(t *testing.T, root, out string) string {
 			rel, _ := filepath.Rel(root, p)
 			if strings.HasPrefix(rel, ".orket/runs") || strings.HasPrefix(rel, ".orket/memory/failure_lessons.jsonl") || strings.HasPrefix(rel, ".orket/memory/passing") ||
 				(strings.HasPrefix(rel, ".orket/memory/evaluations.jsonl") || strings.HasPrefix(rel, ".orket/memory/advised.jsonl") ||
-					strings.HasPrefix(rel, ".orket/memory/votes.jsonl")) && !forged(p) {
-				return nil // written by orket itself: the evaluation, what the run was told, its votes
+					strings.HasPrefix(rel, ".orket/memory/votes.jsonl") || strings.HasPrefix(rel, ".orket/memory/feedback.jsonl")) && !forged(p) {
+				return nil // written by orket itself: the evaluation, what the run was told, its votes, a refusal
 			}
 			info, _ := e.Info()
 			fmt.Fprintf(&b, "%s %v", p, info.Mode())

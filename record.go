@@ -194,6 +194,8 @@ type RecordRequest struct {
 	Task        string   `json:"task"`
 	// AllowProtected are the protect: globs this run may change.
 	AllowProtected []string `json:"allow_protected,omitempty"`
+	// Touch are the paths the edit declared it would change (--touch).
+	Touch []string `json:"touch,omitempty"`
 }
 
 // Plan is the run's touch set and steps.

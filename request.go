@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -42,6 +44,10 @@ type Request struct {
 	// AllowProtected names protect: globs the edit may change this time
 	// (--allow-protected): a person's decision, never an agent's.
 	AllowProtected []string
+	// Touch names the paths the edit means to change (--touch): what the
+	// learning loop weighs past failures against before the edit runs. It
+	// widens nothing: the scope is what the edit may write.
+	Touch []string
 
 	DryRun          bool // print the plan and advisories; write nothing
 	AutoConfirm     bool // --yes: do not ask
@@ -179,7 +185,7 @@ func (r *run) validate() error {
 	rr := RecordRequest{EditSource: req.Edit.Source(), Scope: append([]string{}, r.scope.Patterns()...),
 		Profile: prof.Name, Skip: sortedKeys(r.skip), DryRun: req.DryRun, AutoConfirm: req.AutoConfirm,
 		KeepOnFail: req.KeepOnFail, Commit: req.Commit, Agent: req.Agent, Task: req.Task,
-		AllowProtected: req.AllowProtected}
+		AllowProtected: req.AllowProtected, Touch: cleanPaths(req.Touch)}
 	if rr.Agent == "" {
 		rr.Agent = store.DefaultAgent
 	}
@@ -236,4 +242,17 @@ func checkName(s string) error {
 		}
 	}
 	return nil
+}
+
+// cleanPaths makes declared paths repository-relative and slash-separated,
+// dropping empty ones.
+func cleanPaths(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		p = path.Clean(filepath.ToSlash(strings.TrimSpace(p)))
+		if p != "" && p != "." {
+			out = append(out, strings.TrimPrefix(p, "./"))
+		}
+	}
+	return out
 }

@@ -380,7 +380,7 @@ func fallbackCause(output string, lines []string, tagged int, u *Unclassified) C
 			families = resemble(output)
 		}
 		for _, f := range families {
-			if f.Line > 0 && f.Line <= len(lines) && !classpathLine(lines[f.Line-1]) {
+			if f.Line > 0 && f.Line <= len(lines) && !classpathLine(lines[f.Line-1]) && !makeError(lines[f.Line-1]) {
 				at = f.Line - 1
 				break
 			}
@@ -1763,7 +1763,7 @@ func locatedCause(lines []string) (Cause, bool) {
 			continue
 		}
 		nonBlank++
-		if !strings.Contains(l, ": ") {
+		if !strings.Contains(l, ": ") || makeError(l) {
 			continue
 		}
 		m := located().FindStringSubmatch(l)
@@ -1855,4 +1855,11 @@ func linkerCause(lines []string) (Cause, bool) {
 		return Cause{Line: l, LineNo: i + 1, Files: files, Tool: "cc"}, true
 	}
 	return Cause{}, false
+}
+
+// makeError reports a line of make's own ("make: *** [Makefile:3: test]
+// Error 1"): it names the recipe that failed, never why.
+func makeError(l string) bool {
+	l = strings.TrimSpace(l)
+	return strings.HasPrefix(l, "make") && strings.Contains(l, ": *** ")
 }

@@ -193,9 +193,15 @@ func containsAny(s string, subs []string) bool {
 // and its cause line.
 func unclassified(output, firstError string) *Unclassified {
 	u := &Unclassified{Families: resemble(output)}
+	// make's own line says only that a recipe failed: a later family's
+	// line says why.
+	lead := 0
+	for lead < len(u.Families)-1 && makeError(u.Families[lead].Text) {
+		lead++
+	}
 	switch {
 	case len(u.Families) > 0:
-		u.Cause, u.CauseLine = u.Families[0].Text, u.Families[0].Line
+		u.Cause, u.CauseLine = u.Families[lead].Text, u.Families[lead].Line
 	case firstError != "":
 		u.Cause = firstError
 		for i, line := range strings.Split(output, "\n") {

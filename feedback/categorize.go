@@ -174,7 +174,14 @@ func forms(w string, portuguese bool) []string {
 // Categorize returns the category of reason: of all the keywords found
 // in it, the one of the highest-priority category, and of those the one
 // found first. An empty reason, or one that matches nothing, is Other.
+// A keyword that only labels the reason ("wrong: the API team owns
+// api/openapi.yaml") is not its subject: what follows the colon is
+// categorised.
 func (c *Categorizer) Categorize(reason string) Match {
+	if head, rest, ok := strings.Cut(reason, ":"); ok && len(Words(head)) <= 2 && len(Words(rest)) > 0 &&
+		c.match(Words(head)).Category != Other {
+		return c.match(Words(rest))
+	}
 	return c.match(Words(reason))
 }
 

@@ -196,6 +196,8 @@ func TestCategorize(t *testing.T) {
 		{"Missing sections, and the rest is unclear", Match{Clarity, "unclear"}},
 		{"Out of scope and incomplete", Match{Completeness, "incomplete"}},
 		{"Irrelevant. Also wrong.", Match{Examples, "wrong"}},
+		{"wrong: api/openapi.yaml is the API team's", Match{Other, ""}},
+		{"Wrong: the examples do not run", Match{Examples, "example"}},
 		// the first keyword of the winning category is named
 		{"missing tests and absent docs", Match{Completeness, "missing"}},
 		// nothing

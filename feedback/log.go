@@ -22,6 +22,10 @@ const (
 	// (orket correct RUN --note): the note is the reason, the change the
 	// correction.
 	TypeHumanCorrection = "human_correction"
+	// TypeRefusal is an edit orket refused (a protected path, a write
+	// outside the scope): Item is what was refused (the protect: glob, or
+	// the scope), Touched the paths, Reason what the agent is to do.
+	TypeRefusal = "refusal"
 )
 
 // Artifact types (orket reject --type).

@@ -411,6 +411,7 @@ func History(entries []*Entry) []*Past {
 const (
 	AdvisoryPattern = "pattern" // the agent's recurring concern
 	AdvisoryPast    = "past"    // earlier rejections of what this run touches
+	AdvisoryRefusal = "refusal" // earlier refused writes to what this run touches
 )
 
 // An Advisory is what a later run is told of earlier reviews, as data the
@@ -452,30 +453,45 @@ func Advise(entries []*Entry, q Query) []Advisory {
 		agent = "default"
 	}
 	a := NewAnalysis(agent)
-	var related []*Entry
+	var related, rejections []*Entry
+	var refused []Advisory
 	rq := newRelation(q)
 	for _, e := range entries {
 		if !q.Since.IsZero() && e.Time.Before(q.Since) {
 			continue
 		}
 		a.Add(e)
-		if e.Type == TypeReviewRejection && rq.related(e) {
+		if e.Type == TypeReviewRejection {
+			rejections = append(rejections, e)
+		}
+		switch {
+		case e.Type == TypeReviewRejection && rq.related(e):
 			related = append(related, e)
+		case e.Type == TypeRefusal && (e.Agent == agent || e.Agent == "") && rq.refused(e):
+			refused = addRefusal(refused, e)
 		}
 	}
 	a.Finish()
-	var out []Advisory
+	seen := map[string]bool{}
+	out := pathConcerns(rejections, rq, seen)
 	for _, p := range a.Patterns {
 		out = append(out, Advisory{Kind: AdvisoryPattern, Category: p.Category, Percentage: p.Percentage,
 			Count: p.Count, Total: p.Total, Actions: p.Actions,
 			Text: fmt.Sprintf("Based on earlier reviews, %s %s a common concern (%s%% of recent rejections): %s",
 				p.Category, verb(p.Category), p.Percentage, lowerFirst(p.Correction))})
 	}
+	out = append(out, refused...)
 	max := q.MaxPast
 	if max <= 0 {
 		max = 3
 	}
-	for i, p := range History(related) {
+	var unseen []*Entry
+	for _, e := range related {
+		if !seen[e.ID] {
+			unseen = append(unseen, e)
+		}
+	}
+	for i, p := range History(unseen) {
 		if i == max {
 			break
 		}
@@ -594,6 +610,42 @@ func (r relation) related(e *Entry) bool {
 		}
 	}
 	return false
+}
+
+// refused reports whether a refused write concerns the run: it touches
+// a refused path or one the refused glob matches; without a touch set,
+// its scope takes in a refused path.
+func (r relation) refused(e *Entry) bool {
+	if len(r.q.Touch) > 0 {
+		item, err := scope.Parse([]string{e.Item})
+		for _, p := range r.q.Touch {
+			if contains(e.Touched, p) || e.Item != "" && err == nil && item.Contains(p) {
+				return true
+			}
+		}
+		return false
+	}
+	if !r.ok || r.scope.Empty() {
+		return false
+	}
+	for _, t := range e.Touched {
+		if r.scope.Contains(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// addRefusal adds a refusal to the advisories, once per reason.
+func addRefusal(out []Advisory, e *Entry) []Advisory {
+	for i := range out {
+		if out[i].Text == e.Reason {
+			out[i].Count++
+			out[i].IDs = append(out[i].IDs, e.ID)
+			return out
+		}
+	}
+	return append(out, Advisory{Kind: AdvisoryRefusal, Text: e.Reason, Item: e.Item, Count: 1, IDs: []string{e.ID}})
 }
 
 // overlap reports whether two base directories are one inside the other

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/orket/orket/classify"
 )
 
 // Five failures of one kind by one agent, among others, yield exactly
@@ -41,7 +43,7 @@ func TestFiveFailuresOneProposal(t *testing.T) {
 		t.Fatalf("proposals: got %d, want 1", len(res.Added))
 	}
 	p := res.Added[0]
-	want := "Run `go generate ./...` before `go test ./...` in pkg/api: it failed 5 times with missing_dependency"
+	want := "Run `go generate ./...` before `go test ./...` in pkg/api: it failed 5 times with \"title of missing_dependency\""
 	if p.LessonText != want {
 		t.Errorf("lesson text:\n got %q\nwant %q", p.LessonText, want)
 	}
@@ -284,5 +286,31 @@ func TestPruneLogsSyncedVersions(t *testing.T) {
 	hist := must[[]Event](t)(s.History("claude"))
 	if len(hist) != 11 || hist[0].Version != 1 || hist[0].Kept || hist[0].By != "Ana" {
 		t.Errorf("history: %+v", hist)
+	}
+}
+
+// One hazard met in several scopes (a lint rule broken in three
+// packages) is one proposal for everywhere, and its rule quotes the cause
+// with one "before".
+func TestOneHazardInManyScopesIsForEverywhere(t *testing.T) {
+	r := newRepo(t)
+	for i, pkg := range []string{"pkg/api", "pkg/users", "pkg/web"} {
+		lint := failure{agent: "claude", cmd: "go run ./tools/lint .", step: "lint", tag: classify.LintError,
+			first:  pkg + "/x.go:3: SH001 TODO without an owner",
+			action: "Run the failing test alone and read its expectation before changing the code it covers",
+			scope:  []string{pkg}}
+		r.fail(lint, 2, t0.Add(time.Duration(i)*time.Hour))
+	}
+	res, err := r.store().Propose(context.Background(), "claude", r.signals("claude"), nil, nil, t0.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Added) != 1 {
+		t.Fatalf("proposals: %d, want 1", len(res.Added))
+	}
+	p := res.Added[0]
+	want := "Run the failing test alone and read its expectation before changing the code it covers: it failed 6 times with \"title of lint_error\""
+	if p.LessonText != want || p.ConstraintUpdate.Section != Everywhere {
+		t.Errorf("proposal %q in %q, want %q in %q", p.LessonText, p.ConstraintUpdate.Section, want, Everywhere)
 	}
 }

@@ -352,9 +352,11 @@ func describe(c *Cluster, members []Signal) {
 	switch c.Kind {
 	case KindFold:
 		f := last.Fold
+		// A hazard met in several scopes is a rule for everywhere; one met
+		// in one scope is that scope's.
 		c.Section = f.Dir
 		if c.Section == "" {
-			c.Section = mostFrequent(members, func(s Signal) string { return scopeKey(s.Context.Scope) })
+			c.Section = onlyValue(members, func(s Signal) string { return scopeKey(s.Context.Scope) })
 		}
 		label := "`" + f.Command + "`"
 		if f.Command == "" {
@@ -376,6 +378,22 @@ func describe(c *Cluster, members []Signal) {
 	if c.Section == "" {
 		c.Section = Everywhere
 	}
+}
+
+// onlyValue returns the one value key takes over ss, "" when it takes
+// several (or none).
+func onlyValue(ss []Signal, key func(Signal) string) string {
+	v := ""
+	for _, s := range ss {
+		switch k := key(s); {
+		case k == "":
+		case v == "":
+			v = k
+		case k != v:
+			return ""
+		}
+	}
+	return v
 }
 
 // mostFrequent returns the most frequent non-empty value of key over ss,
@@ -413,32 +431,40 @@ func lessonText(c Cluster, members []Signal) string {
 	switch {
 	case c.Kind == KindFold:
 		f := last.Fold
-		why := strings.Join(f.Tags, ", ")
-		if why == "" && f.FirstError != "" {
-			why = strconv.Quote(oneLine(f.FirstError, 80))
+		// The rule quotes the cause: the latest lesson's title.
+		why := last.Title
+		if why == "" {
+			why = last.Details.ErrorMessage
 		}
 		if why == "" {
-			why = "no known cause"
+			why = strings.Join(f.Tags, ", ")
+		}
+		quoted := "no known cause"
+		if why != "" {
+			quoted = strconv.Quote(oneLine(why, 100))
 		}
 		if f.Step == "edit" {
 			if action == "" {
 				action = "check the edit command before running it"
 			}
-			return fmt.Sprintf("%s: the edit command failed %d times%s with %s", capitalize(action), n, where, why)
+			return fmt.Sprintf("%s%s: the edit command failed %d times with %s", capitalize(action), where, n, quoted)
 		}
 		cmd := "`" + f.Command + "`"
 		if f.Command == "" {
 			cmd = "the verify steps"
 		}
-		if action == "" {
-			return fmt.Sprintf("Make sure %s%s passes before you finish: it failed %d times with %s", cmd, where, n, why)
-		}
-		if strings.Contains(action, "before the run") {
+		switch {
+		case action == "":
+			action = "make sure " + cmd + where + " passes before you finish"
+		case strings.Contains(action, "before the run"):
 			action = strings.Replace(action, "before the run", "before "+cmd+where, 1)
-		} else {
+		case !strings.Contains(action, " before "):
 			action += " before " + cmd + where
+		default:
+			// The action says when already: one "before" is enough.
+			action += where
 		}
-		return fmt.Sprintf("%s: it failed %d times with %s", capitalize(action), n, why)
+		return fmt.Sprintf("%s: it failed %d times with %s", capitalize(action), n, quoted)
 	case strings.HasPrefix(last.Category, "note:"):
 		return fmt.Sprintf("Avoid \"%s\"%s: %d runs were judged CONDITIONAL for it", last.Title, where, n)
 	}

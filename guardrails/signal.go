@@ -243,8 +243,10 @@ func SignalFromLesson(l *lessons.Lesson) Signal {
 		Context: Context{Task: l.Request.Task, ArtifactPath: artifact, RunID: l.Outcome.RunID, Scope: l.Request.Scope},
 		Details: Details{ErrorMessage: oneLine(msg, 300), Expected: "`" + l.Verify.FailedCommand + "` succeeds", Actual: actual},
 		Tags:    append([]string(nil), l.Classification.Tags...),
-		Fold:    FoldOf(l.Verify.FailedDir, l.Verify.FailedCommand, l.Classification.Tags, first),
-		Title:   l.Advice.Title, Confidence: conf,
+		// One hazard wherever it was met: keyed on the masked cause, not
+		// the step's directory.
+		Fold:  FoldOf("", l.Verify.FailedCommand, l.Classification.Tags, lessons.FoldCause(l)),
+		Title: l.Advice.Title, Confidence: conf,
 	}
 	s.Fold.Step = l.Verify.FailedStep
 	if len(l.Advice.SuggestedActions) > 0 {
@@ -333,7 +335,11 @@ func SignalFromEvaluation(e *verdict.Evaluation) (s Signal, ok bool) {
 		Tags: append([]string(nil), e.Tags...), Confidence: 0.7,
 	}
 	if e.FailedCommand != "" || len(e.Tags) > 0 {
-		s.Fold = FoldOf("", e.FailedCommand, e.Tags, e.FirstError)
+		fold := e.Fold
+		if fold == "" {
+			fold = lessons.Mask(classify.StripANSI(e.FirstError))
+		}
+		s.Fold = FoldOf("", e.FailedCommand, e.Tags, fold)
 		s.Fold.Step = e.FailedStep
 	} else if e.Verdict == verdict.Conditional && len(e.Notes) > 0 {
 		s.Category = "note:" + noteKey(e.Notes[0])

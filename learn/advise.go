@@ -3,13 +3,16 @@ package learn
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/gitrepo"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/scope"
@@ -41,25 +44,110 @@ type Advice struct {
 	Err        error             // the log could not be read at all
 }
 
-// Advise scores past lessons against a run about to start (SPEC 5.3) and
-// makes the preflight checks they suggest and the declared ones. Memory
-// is advisory: nothing here changes the scope, the steps or the revert;
-// an unreadable memory never stops a run (Err says why it was skipped).
+// Advise scores past lessons against a run about to start and makes the
+// preflight checks they suggest and the declared ones. Memory is
+// advisory: nothing here changes the scope, the steps or the revert; an
+// unreadable memory never stops a run (Err says why it was skipped).
+//
+// Environment lessons are checks first: the checks of every current one
+// are made (within CheckBudget), and only those whose checks fail, or
+// that have none, are shown.
 func Advise(q AdviceQuery) Advice {
 	var commands []lessons.StepCommand
 	for _, s := range q.Profile.Steps {
 		commands = append(commands, lessons.StepCommand{Command: s.Command(), Dir: s.Dir})
 	}
+	env := preflight.Env{Getenv: q.Getenv, Root: q.Repo.Root, Dirs: commandDirs(q.Repo.Root, q.Profile.Steps)}
+	ck := newChecker(env, CheckBudget)
 	store := &lessons.Store{Path: LessonPath(q.Repo, q.Config)}
+	var passing []lessons.Advisory
 	adv, damaged, err := store.Advisories(lessons.Query{Command: "run", Scope: q.Scope, TouchSet: q.TouchSet,
-		Commands: commands, Now: q.Now, HalfLife: q.Config.Lessons.HalfLife, TopK: q.Config.Lessons.TopK})
+		Commands: commands, Now: q.Now, HalfLife: q.Config.Lessons.HalfLife, TopK: q.Config.Lessons.TopK,
+		Distinctive: distinctiveKinds(q.Repo), EnvFails: ck.fails, Passing: &passing})
 	if adv == nil {
 		adv = []lessons.Advisory{}
 	}
-	env := preflight.Env{Getenv: q.Getenv, Root: q.Repo.Root, Dirs: commandDirs(q.Repo.Root, q.Profile.Steps)}
 	return Advice{Advisories: adv, Damaged: damaged, Err: err,
-		Preflight: runChecks(q.Config, adv, env, q.Strict || q.Config.Preflight.Strict)}
+		Preflight: runChecks(q.Config, append(adv, passing...), ck, q.Strict || q.Config.Preflight.Strict)}
 }
+
+// CheckBudget bounds the time the checks of environment lessons take
+// before a run: past it, a lesson whose checks were not made is taken to
+// fail them (it is shown, and its checks are made with the shown
+// advisories', at most lessons.top_k of them). The checks that pass are
+// reported with the preflight results; their lessons are not shown.
+const CheckBudget = 2 * time.Second
+
+// A checker makes each preflight check once.
+type checker struct {
+	env      preflight.Env
+	deadline time.Time
+	made     map[preflight.Check]preflight.Result
+}
+
+func newChecker(env preflight.Env, budget time.Duration) *checker {
+	return &checker{env: env, deadline: time.Now().Add(budget), made: map[preflight.Check]preflight.Result{}}
+}
+
+// run makes a check, or returns its result if it was made.
+func (c *checker) run(ch preflight.Check) preflight.Result {
+	if r, ok := c.made[ch]; ok {
+		return r
+	}
+	r := preflight.Run(ch, c.env)
+	c.made[ch] = r
+	return r
+}
+
+// fails reports whether one of checks fails now, or the budget ran out
+// before they could all be made.
+func (c *checker) fails(checks []preflight.Check) bool {
+	for _, ch := range checks {
+		if _, ok := c.made[ch]; !ok && time.Now().After(c.deadline) {
+			return true
+		}
+		if ch.Validate() == nil && !c.run(ch).OK {
+			return true
+		}
+	}
+	return false
+}
+
+// distinctiveKinds returns whether a kind of file (lessons.Kind) is in at
+// most a quarter of the repository's directories that hold tracked files:
+// touching one is evidence that a past failure about that kind is near.
+// The index is read on the first question.
+func distinctiveKinds(r *txn.Repo) func(kind string) bool {
+	share := sync.OnceValue(func() map[string]float64 {
+		entries, err := gitrepo.ReadIndex(r.GitDir)
+		if err != nil {
+			return nil
+		}
+		dirs := map[string]bool{}
+		kinds := map[string]map[string]bool{}
+		for _, e := range entries {
+			dir, kind := path.Dir(e.Name), lessons.Kind(e.Name)
+			dirs[dir] = true
+			if kinds[kind] == nil {
+				kinds[kind] = map[string]bool{}
+			}
+			kinds[kind][dir] = true
+		}
+		out := make(map[string]float64, len(kinds))
+		for k, in := range kinds {
+			out[k] = float64(len(in)) / float64(len(dirs))
+		}
+		return out
+	})
+	return func(kind string) bool {
+		s, ok := share()[kind]
+		return ok && s <= maxDistinctiveShare
+	}
+}
+
+// maxDistinctiveShare is the largest share of directories a distinctive
+// kind of file is found in.
+const maxDistinctiveShare = 0.25
 
 // Failed returns the failed preflight checks that fail a strict
 // preflight, described; checks only stale lessons suggest are not among
@@ -71,7 +159,7 @@ func (a Advice) Failed() []string { return preflight.Failed(a.Preflight) }
 // once: declared first, then those of current lessons, then those only
 // stale lessons suggest (advisory only). Under strict, a failed check
 // that is not advisory only is marked as stopping the run.
-func runChecks(cfg *config.Config, adv []lessons.Advisory, env preflight.Env, strict bool) []preflight.Result {
+func runChecks(cfg *config.Config, adv []lessons.Advisory, ck *checker, strict bool) []preflight.Result {
 	seen := map[preflight.Check]bool{}
 	results := []preflight.Result{}
 	add := func(c preflight.Check, source string, stale bool) {
@@ -79,7 +167,7 @@ func runChecks(cfg *config.Config, adv []lessons.Advisory, env preflight.Env, st
 			return
 		}
 		seen[c] = true
-		res := preflight.Run(c, env)
+		res := ck.run(c)
 		res.Source, res.AdvisoryOnly = source, stale
 		res.Stops = strict && !res.OK && !res.AdvisoryOnly
 		results = append(results, res)
@@ -288,6 +376,7 @@ type PreflightRequest struct {
 	Scope   []string // repository-relative; empty takes orket.yaml's
 	Profile string   // "" is verify.default
 	Base    string   // the touch set is the diff from it; "" the uncommitted change
+	Touch   []string // paths the next edit declares it will change, added to the touch set
 	Strict  bool     // a failed check is E_PREFLIGHT_FAILED (preflight.strict counts too)
 	Env     orket.Env
 }
@@ -323,6 +412,7 @@ func Preflight(req PreflightRequest) (*PreflightResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	touch = union(touch, req.Touch)
 	strict := req.Strict || cfg.Preflight.Strict
 	a := Advise(AdviceQuery{Repo: req.Repo, Config: cfg, Profile: prof, Scope: sc.Patterns(), TouchSet: touch,
 		Getenv: req.Env.Getenv, Now: req.Env.Now(), Strict: strict})
@@ -335,4 +425,19 @@ func Preflight(req PreflightRequest) (*PreflightResult, error) {
 		return res, &orket.PreflightFailedError{Failed: failed}
 	}
 	return res, nil
+}
+
+// union is a and the elements of b not in a, in order.
+func union(a, b []string) []string {
+	seen := map[string]bool{}
+	for _, p := range a {
+		seen[p] = true
+	}
+	for _, p := range b {
+		if !seen[p] {
+			seen[p] = true
+			a = append(a, p)
+		}
+	}
+	return a
 }

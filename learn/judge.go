@@ -183,10 +183,17 @@ func (r *run) evaluation(j verdict.Judgement) *verdict.Evaluation {
 	if failed != nil {
 		ev.FailedStep, ev.FailedCommand = failed.Name, failed.Command
 	}
+	cause := ""
 	for _, l := range rec.Lessons {
 		if failed != nil && l.Step == failed.Name {
 			ev.Tags = l.Tags
 			ev.FirstError = l.FirstError
+			cause = l.Title
+			for _, nl := range r.newLessons {
+				if nl.ID == l.ID {
+					ev.Fold = lessons.FoldCause(nl)
+				}
+			}
 			break
 		}
 	}
@@ -195,7 +202,10 @@ func (r *run) evaluation(j verdict.Judgement) *verdict.Evaluation {
 			ev.Checks = append(ev.Checks, c.Detail)
 		}
 	}
-	line := ev.FirstError
+	line := cause // the lesson's title: its cause line
+	if line == "" {
+		line = ev.FirstError
+	}
 	if line == "" && failed != nil {
 		line = lastLine(failed.OutputTail)
 	}

@@ -290,7 +290,11 @@ func (ll LessonLog) Reclassify(ctx context.Context) (*Changed, error) {
 		n, err = s.Rewrite(func(l *Lesson) bool {
 			cl := c.ClassifyCommand(l.Verify.OutputTail, l.Verify.FailedCommand)
 			next := lessons.Classification{Tags: cl.Tags, Confidence: cl.Confidence, Signals: cl.Signals, FirstError: cl.FirstError,
-				Unclassified: cl.Unclassified}
+				Cause: causeLine(cl, ll.Repo.Root), Location: locate(ll.Repo.Root, l.Verify.FailedDir, cl.Cause, l.Plan.TouchSet), Unclassified: cl.Unclassified}
+			flaky := contains(l.Classification.Tags, FlakyTag)
+			if flaky {
+				next.Tags = append(append([]string{}, next.Tags...), FlakyTag)
+			}
 			before, _ := json.Marshal(withoutBaseline(l.Classification))
 			after, _ := json.Marshal(next)
 			if string(before) == string(after) {
@@ -298,6 +302,12 @@ func (ll LessonLog) Reclassify(ctx context.Context) (*Changed, error) {
 			}
 			l.Classification = next
 			l.Advice = classify.AdviceFor(cl, l.Verify.FailedCommand)
+			if c := causeLine(cl, ll.Repo.Root); c != "" {
+				l.Advice.Title = c
+			}
+			if flaky {
+				l.Advice.Title = "Flaky step " + l.Verify.FailedStep + ": " + l.Advice.Title
+			}
 			return true
 		})
 		return err

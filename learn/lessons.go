@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/orket/orket"
@@ -68,6 +69,10 @@ func (r *run) recordLessons() error {
 		// print are what the rules look at first.
 		cl := c.ClassifyStep(text, r.lastPassing(s), s.Command)
 		advice := classify.AdviceFor(cl, s.Command)
+		if c := causeLine(cl, r.Repo.Root); c != "" {
+			// The cause names the hazard; the tag's title only its kind.
+			advice.Title = c
+		}
 		tags := cl.Tags
 		if flaky {
 			tags = append(append([]string{}, tags...), FlakyTag)
@@ -87,7 +92,7 @@ func (r *run) recordLessons() error {
 				ExitCode: s.ExitCode, Signal: s.Signal, TimedOut: s.TimedOut, OutputTail: tail,
 				OutputBytes: s.OutputBytes, DurationMS: s.DurationMS, Baseline: s.Baseline, BaselineNew: s.BaselineNew},
 			Classification: lessons.Classification{Tags: tags, Confidence: cl.Confidence, Signals: cl.Signals, FirstError: cl.FirstError,
-				Unclassified: cl.Unclassified},
+				Cause: causeLine(cl, r.Repo.Root), Location: locate(r.Repo.Root, s.Dir, cl.Cause, rec.Plan.TouchSet), Unclassified: cl.Unclassified},
 			Advice:  advice,
 			Outcome: lessons.Outcome{Code: string(rec.Code), RunID: rec.RunID},
 		}
@@ -182,4 +187,17 @@ func (r *run) stepEnvValues(name string) []string {
 		}
 	}
 	return out
+}
+
+// causeLine is a classification's cause line, "" when it has none, with
+// the paths under the repository's root made relative to it (eslint and
+// tracebacks print absolute ones).
+func causeLine(cl *classify.Result, root string) string {
+	if cl.Cause == nil {
+		return ""
+	}
+	if root == "" || root == "/" {
+		return cl.Cause.Line
+	}
+	return strings.ReplaceAll(cl.Cause.Line, strings.TrimSuffix(root, "/")+"/", "")
 }

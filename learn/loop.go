@@ -59,7 +59,7 @@ type run struct {
 
 func (r *run) advise(ctx context.Context) error {
 	a := Advise(AdviceQuery{Repo: r.Repo, Config: r.Config, Profile: r.Profile, Scope: r.Record.Request.Scope,
-		TouchSet: r.Record.Plan.TouchSet, Getenv: r.Env.Getenv, Now: r.Env.Now(), Strict: r.Strict})
+		TouchSet: r.touchSet(), Getenv: r.Env.Getenv, Now: r.Env.Now(), Strict: r.Strict})
 	if a.Err != nil {
 		r.Warn("cannot read lessons: " + a.Err.Error())
 	}
@@ -104,6 +104,9 @@ func (r *run) Learn(ctx context.Context, outcome error) error {
 	if err := r.recordLessons(); err != nil {
 		r.Warn("could not record the lesson: " + err.Error())
 	}
+	if err := r.recordRefusal(); err != nil {
+		r.Warn("could not record the refusal: " + err.Error())
+	}
 	if err := r.keepPassing(); err != nil {
 		r.Warn("could not keep the passing steps' output: " + err.Error())
 	}
@@ -144,4 +147,13 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // refused while an interrupted transaction waits for orket recover.
 func lockToWrite(ctx context.Context, repo *txn.Repo, h txn.Holder) (func(), error) {
 	return orket.LockRepo(ctx, repo, true, false, h)
+}
+
+// touchSet is what the run's advisories are weighed against: the planned
+// touch set (a patch's), else the paths the edit declared (--touch).
+func (r *run) touchSet() []string {
+	if len(r.Record.Plan.TouchSet) > 0 {
+		return r.Record.Plan.TouchSet
+	}
+	return r.Record.Request.Touch
 }

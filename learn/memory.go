@@ -37,10 +37,7 @@ func feedbackWindow(cfg *config.Config, now time.Time) time.Time {
 // the agent's patterns, and past rejections of what it touches.
 func (r *run) feedbackAdvice() []feedback.Advisory {
 	req := r.Record.Request
-	var touch []string
-	if len(r.Record.Plan.TouchSet) > 0 {
-		touch = r.Record.Plan.TouchSet
-	}
+	touch := r.touchSet()
 	adv, err := feedback.OpenLog(OrketDir(r.Repo)).Advise(feedback.Query{Agent: req.Agent, Scope: req.Scope, Touch: touch,
 		Since: feedbackWindow(r.Config, r.Env.Now())})
 	if err != nil {
@@ -181,7 +178,12 @@ func Memory(q MemoryQuery) (_ *MemoryView, err error) {
 	}
 	v.Guardrails = g.view(true)
 	if prof, err := q.Config.Profile(""); err == nil {
-		a := Advise(AdviceQuery{Repo: q.Repo, Config: q.Config, Profile: prof, Scope: q.Scope, Getenv: q.Env.Getenv, Now: q.Env.Now()})
+		// Without a scope, the memory is the whole repository's.
+		sc := q.Scope
+		if len(sc) == 0 {
+			sc = []string{"**"}
+		}
+		a := Advise(AdviceQuery{Repo: q.Repo, Config: q.Config, Profile: prof, Scope: sc, Getenv: q.Env.Getenv, Now: q.Env.Now()})
 		v.Advisories, v.Preflight = a.Advisories, a.Preflight
 	}
 	return v, nil

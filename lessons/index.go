@@ -24,7 +24,8 @@ import (
 //
 // Index line (tab-separated, escaped): offset, length, created_at (unix
 // ns), command, scope, touch set, failed command, tags, first error,
-// failed dir, failed step; lists joined by \x1f. The meta file's first
+// failed dir, failed step, fold key, location files, location test,
+// baseline, preflight checks (type=value); lists joined by \x1f. The meta file's first
 // word is the index format's version: an index of another version is
 // stale like one that does not match the log.
 
@@ -63,10 +64,19 @@ func unescList(s string) []string {
 }
 
 func indexLine(l *Lesson, offset, length int64) string {
+	var loc Location
+	if l.Classification.Location != nil {
+		loc = *l.Classification.Location
+	}
+	checks := make([]string, len(l.Advice.PreflightChecks))
+	for i, c := range l.Advice.PreflightChecks {
+		checks[i] = checkItem(c)
+	}
 	return strings.Join([]string{strconv.FormatInt(offset, 10), strconv.FormatInt(length, 10),
 		strconv.FormatInt(l.CreatedAt.UnixNano(), 10), esc(l.Command), escList(l.Request.Scope), escList(l.Plan.TouchSet),
 		esc(l.Verify.FailedCommand), escList(l.Classification.Tags), esc(classify.Normalize(StripANSI(l.Classification.FirstError))),
-		esc(l.Verify.FailedDir), esc(l.Verify.FailedStep)}, "\t") + "\n"
+		esc(l.Verify.FailedDir), esc(l.Verify.FailedStep), esc(FoldKey(l)), escList(loc.Files), esc(loc.Test),
+		esc(l.Verify.Baseline), escList(checks)}, "\t") + "\n"
 }
 
 // rawEntry is an index line split in place: its fields alias the line.
@@ -76,10 +86,12 @@ type rawEntry struct {
 	failedCommand, tags     []byte
 	firstError              []byte
 	failedDir, failedStep   []byte
+	fold, files, test       []byte
+	baseline, checks        []byte
 }
 
 // indexFields is how many fields an index line has.
-const indexFields = 11
+const indexFields = 16
 
 func (r *rawEntry) parse(line []byte) bool {
 	if n := len(line); n > 0 && line[n-1] == '\n' {
@@ -100,6 +112,7 @@ func (r *rawEntry) parse(line []byte) bool {
 	r.created, ok3 = atoi(f[2])
 	r.command, r.scope, r.touch, r.failedCommand, r.tags, r.firstError = f[3], f[4], f[5], f[6], f[7], f[8]
 	r.failedDir, r.failedStep = f[9], f[10]
+	r.fold, r.files, r.test, r.baseline, r.checks = f[11], f[12], f[13], f[14], f[15]
 	return ok1 && ok2 && ok3
 }
 
@@ -147,8 +160,8 @@ func item(b []byte) string {
 }
 
 // indexVersion names the index line's format (v2 added the failed dir
-// and step).
-const indexVersion = "v3"
+// and step, v4 the fold key, location, baseline and checks).
+const indexVersion = "v4"
 
 // stamp identifies the log's state.
 func stamp(path string) string {

@@ -87,10 +87,25 @@ type Classification struct {
 	Confidence float64           `json:"confidence"`
 	Signals    []classify.Signal `json:"signals"`
 	FirstError string            `json:"first_error,omitempty"`
+	// Cause is the line that says why the step failed, as a senior
+	// engineer would quote it (see classify.Cause): the exception under a
+	// test's header, the compiler's first error, the linter's line. It is
+	// the lesson's title and what its fold is keyed on (see FoldKey).
+	Cause string `json:"cause,omitempty"`
+	// Location is where the failure lives, which is not where the run
+	// that met it was scoped: the failing test and the repository's files
+	// the cause names.
+	Location *Location `json:"location,omitempty"`
 	// Unclassified says, when no rule tags the failure, its cause line and
 	// which families of tools it looked like, so a person knows to add a
 	// rule.
 	Unclassified *classify.Unclassified `json:"unclassified,omitempty"`
+}
+
+// A Location is where a failure lives.
+type Location struct {
+	Test  string   `json:"test,omitempty"`  // the failing test's id, as its runner names it
+	Files []string `json:"files,omitempty"` // repository-relative, slash-separated, most relevant first
 }
 
 // Outcome is how the run ended.
@@ -114,6 +129,10 @@ func (l *Lesson) Seal(r *Redactor) {
 		l.Classification.Signals[i].Match = r.Redact(l.Classification.Signals[i].Match)
 	}
 	l.Classification.FirstError = r.Redact(l.Classification.FirstError)
+	l.Classification.Cause = r.Redact(l.Classification.Cause)
+	if loc := l.Classification.Location; loc != nil {
+		loc.Test = r.Redact(loc.Test)
+	}
 	if u := l.Classification.Unclassified; u != nil {
 		u.Cause = r.Redact(u.Cause)
 		for i := range u.Families {
@@ -137,6 +156,7 @@ func (l *Lesson) Seal(r *Redactor) {
 func (l *Lesson) stripANSI() {
 	l.Verify.OutputTail = StripANSI(l.Verify.OutputTail)
 	l.Classification.FirstError = StripANSI(l.Classification.FirstError)
+	l.Classification.Cause = StripANSI(l.Classification.Cause)
 	if u := l.Classification.Unclassified; u != nil {
 		u.Cause = StripANSI(u.Cause)
 		for i := range u.Families {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/store"
 )
 
@@ -31,7 +32,7 @@ func TestOverlongLineKeepsLaterLessons(t *testing.T) {
 	}
 	os.Remove(s.indexPath()) // built anew, past the long line
 	adv, damaged, err := s.Advisories(Query{Command: "run", Scope: []string{"web"}, TouchSet: []string{"web/x.ts"},
-		Commands: rootCommands("npm test"), Now: now, HalfLife: 14 * day, TopK: 3})
+		Commands: rootCommands("npm test"), Now: now, HalfLife: 14 * day, TopK: 3, EnvFails: func([]preflight.Check) bool { return false }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"testing"
 	"time"
@@ -29,18 +30,17 @@ func lesson(id string, age time.Duration, scope, touch []string, failed string, 
 	return l
 }
 
-func TestAdvisoriesScoreFoldAndOrder(t *testing.T) {
+func TestAdvisoriesFoldAndExplain(t *testing.T) {
 	s := &Store{Path: filepath.Join(t.TempDir(), "l.jsonl")}
 	day := 24 * time.Hour
 	s.Append(
-		// The same failure three times: folded into one advisory.
+		// One missing variable met in three packages: one hazard.
 		lesson("env-1", 20*day, []string{"pkg/api"}, []string{"pkg/api/a.go"}, "go test ./...", []string{"missing_env_var"}, "DATABASE_URL is not set"),
-		lesson("env-2", 2*day, []string{"pkg/api"}, []string{"pkg/api/b.go"}, "go test ./...", []string{"missing_env_var"}, "DATABASE_URL is not set"),
-		lesson("env-3", 1*day, []string{"pkg/api"}, []string{"pkg/api/a.go"}, "go test ./...", []string{"missing_env_var"}, "DATABASE_URL is not set"),
-		// A type error elsewhere: unrelated scope, touch and command.
-		lesson("other", 1*day, []string{"web"}, []string{"web/x.ts"}, "npm test", []string{"type_error"}, "error TS2322"),
-		// Old and only loosely related: decayed below the threshold.
-		lesson("ancient", 200*day, []string{"pkg"}, nil, "go vet ./...", []string{"lint_error"}, "vet"),
+		lesson("env-2", 2*day, []string{"pkg/users"}, []string{"pkg/users/b.go"}, "go test ./...", []string{"missing_env_var"}, "users: DATABASE_URL is not set"),
+		lesson("env-3", 1*day, []string{"web"}, []string{"web/a.ts"}, "npm test", []string{"missing_env_var"}, "DATABASE_URL is not set"),
+		// A type error elsewhere, of the same test command: that alone is
+		// no evidence.
+		lesson("other", 1*day, []string{"pkg/billing"}, []string{"pkg/billing/x.go"}, "go test ./...", []string{"type_error"}, "pkg/billing/x.go:3:1: undefined: Charge"),
 	)
 	q := Query{Command: "run", Scope: []string{"pkg/api"}, TouchSet: []string{"pkg/api/a.go"},
 		Commands: rootCommands("go vet ./...", "go test ./..."), Now: now, HalfLife: 14 * day, TopK: 3}
@@ -55,52 +55,89 @@ func TestAdvisoriesScoreFoldAndOrder(t *testing.T) {
 	if a.Count != 3 || a.Title != "title env-3" || !a.FirstSeen.Equal(now.Add(-20*day)) || !a.LastSeen.Equal(now.Add(-day)) {
 		t.Errorf("fold: %+v", a)
 	}
-	// env-3 scores best: same command, full scope and touch overlap, same
-	// failed command, an environment tag, one day old.
-	want := Explain{SameCommand: 1, ScopeOverlap: 1, TouchIntersection: 1, SameFailedCommand: 1, TagRelevance: 1,
-		Recency: round3(0.5 / 0.5 * pow(1.0/14)), StaleWeight: 1, FlakyWeight: 1, Formula: Formula}
+	// No check runner: the check is taken to fail. Environments are
+	// repository-wide: no scope penalty; the latest lesson's command is
+	// not in this profile, the others' is: not stale.
+	want := Explain{Evidence: EvidenceEnvironment, Detail: "environment variable DATABASE_URL is set", Relevance: 1,
+		Recency: round3(pow(1.0 / 14)), StaleWeight: 1, Formula: Formula}
 	if diff := cmp.Diff(want, a.Why); diff != "" {
 		t.Errorf("why (-want +got):\n%s", diff)
 	}
-	if a.Score != round3(want.Recency) {
-		t.Errorf("score %v, want %v", a.Score, round3(want.Recency))
+	if a.Score != want.Recency {
+		t.Errorf("score %v, want %v", a.Score, want.Recency)
 	}
 	// Deterministic: the same query gives the same answer.
 	again, _, _ := s.Advisories(q)
 	if diff := cmp.Diff(adv, again); diff != "" {
 		t.Errorf("not deterministic:\n%s", diff)
 	}
-	// Top K bounds the list; an unrelated run sees nothing.
-	q.Scope, q.TouchSet, q.Commands = []string{"docs"}, []string{"docs/x.md"}, rootCommands("mdlint")
+	// The environment is fine now: nothing to say.
+	q.EnvFails = func([]preflight.Check) bool { return false }
 	if adv, _, _ := s.Advisories(q); len(adv) != 0 {
-		t.Errorf("unrelated run got %+v", adv)
+		t.Errorf("advised with the environment fine: %+v", adv)
 	}
 }
 
-func pow(x float64) float64 {
-	r := 1.0
-	// 0.5^x for small x, by the same function the scorer uses
-	return r * mathPow(0.5, x)
-}
-
-func TestScopeOverlap(t *testing.T) {
+// TestEvidence checks what makes a past failure relevant to a run, and
+// that sharing the failed command is not enough.
+func TestEvidence(t *testing.T) {
+	day := 24 * time.Hour
+	gen := func(id, pkg, src string) *Lesson {
+		return lesson(id, day, []string{pkg}, []string{pkg + "/" + src}, "go test ./...", nil,
+			pkg+"/routes_gen.go is out of date: run go generate ./"+pkg)
+	}
+	sig := func(id, pkg string) *Lesson {
+		return lesson(id, day, []string{pkg}, []string{pkg + "/" + path.Base(pkg) + ".go"}, "go test ./...", nil,
+			"pkg/api/handlers.go:12:9: not enough arguments in call to "+path.Base(pkg)+".Charge")
+	}
+	flaky := lesson("flaky", day, []string{"pkg/api"}, []string{"pkg/api/x.go"}, "go test ./...", []string{FlakyTag}, "cache_test.go:9: cache cold")
+	flaky.Classification.Location = &Location{Test: "TestCacheWarm", Files: []string{"pkg/models/cache_test.go"}}
+	flaky.Seal(NewRedactor(nil))
+	rare := func(kind string) bool { return kind == ".txt" || kind == ".sql" }
 	for _, tc := range []struct {
-		run, lesson []string
-		want        float64
+		name    string
+		lessons []*Lesson
+		scope   []string
+		touch   []string
+		want    string // evidence of the one advisory; "" for none
+		detail  string
 	}{
-		{[]string{"pkg/api"}, []string{"pkg/api"}, 1},
-		{[]string{"pkg/api"}, []string{"pkg"}, 1},
-		{[]string{"pkg"}, []string{"pkg/api/**/*.go"}, 1},
-		{[]string{"pkg/api", "web"}, []string{"pkg/api"}, 0.5},
-		{[]string{"pkg/apiv2"}, []string{"pkg/api"}, 0},
-		{[]string{"**"}, []string{"docs"}, 1},
-		{nil, []string{"docs"}, 0},
+		{"the same file again", []*Lesson{gen("g1", "pkg/api", "routes.txt")}, []string{"pkg/api"}, []string{"pkg/api/routes.txt"}, EvidenceTouchedFile, "pkg/api/routes.txt"},
+		{"a rare kind elsewhere", []*Lesson{gen("g1", "pkg/api", "routes.txt"), gen("g2", "pkg/models", "models.txt")}, []string{"pkg/users"}, []string{"pkg/users/roles.txt"}, EvidenceTouchedKind, ".txt"},
+		{"a common kind elsewhere", []*Lesson{gen("g1", "pkg/api", "routes.txt")}, []string{"pkg/users"}, []string{"pkg/users/users.go"}, "", ""},
+		{"only the failed command is shared", []*Lesson{sig("s1", "pkg/billing")}, []string{"pkg/web"}, []string{"pkg/web/web.go"}, "", ""},
+		{"no touch declared: the scope holds the change", []*Lesson{sig("s1", "pkg/billing")}, []string{"pkg/billing"}, nil, EvidenceScope, "pkg/billing/billing.go"},
+		{"a convention: two places, no rare kind", []*Lesson{sig("s1", "pkg/billing"), sig("s2", "pkg/users")}, []string{"pkg/users"}, nil, "", ""},
+		{"a convention still counts the same file", []*Lesson{sig("s1", "pkg/billing"), sig("s2", "pkg/users")}, []string{"pkg/users"}, []string{"pkg/users/users.go"}, EvidenceTouchedFile, "pkg/users/users.go"},
+		{"flaky where it lives", []*Lesson{flaky}, []string{"pkg/models"}, nil, EvidenceLocation, "pkg/models/cache_test.go"},
+		{"flaky elsewhere, whatever the failing run's scope", []*Lesson{flaky}, []string{"pkg/api"}, []string{"pkg/api/x.go"}, "", ""},
 	} {
-		if got := scopeOverlap(prefixes(tc.run), []byte(escList(tc.lesson))); got != tc.want {
-			t.Errorf("scopeOverlap(%v, %v) = %v, want %v", tc.run, tc.lesson, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Store{Path: filepath.Join(t.TempDir(), "l.jsonl")}
+			if err := s.Append(tc.lessons...); err != nil {
+				t.Fatal(err)
+			}
+			adv, _, err := s.Advisories(Query{Command: "run", Scope: tc.scope, TouchSet: tc.touch, Commands: rootCommands("go test ./..."),
+				Now: now, HalfLife: 14 * day, TopK: 3, Distinctive: rare})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range adv {
+				got = append(got, a.Why.Evidence+" "+a.Why.Detail)
+			}
+			var want []string
+			if tc.want != "" {
+				want = []string{tc.want + " " + tc.detail}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("evidence (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
+
+func pow(x float64) float64 { return mathPow(0.5, x) }
 
 // TestIndexFollowsTheLog checks the derived index is used only while it
 // matches the log: an append by a writer that does not keep it (or a hand
@@ -124,7 +161,7 @@ func TestIndexFollowsTheLog(t *testing.T) {
 	}
 	// A writer that knows nothing of the index (another tool, an older
 	// orket) appends directly: the index is stale and gets rebuilt.
-	b, _ := json.Marshal(lesson("c", day, []string{"pkg/api"}, nil, "go test ./...", []string{"type_error"}, "c"))
+	b, _ := json.Marshal(lesson("c", day, []string{"pkg/api"}, []string{"pkg/api/c.go"}, "go test ./...", []string{"type_error"}, "c"))
 	f, _ := os.OpenFile(s.Path, os.O_APPEND|os.O_WRONLY, 0)
 	f.Write(append(b, '\n'))
 	f.Close()

@@ -63,6 +63,8 @@ func TestANSIIsNeverStored(t *testing.T) {
 	old := stepLesson("lint", "go vet ./...", "")
 	old.Classification.FirstError = red("pkg/b.go:9: vet: bad")
 	old.Advice.Title = red("Lint error")
+	old.Classification.Tags, old.Advice.PreflightChecks = []string{"lint_error"}, nil
+	old.Plan.TouchSet = []string{"pkg/b.go"}
 	if err := s.Append(l, old); err != nil {
 		t.Fatal(err)
 	}

@@ -34,8 +34,11 @@ type Evaluation struct {
 	Tags          []string  `json:"tags,omitempty"`
 	Summary       string    `json:"summary,omitempty"` // one line: what failed
 	FirstError    string    `json:"first_error,omitempty"`
-	Checks        []string  `json:"preflight_checks,omitempty"`
-	PatchFile     string    `json:"patch_file,omitempty"`
+	// Fold is what the failure's hazard is, as its lesson folds
+	// (lessons.FoldCause): the masked cause, or an environment's checks.
+	Fold      string   `json:"fold,omitempty"`
+	Checks    []string `json:"preflight_checks,omitempty"`
+	PatchFile string   `json:"patch_file,omitempty"`
 	// Content names the content of the tree the run verified: a command
 	// that failed on it and later passes on it is flaky.
 	Content          string `json:"tree_content,omitempty"`

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -37,6 +38,44 @@ type shown struct {
 	Kind string   // "lesson" or "review"
 	IDs  []string // lesson ids, or feedback entry ids
 	Text string
+	Why  string // a lesson's evidence
+}
+
+// showed reports whether a lesson was shown already.
+func (r *result) showed(id string) bool {
+	for _, s := range r.Shown {
+		if s.Kind == "lesson" && len(s.IDs) == 1 && s.IDs[0] == id {
+			return true
+		}
+	}
+	return false
+}
+
+// An advisory is a lesson advisory, as --json writes it.
+type advisory struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Why   struct {
+		Evidence string `json:"evidence"`
+	} `json:"why"`
+}
+
+// preflightTold is what an agent reads of orket preflight --json: its advisories
+// and checks, not the echo of its own request (the scope, the paths it
+// declared), and the advisories.
+func preflightTold(preflightJSON string) (string, []advisory, error) {
+	var pre struct {
+		Advisories json.RawMessage `json:"advisories"`
+		Preflight  json.RawMessage `json:"preflight"`
+	}
+	if err := json.Unmarshal([]byte(preflightJSON), &pre); err != nil {
+		return "", nil, fmt.Errorf("orket preflight: %v\n%s", err, preflightJSON)
+	}
+	var adv []advisory
+	if err := json.Unmarshal(pre.Advisories, &adv); err != nil {
+		return "", nil, fmt.Errorf("orket preflight: %v\n%s", err, preflightJSON)
+	}
+	return string(pre.Advisories) + "\n" + string(pre.Preflight), adv, nil
 }
 
 // plays are a trace's two plays: with the memory, and with it wiped
@@ -232,9 +271,16 @@ func (p *player) playTask(i int, t Task) (result, error) {
 		env = append(env, "FLAKE="+filepath.Join(filepath.Dir(p.home), fmt.Sprintf("flake-%v-%s", p.wiped, t.ID)))
 	}
 	// Before the run: what preflight says, and what the agent does of it.
-	pre, err := p.orketOut(env, append([]string{"preflight", "--json"}, scopeArgs(t)...)...)
+	out, err := p.orketOut(env, append(append([]string{"preflight", "--json"}, scopeArgs(t)...), touchArgs(t)...)...)
 	if err != nil {
 		return r, err
+	}
+	pre, preAdv, err := preflightTold(out)
+	if err != nil {
+		return r, err
+	}
+	for _, a := range preAdv {
+		r.Shown = append(r.Shown, shown{Kind: "lesson", IDs: []string{a.ID}, Text: a.Title, Why: a.Why.Evidence})
 	}
 	for k, rem := range t.Remedies {
 		if !matches(rem.Trigger, pre) {
@@ -264,18 +310,15 @@ func (p *player) playTask(i int, t Task) (result, error) {
 		return r, err
 	}
 	defer os.Remove(state)
-	args := append([]string{"run", "--yes", "--json", "--agent", "bench", "--task", t.ID}, scopeArgs(t)...)
+	args := append(append([]string{"run", "--yes", "--json", "--agent", "bench", "--task", t.ID}, scopeArgs(t)...), touchArgs(t)...)
 	args = append(args, "--", p.self, "agent", state)
-	out, _ := p.orketOut(env, args...)
+	out, _ = p.orketOut(env, args...)
 	var rec struct {
-		Code       string   `json:"code"`
-		RunID      string   `json:"run_id"`
-		LessonIDs  []string `json:"lesson_ids"`
-		Advisories []struct {
-			ID    string `json:"id"`
-			Title string `json:"title"`
-		} `json:"advisories"`
-		Feedback []struct {
+		Code       string     `json:"code"`
+		RunID      string     `json:"run_id"`
+		LessonIDs  []string   `json:"lesson_ids"`
+		Advisories []advisory `json:"advisories"`
+		Feedback   []struct {
 			IDs  []string `json:"entry_ids"`
 			Text string   `json:"text"`
 		} `json:"feedback"`
@@ -288,13 +331,20 @@ func (p *player) playTask(i int, t Task) (result, error) {
 	}
 	r.Code, r.RunID, r.Lessons = rec.Code, rec.RunID, rec.LessonIDs
 	r.Flaky = r.Code == "OK" && len(rec.LessonIDs) > 0 // a step passed on retry
+	// What the run showed besides what preflight did (the agent reads
+	// both).
 	for _, a := range rec.Advisories {
-		r.Shown = append(r.Shown, shown{Kind: "lesson", IDs: []string{a.ID}, Text: a.Title})
+		if !r.showed(a.ID) {
+			r.Shown = append(r.Shown, shown{Kind: "lesson", IDs: []string{a.ID}, Text: a.Title, Why: a.Why.Evidence})
+		}
 	}
 	for _, f := range rec.Feedback {
 		r.Shown = append(r.Shown, shown{Kind: "review", IDs: f.IDs, Text: f.Text})
 	}
 	r.Failed = r.Code != "OK"
+	if r.Recorded, err = p.refusals(r.RunID); err != nil {
+		return r, err
+	}
 	if applied, err := readApplied(state); err == nil {
 		r.Applied = append(r.Applied, applied...)
 	}
@@ -316,7 +366,36 @@ func (p *player) playTask(i int, t Task) (result, error) {
 			return r, err
 		}
 	}
+	// The task's change lands: the next task starts from a clean tree.
+	cmd := exec.Command("sh", "-c", "git add -A && git commit -q --allow-empty -m \"$1\"", "sh", t.ID)
+	cmd.Dir, cmd.Env = p.dir, baseEnv(p.home)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return r, fmt.Errorf("commit %s: %v\n%s", t.ID, err, out)
+	}
 	return r, nil
+}
+
+// refusals are the ids of the refusals a run recorded as feedback.
+func (p *player) refusals(runID string) ([]string, error) {
+	b, err := os.ReadFile(store.Path(filepath.Join(p.dir, store.Dir), store.FeedbackFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var e struct {
+			ID    string `json:"id"`
+			Type  string `json:"type"`
+			RunID string `json:"run_id"`
+		}
+		if json.Unmarshal(line, &e) == nil && e.RunID == runID && runID != "" && e.Type == "refusal" {
+			ids = append(ids, e.ID)
+		}
+	}
+	return ids, nil
 }
 
 // wipe takes the memory out: lessons, verdicts, reviews, guardrails,
@@ -377,6 +456,29 @@ func scopeArgs(t Task) []string {
 	var out []string
 	for _, s := range t.Scope {
 		out = append(out, "--scope", s)
+	}
+	return out
+}
+
+// touchArgs declare what the agent's edit means to change: its plan,
+// before it reads anything orket says.
+func touchArgs(t Task) []string {
+	var paths []string
+	for p := range t.Edit.Write {
+		paths = append(paths, p)
+	}
+	for p := range t.Edit.Append {
+		paths = append(paths, p)
+	}
+	for _, r := range t.Edit.Replace {
+		paths = append(paths, r.Path)
+	}
+	sort.Strings(paths)
+	var out []string
+	for i, p := range paths {
+		if i == 0 || paths[i-1] != p {
+			out = append(out, "--touch", p)
+		}
 	}
 	return out
 }

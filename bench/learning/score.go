@@ -140,7 +140,11 @@ func aboutOf(sh shown, about map[string]string) string {
 func shownTexts(ss []shown) string {
 	var out []string
 	for _, s := range ss {
-		out = append(out, s.Kind+": "+oneLine(s.Text, 90))
+		why := ""
+		if s.Why != "" {
+			why = " (" + s.Why + ")"
+		}
+		out = append(out, s.Kind+why+": "+oneLine(s.Text, 90))
 	}
 	return strings.Join(out, " | ")
 }

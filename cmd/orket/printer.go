@@ -518,8 +518,7 @@ func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult
 		}
 		if p.o.verbose {
 			w := a.Why
-			p.line("      why: same command %.0f, scope overlap %.2f, touch overlap %.2f, same failed command %.0f, tag relevance %.2f, recency %.2f, stale weight %.1f, flaky weight %.1f",
-				w.SameCommand, w.ScopeOverlap, w.TouchIntersection, w.SameFailedCommand, w.TagRelevance, w.Recency, w.StaleWeight, w.FlakyWeight)
+			p.line("      why: %s %s, relevance %.2f, recency %.2f, stale weight %.1f", w.Evidence, learn.Inert(w.Detail), w.Relevance, w.Recency, w.StaleWeight)
 			for _, s := range a.SuggestedActions {
 				p.line("      - %s", inert.Text(s))
 			}

@@ -30,6 +30,7 @@ type runOptions struct {
 	skip            []string
 	agent, task     string
 	allowProtected  []string
+	touch           []string
 	argv            []string
 }
 
@@ -60,6 +61,7 @@ as it is and nothing is written or reverted.`,
 			&cli.BoolFlag{Name: "worktree", Usage: "the uncommitted changes in the working tree are the edit", Destination: &ro.worktree, DisableDefaultText: true},
 			&cli.StringSliceFlag{Name: "skip", Usage: "skip the verify step `NAME` (repeatable; also ORKET_SKIP=a,b)"},
 			&cli.StringSliceFlag{Name: "allow-protected", Usage: "let the edit change paths under the protect: `GLOB` this time (repeatable; a person's decision)"},
+			&cli.StringSliceFlag{Name: "touch", Usage: "declare a `PATH` the edit means to change, for the advisories (repeatable; it widens nothing)"},
 			&cli.StringFlag{Name: "agent", Usage: "name who makes the edit (default: ORKET_AGENT, else default)", Destination: &ro.agent},
 			&cli.StringFlag{Name: "task", Usage: "name the piece of work across attempts, e.g. an issue id (default: ORKET_TASK, else the scope and profile)", Destination: &ro.task},
 		},
@@ -67,6 +69,7 @@ as it is and nothing is written or reverted.`,
 			ro.scopes = c.StringSlice("scope")
 			ro.skip = c.StringSlice("skip")
 			ro.allowProtected = c.StringSlice("allow-protected")
+			ro.touch = c.StringSlice("touch")
 			ro.argv = c.Args().Slice()
 			rec, err := runRun(c.Context, o, &ro)
 			if rec != nil {
@@ -96,8 +99,12 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*orket.Record, err
 	if err != nil {
 		return nil, err
 	}
+	touch, err := resolveScopes(r, ro.touch)
+	if err != nil {
+		return nil, err
+	}
 	out := newRunPrinter(o)
-	req := orket.Request{Repo: r, Config: cfg, Edit: edit, Scope: scopes, Profile: ro.profile, Skip: skips(o, ro),
+	req := orket.Request{Touch: touch, Repo: r, Config: cfg, Edit: edit, Scope: scopes, Profile: ro.profile, Skip: skips(o, ro),
 		AllowProtected: ro.allowProtected,
 		Agent:          orDefault(ro.agent, o.getenv("ORKET_AGENT")), Task: orDefault(ro.task, o.getenv("ORKET_TASK")),
 		DryRun: ro.dryRun, AutoConfirm: ro.yes, Wait: ro.wait, KeepOnFail: ro.keepOnFail, Commit: ro.commitMsg,

@@ -1,0 +1,204 @@
+package lessons
+
+import (
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/orket/orket/internal/lazyre"
+	"github.com/orket/orket/preflight"
+)
+
+// Lessons fold into one advisory when they describe one hazard, wherever
+// it was met: the same tags and the same cause once what varies from
+// place to place is masked (paths, names, numbers, quoted values). An
+// environment failure is the same hazard when its checks are the same
+// (the variable, the port, the address), whatever the output said.
+
+// CauseOf is the line a lesson is about: its cause, else (a lesson
+// recorded before causes were) the unclassified cause or the first error.
+func CauseOf(l *Lesson) string {
+	c := &l.Classification
+	switch {
+	case c.Cause != "":
+		return c.Cause
+	case c.Unclassified != nil && c.Unclassified.Cause != "":
+		return c.Unclassified.Cause
+	}
+	return c.FirstError
+}
+
+// FoldKey is the key lessons of one hazard share: their tags and
+// FoldCause.
+func FoldKey(l *Lesson) string {
+	tags := append([]string{}, l.Classification.Tags...)
+	sort.Strings(tags)
+	return strings.Join(tags, ",") + "\x00" + FoldCause(l)
+}
+
+// FoldCause is what a lesson's hazard is, apart from its tags: the
+// checks of an environment lesson ("environment variable X is set"),
+// else its cause masked (see Mask), with where it was when the masked
+// cause says too little to name a hazard by itself.
+func FoldCause(l *Lesson) string {
+	if isEnv(l.Classification.Tags) && len(l.Advice.PreflightChecks) > 0 {
+		checks := make([]string, len(l.Advice.PreflightChecks))
+		for i, c := range l.Advice.PreflightChecks {
+			checks[i] = c.String()
+		}
+		sort.Strings(checks)
+		return strings.Join(checks, "; ")
+	}
+	masked := Mask(StripANSI(CauseOf(l)))
+	if literalWords(masked) < minLiteralWords {
+		// "got <n>, want <n>" says too little to be one hazard across
+		// places: such a cause folds only with itself, where it was.
+		if loc := l.Classification.Location; loc != nil && loc.Test != "" {
+			masked += " (in " + loc.Test + ")"
+		} else if loc != nil && len(loc.Files) > 0 {
+			masked += " (in " + loc.Files[0] + ")"
+		} else {
+			masked += " (in " + path.Join(".", l.Verify.FailedDir) + ")"
+		}
+	}
+	return masked
+}
+
+// minLiteralWords is how many words a masked cause keeps for it to name
+// a hazard by itself (see FoldKey).
+const minLiteralWords = 4
+
+func isEnv(tags []string) bool {
+	for _, t := range tags {
+		if envTags[t] {
+			return true
+		}
+	}
+	return false
+}
+
+// maskers turn what varies between two places of one hazard into
+// placeholders, in order: quoted values, paths and file names (with
+// their line and column), qualified names, calls, other numbers, and
+// compound identifiers.
+var (
+	maskQuoted    = lazyre.New("'[^']*'|\"[^\"]*\"|`[^`]*`")
+	maskPath      = lazyre.New(`(?:[\w.@~+-]*/)+[\w.@~+-]*(?::\d+)*|\b[\w-]+\.[A-Za-z]\w{0,5}(?::\d+)+|\b[\w-]+_[\w-]*\.[A-Za-z]\w{0,5}\b|\b[\w-]+\.(?:go|py|js|mjs|cjs|ts|tsx|jsx|rs|java|kt|c|h|cc|cpp|hpp|rb|sql|yaml|yml|json|toml|txt|md)\b`)
+	maskQualified = lazyre.New(`\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b`)
+	maskCall      = lazyre.New(`\b[A-Za-z_]\w*\(\)`)
+	maskNumber    = lazyre.New(`\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)*\b`)
+	maskCompound  = lazyre.New(`\b[A-Za-z]*[a-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b`)
+	spaces        = lazyre.New(`\s+`)
+)
+
+// Mask returns a cause line with what varies between places of one
+// hazard replaced: "pkg/api/routes_gen.go is out of date: run go generate
+// ./pkg/api" and the same of pkg/models are both "<path> is out of date:
+// run go generate <path>". Exception names (TypeError, urllib's URLError)
+// and codes (E501, TS2322) stay: they name the hazard.
+func Mask(cause string) string {
+	s := maskQuoted().ReplaceAllString(cause, "<q>")
+	s = maskPath().ReplaceAllString(s, "<path>")
+	s = maskQualified().ReplaceAllStringFunc(s, func(q string) string {
+		if last := q[strings.LastIndexByte(q, '.')+1:]; isExceptionName(last) {
+			return last
+		}
+		return "<id>"
+	})
+	s = maskCall().ReplaceAllString(s, "<fn>()")
+	s = maskNumber().ReplaceAllString(s, "<n>")
+	s = maskCompound().ReplaceAllStringFunc(s, func(w string) string {
+		if isExceptionName(w) {
+			return w
+		}
+		return "<id>"
+	})
+	return strings.TrimSpace(spaces().ReplaceAllString(s, " "))
+}
+
+func isExceptionName(w string) bool {
+	return w != "" && w[0] >= 'A' && w[0] <= 'Z' &&
+		(strings.HasSuffix(w, "Error") || strings.HasSuffix(w, "Exception") || strings.HasSuffix(w, "Warning"))
+}
+
+// literalWords counts the words of a masked cause that are not
+// placeholders: two letters or more.
+func literalWords(masked string) int {
+	n := 0
+	for _, f := range strings.FieldsFunc(masked, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '<' || r == '>')
+	}) {
+		if len(f) >= 2 && f[0] != '<' {
+			n++
+		}
+	}
+	return n
+}
+
+// Kind is a file's kind, what a hazard may be about whatever the file's
+// place: its inner suffix with its extension ("routes_gen.go" is
+// "_gen.go", "api.test.js" ".test.js"), Python's test_ prefix
+// ("test_billing.py" is "test_.py"), else its extension (".sql"), else
+// its name ("Makefile").
+func Kind(p string) string {
+	base := path.Base(p)
+	dot := strings.LastIndexByte(base, '.')
+	if dot <= 0 {
+		return base
+	}
+	stem, ext := base[:dot], base[dot:]
+	switch {
+	case strings.HasPrefix(stem, "test_"):
+		return "test_" + ext
+	case strings.LastIndexByte(stem, '.') > 0:
+		return stem[strings.LastIndexByte(stem, '.'):] + ext
+	case strings.LastIndexByte(stem, '_') > 0:
+		return stem[strings.LastIndexByte(stem, '_'):] + ext
+	}
+	return ext
+}
+
+// checkItem is a check as the index holds it: type=value.
+func checkItem(c preflight.Check) string {
+	v := c.Name
+	switch c.Type {
+	case preflight.CommandExists:
+		v = c.Command
+	case preflight.FileExists:
+		v = c.Path
+	case preflight.PortFree:
+		v = strconv.Itoa(c.Port)
+	case preflight.TCPReachable:
+		v = c.Address
+	}
+	return c.Type + "=" + v
+}
+
+// parseCheckItem reverses checkItem.
+func parseCheckItem(s string) (preflight.Check, bool) {
+	typ, v, ok := strings.Cut(s, "=")
+	if !ok {
+		return preflight.Check{}, false
+	}
+	c := preflight.Check{Type: typ}
+	switch typ {
+	case preflight.EnvVarPresent:
+		c.Name = v
+	case preflight.CommandExists:
+		c.Command = v
+	case preflight.FileExists:
+		c.Path = v
+	case preflight.PortFree:
+		n, ok := atoi([]byte(v))
+		if !ok {
+			return c, false
+		}
+		c.Port = int(n)
+	case preflight.TCPReachable:
+		c.Address = v
+	default:
+		return c, false
+	}
+	return c, c.Validate() == nil
+}
