@@ -11,7 +11,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 TAGS    := urfave_cli_no_docs
 FUZZTIME ?= 5s
 
-.PHONY: all build install test test-long test-deps fmt-check vet race unit long scores fuzz demo bench clean
+.PHONY: all build install test test-long test-deps fmt-check vet race unit long scores fuzz demo bench bench-learning clean
 
 all: build
 
@@ -68,10 +68,11 @@ long:
 	$(GO) test -count=1 -timeout $(LONG_TIMEOUT) -run '^($(LONG_TESTS))$$' $(filter-out $(shell $(GO) list . ./txn/...),$(plain_pkgs))
 
 # The tools the end-to-end scripts drive besides go and git (node and npm
-# for the Node fixtures, make, ssh-keygen for signed commits): installed
+# for the Node fixtures, make, ssh-keygen for signed commits, python3, pytest
+# and flake8 for the Python lessons): installed
 # from Debian's packages when missing and apt-get can; otherwise the
 # scripts that need them skip, saying why.
-TEST_TOOLS := node:nodejs npm:npm make:make ssh-keygen:openssh-client
+TEST_TOOLS := node:nodejs npm:npm make:make ssh-keygen:openssh-client python3:python3 pytest-3:python3-pytest flake8:flake8
 test-deps:
 	@missing=""; for t in $(TEST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t#*:}"; done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
@@ -135,7 +136,14 @@ bench: build
 	$(GO) test -timeout 30m -run '^$$' -bench 'Reject|Memory' -benchtime 20x . | tee bin/bench/go-root.txt
 	$(GO) test -timeout 30m -run '^$$' -bench Sync -benchtime 5x ./memsync | tee bin/bench/go-memsync.txt
 	$(GO) test -timeout 30m -run '^$$' -bench . -benchtime 20x ./guardrails | tee bin/bench/go-guardrails.txt
+	$(MAKE) --no-print-directory bench-learning
 	./bench/refresh.sh bin/bench
+
+# The learning benchmark: each trace's agent tasks played through the real
+# orket with its memory kept and wiped (bench/learning); a trace's report
+# and per-task table go to bin/bench/learning.
+bench-learning: build
+	$(GO) run ./bench/learning -orket $(CURDIR)/$(BIN) -trace go,python,node -out bin/bench/learning
 
 clean:
 	rm -rf bin

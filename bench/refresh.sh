@@ -26,6 +26,11 @@ OUT=$(mktemp)
     cat "$f"
   done
   [ -e "$R/no-watchman.txt" ] && { echo; cat "$R/no-watchman.txt"; }
+  for f in "$R"/learning/*.md; do
+    [ -e "$f" ] || continue
+    echo
+    cat "$f"
+  done
   echo
   echo "### Go benchmarks"
   echo

@@ -80,11 +80,7 @@ func (c *Categorizer) Learn(reason string, rc RunContext) Learned {
 		return Learned{Reason: NoReason, Category: Other, Action: UnclearAction}
 	}
 	toks := tokenize(reason)
-	words := make([]string, len(toks))
-	for i, t := range toks {
-		words[i] = t.w
-	}
-	m := c.match(words)
+	m := c.Categorize(reason)
 	l := Learned{Reason: reason, Category: m.Category, Keyword: m.Keyword}
 	var tools, files []string
 	if m.Category != Other {

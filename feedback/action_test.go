@@ -93,7 +93,9 @@ func TestTechnologies(t *testing.T) {
 		{"examples fail under go test and golang 1.22", RunContext{}, []string{"Go"}}, // once
 		{"Node examples are broken. The Node examples, I mean.", RunContext{}, []string{"Node.js"}},
 		{"the node.js examples are wrong", RunContext{}, []string{"Node.js"}},
-		{"wrong: docker-compose file", RunContext{}, []string{"Docker Compose"}},
+		{"the docker-compose file is wrong", RunContext{}, []string{"Docker Compose"}},
+		// "wrong:" only labels the reason: no category, so no technologies.
+		{"wrong: docker-compose file", RunContext{}, nil},
 		{"the example doesn't react to input", RunContext{}, nil},
 		{"the React example is wrong", RunContext{}, []string{"React"}},
 		{"postgres, redis, kafka, docker and npm examples: all wrong", RunContext{}, []string{"PostgreSQL", "Redis", "Kafka"}}, // three at most

@@ -585,7 +585,9 @@ func (r relation) related(e *Entry) bool {
 				(!strings.Contains(itemPath, "/") && path.Base(p) == itemPath)) {
 				return true
 			}
-			if len(e.Scope) > 0 && es.Contains(p) {
+			// A reason that names what it guards is told through that
+			// path (pathConcerns), not through the whole scope.
+			if len(e.Scope) > 0 && es.Contains(p) && len(NamedPaths(e.Reason)) == 0 {
 				return true
 			}
 		}

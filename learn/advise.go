@@ -11,6 +11,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitrepo"
 	"github.com/orket/orket/lessons"
@@ -67,8 +68,25 @@ func Advise(q AdviceQuery) Advice {
 	if adv == nil {
 		adv = []lessons.Advisory{}
 	}
+	for i := range adv {
+		adv[i].File = adviceFile(q.Repo.Root, adv[i])
+	}
 	return Advice{Advisories: adv, Damaged: damaged, Err: err,
 		Preflight: runChecks(q.Config, append(adv, passing...), ck, q.Strict || q.Config.Preflight.Strict)}
+}
+
+// adviceFile is the file an advisory is shown with: where its failure
+// lives, else the file its first error names, relative to the root.
+func adviceFile(root string, a lessons.Advisory) string {
+	if a.Location != nil && len(a.Location.Files) > 0 {
+		return a.Location.Files[0]
+	}
+	if filepath.IsAbs(a.File) {
+		if rel, err := filepath.Rel(root, a.File); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return a.File
 }
 
 // CheckBudget bounds the time the checks of environment lessons take
@@ -310,6 +328,23 @@ func AdvisoriesMarkdown(rec *orket.Record, memory, guardrailsText string) string
 			b.WriteString("\n")
 		}
 	}
+	// What was refused or rejected over exactly what this run touches
+	// comes first: it is the most specific.
+	var exact, other []feedback.Advisory
+	for _, f := range rec.Feedback {
+		if f.Kind == feedback.AdvisoryRefusal || f.Kind == feedback.AdvisoryPath {
+			exact = append(exact, f)
+		} else {
+			other = append(other, f)
+		}
+	}
+	if len(exact) > 0 {
+		b.WriteString("## Refused or rejected before\n\n")
+		for _, f := range exact {
+			fmt.Fprintf(&b, "- %s\n", clean(f.Text))
+		}
+		b.WriteString("\n")
+	}
 	if len(rec.Advisories) == 0 {
 		b.WriteString("No past failures are relevant to this run.\n")
 	}
@@ -351,9 +386,9 @@ func AdvisoriesMarkdown(rec *orket.Record, memory, guardrailsText string) string
 		}
 		fmt.Fprintf(&b, "- preflight %s: %s (%s%s)\n", state, clean(c.Detail), c.Source, note)
 	}
-	if len(rec.Feedback) > 0 {
+	if len(other) > 0 {
 		b.WriteString("\n## Earlier reviews\n\n")
-		for _, f := range rec.Feedback {
+		for _, f := range other {
 			fmt.Fprintf(&b, "- %s\n", clean(f.Text))
 		}
 	}

@@ -289,6 +289,7 @@ func (ll LessonLog) Reclassify(ctx context.Context) (*Changed, error) {
 	err := ll.rewrite(ctx, "lessons reclassify", func(s *lessons.Store) (err error) {
 		n, err = s.Rewrite(func(l *Lesson) bool {
 			cl := c.ClassifyCommand(l.Verify.OutputTail, l.Verify.FailedCommand)
+			cl.Checks = append(cl.Checks, sourceChecks(ll.Repo.Root, l.Verify.OutputTail, cl.Tags, cl.Checks)...)
 			next := lessons.Classification{Tags: cl.Tags, Confidence: cl.Confidence, Signals: cl.Signals, FirstError: cl.FirstError,
 				Cause: causeLine(cl, ll.Repo.Root), Location: locate(ll.Repo.Root, l.Verify.FailedDir, cl.Cause, l.Plan.TouchSet), Unclassified: cl.Unclassified}
 			flaky := contains(l.Classification.Tags, FlakyTag)

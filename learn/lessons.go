@@ -68,6 +68,7 @@ func (r *run) recordLessons() error {
 		// Evidence first: the lines the step's last passing run did not
 		// print are what the rules look at first.
 		cl := c.ClassifyStep(text, r.lastPassing(s), s.Command)
+		cl.Checks = append(cl.Checks, sourceChecks(r.Repo.Root, text, cl.Tags, cl.Checks)...)
 		advice := classify.AdviceFor(cl, s.Command)
 		if c := causeLine(cl, r.Repo.Root); c != "" {
 			// The cause names the hazard; the tag's title only its kind.

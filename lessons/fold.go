@@ -38,11 +38,12 @@ func FoldKey(l *Lesson) string {
 }
 
 // FoldCause is what a lesson's hazard is, apart from its tags: the
-// checks of an environment lesson ("environment variable X is set"),
+// checks of a lesson that has some ("environment variable X is set"): its
+// failure is the environment's,
 // else its cause masked (see Mask), with where it was when the masked
 // cause says too little to name a hazard by itself.
 func FoldCause(l *Lesson) string {
-	if isEnv(l.Classification.Tags) && len(l.Advice.PreflightChecks) > 0 {
+	if len(l.Advice.PreflightChecks) > 0 {
 		checks := make([]string, len(l.Advice.PreflightChecks))
 		for i, c := range l.Advice.PreflightChecks {
 			checks[i] = c.String()
@@ -50,14 +51,21 @@ func FoldCause(l *Lesson) string {
 		sort.Strings(checks)
 		return strings.Join(checks, "; ")
 	}
+	if tags := l.Classification.Tags; len(tags) == 1 && tags[0] == lintTag {
+		// A linter's findings differ by rule and place; the hazard is
+		// the linter rejecting a change: one fold per linter.
+		return "the linter " + l.Verify.FailedCommand + " in " + path.Join(".", l.Verify.FailedDir)
+	}
 	masked := Mask(StripANSI(CauseOf(l)))
 	if literalWords(masked) < minLiteralWords {
 		// "got <n>, want <n>" says too little to be one hazard across
 		// places: such a cause folds only with itself, where it was.
-		if loc := l.Classification.Location; loc != nil && loc.Test != "" {
-			masked += " (in " + loc.Test + ")"
-		} else if loc != nil && len(loc.Files) > 0 {
+		// Where: its file (a test's name, TestOne, may be every
+		// package's), else its test.
+		if loc := l.Classification.Location; loc != nil && len(loc.Files) > 0 {
 			masked += " (in " + loc.Files[0] + ")"
+		} else if loc != nil && loc.Test != "" {
+			masked += " (in " + loc.Test + ")"
 		} else {
 			masked += " (in " + path.Join(".", l.Verify.FailedDir) + ")"
 		}
@@ -65,18 +73,12 @@ func FoldCause(l *Lesson) string {
 	return masked
 }
 
+// lintTag is classify's tag for a linter's findings.
+const lintTag = "lint_error"
+
 // minLiteralWords is how many words a masked cause keeps for it to name
 // a hazard by itself (see FoldKey).
 const minLiteralWords = 4
-
-func isEnv(tags []string) bool {
-	for _, t := range tags {
-		if envTags[t] {
-			return true
-		}
-	}
-	return false
-}
 
 // maskers turn what varies between two places of one hazard into
 // placeholders, in order: quoted values, paths and file names (with

@@ -30,6 +30,11 @@ func TestFoldKey(t *testing.T) {
 		l.Advice.PreflightChecks = checks
 		return l
 	}
+	mkLint := func(cause string) *Lesson {
+		l := mk([]string{"lint_error"}, cause, "")
+		l.Verify.FailedCommand = "flake8 invoice"
+		return l
+	}
 	env := preflight.Check{Type: preflight.EnvVarPresent, Name: "BILLING_KEY"}
 	for _, tc := range []struct {
 		name string
@@ -48,6 +53,7 @@ func TestFoldKey(t *testing.T) {
 		{"two assertions that say too little to be one hazard",
 			mk(nil, "billing_test.go:12: got 3, want 4", "TestCharge"),
 			mk(nil, "users_test.go:30: got 1, want 2", "TestLookup"), false},
+		{"one linter, two rules", mkLint("invoice/a.py:3:1: F401 'os' imported but unused"), mkLint("invoice/b.py:9:101: E501 line too long (107 > 100 characters)"), true},
 		{"other tags", mk([]string{"lint_error"}, "x.go:1: SH001 TODO without an owner", ""), mk(nil, "x.go:1: SH001 TODO without an owner", ""), false},
 	} {
 		if same := FoldKey(tc.a) == FoldKey(tc.b); same != tc.same {

@@ -105,8 +105,8 @@ const (
 	EvidenceEnvironment = "environment_check_fails"
 	// EvidenceUnchecked: an environment lesson with no check to make.
 	EvidenceUnchecked = "environment_unchecked"
-	// EvidenceTouchedFile: the run touches a file that a failing run
-	// touched or that the failure names.
+	// EvidenceTouchedFile: the run touches a file of a rare kind that a
+	// failing run touched or that the failure names.
 	EvidenceTouchedFile = "touched_file"
 	// EvidenceTouchedKind: the run touches a file of a kind rare in the
 	// repository that failing runs touched.
@@ -128,12 +128,12 @@ var relevance = map[string]float64{EvidenceEnvironment: 1, EvidenceUnchecked: 0.
 
 // Formula is the documented scoring formula.
 const Formula = "score = recency * stale_weight * relevance; relevance = 1 (environment_check_fails: an environment lesson whose check fails now), " +
-	"0.8 (environment_unchecked: an environment lesson with no check), 1 (touched_file: the run touches a file a failing run touched or the failure names), " +
+	"0.8 (environment_unchecked: an environment lesson with no check), 1 (touched_file: the run touches a file of a rare kind that a failing run touched or the failure names), " +
 	"0.7 (touched_kind: the run touches a file of a kind rare in the repository that failing runs touched), " +
 	"0.6 (location: a flaky or pre-existing failure lives in the run's scope or beside what it touches), " +
 	"0.6 (step_red_without_change: a step of the profile failed without any change, at no known place), " +
 	"0.5 (scope: no touch set declared, and the run's scope holds what failing runs changed or where the failure lives), else 0 (not shown); " +
-	"a change-caused failure met in two places or more with no rare kind is a convention: only touched_file counts for it; " +
+	"a change-caused failure met in two places or more with no rare kind is a convention, not advised; " +
 	"recency = 0.5^(age/half_life); stale_weight = 0.5 when the failed command (in its dir) is not in the profile, else 1"
 
 // StaleWeight is the factor of a stale lesson's score: its failed command
@@ -301,13 +301,14 @@ func (sc *scorer) add(l *rawEntry) {
 			f.env = f.env || envTags[tag]
 		})
 		sort.Strings(f.Tags)
-		if f.env {
-			eachItem(l.checks, func(b []byte) {
-				if c, ok := parseCheckItem(item(b)); ok {
-					f.checks = append(f.checks, c)
-				}
-			})
-		}
+		// A lesson with checks is the environment's whatever its tags:
+		// its checks are what it is about (see FoldCause).
+		eachItem(l.checks, func(b []byte) {
+			if c, ok := parseCheckItem(item(b)); ok {
+				f.checks = append(f.checks, c)
+			}
+		})
+		f.env = f.env || len(f.checks) > 0
 		f.Stale = true
 		f.FirstSeen = time.Unix(0, created).UTC()
 		sc.folds[string(l.fold)] = f
@@ -420,9 +421,12 @@ func (sc *scorer) evidence(f *fold) (string, string) {
 		}
 		return "", ""
 	}
+	// The same file again counts when it is of a rare kind (a schema, a
+	// generator's input): a common source file is changed for every
+	// reason, and most changes to it meet none of its past failures.
 	for _, group := range [][]string{f.files, f.touch} {
 		for _, p := range group {
-			if sc.touch[p] {
+			if sc.touch[p] && sc.kinds[Kind(p)] {
 				return EvidenceTouchedFile, p
 			}
 		}
@@ -465,12 +469,20 @@ func (sc *scorer) anyDistinctive(paths []string) bool {
 }
 
 // located returns EvidenceLocation and the first of paths that lies in
-// the run's scope or in a directory the run touches.
+// the run's scope or in a directory the run touches, or that is a test
+// of what the run's scope or touch set names (tests/test_models.py and
+// invoice/models).
 func (sc *scorer) located(paths []string) (string, string) {
 	for _, p := range paths {
 		dir := path.Dir(p)
+		subject := testSubject(p)
 		for t := range sc.touch {
-			if path.Dir(t) == dir {
+			if path.Dir(t) == dir || subject != "" && hasSegment(t, subject) {
+				return EvidenceLocation, p
+			}
+		}
+		for _, pa := range sc.prefixes {
+			if subject != "" && hasSegment(pa, subject) {
 				return EvidenceLocation, p
 			}
 		}
@@ -537,4 +549,36 @@ func appendUnesc(dst, field []byte) []byte {
 		return append(dst, field...)
 	}
 	return append(dst, unesc(string(field))...)
+}
+
+// testSubject is what a test file is named after: "models" for
+// tests/test_models.py, models_test.go, test/models.test.js or
+// models.spec.ts; "" for a file that is not a test.
+func testSubject(p string) string {
+	base := path.Base(p)
+	if i := strings.IndexByte(base, '.'); i > 0 {
+		base, p = base[:i], base[i:] // p: what follows the stem
+	} else {
+		p = ""
+	}
+	switch {
+	case strings.HasPrefix(base, "test_"):
+		return strings.TrimPrefix(base, "test_")
+	case strings.HasSuffix(base, "_test"):
+		return strings.TrimSuffix(base, "_test")
+	case strings.HasPrefix(p, ".test.") || strings.HasPrefix(p, ".spec."):
+		return base
+	}
+	return ""
+}
+
+// hasSegment reports whether a slash-separated path has name as one of
+// its segments (or a segment's stem: models.py).
+func hasSegment(p, name string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == name || strings.TrimSuffix(seg, path.Ext(seg)) == name {
+			return true
+		}
+	}
+	return false
 }

@@ -23,9 +23,14 @@ func lesson(id string, age time.Duration, scope, touch []string, failed string, 
 		Plan:           Plan{TouchSet: touch, TouchCount: len(touch)},
 		Verify:         Verify{FailedCommand: failed, OutputTail: "tail of " + id},
 		Classification: Classification{Tags: tags, FirstError: firstErr},
-		Advice: classify.Advice{Title: "title " + id, SuggestedActions: []string{},
-			PreflightChecks: []preflight.Check{{Type: preflight.EnvVarPresent, Name: "DATABASE_URL"}}},
-		Outcome: Outcome{RunID: id}}
+		Advice:         classify.Advice{Title: "title " + id, SuggestedActions: []string{}},
+		Outcome:        Outcome{RunID: id}}
+	// An environment failure comes with its check.
+	for _, tag := range tags {
+		if IsEnvTag(tag) {
+			l.Advice.PreflightChecks = []preflight.Check{{Type: preflight.EnvVarPresent, Name: "DATABASE_URL"}}
+		}
+	}
 	l.Seal(NewRedactor(nil))
 	return l
 }
@@ -93,6 +98,9 @@ func TestEvidence(t *testing.T) {
 	flaky := lesson("flaky", day, []string{"pkg/api"}, []string{"pkg/api/x.go"}, "go test ./...", []string{FlakyTag}, "cache_test.go:9: cache cold")
 	flaky.Classification.Location = &Location{Test: "TestCacheWarm", Files: []string{"pkg/models/cache_test.go"}}
 	flaky.Seal(NewRedactor(nil))
+	pyFlaky := lesson("pyflaky", day, []string{"invoice/web"}, []string{"invoice/web/x.py"}, "pytest", []string{FlakyTag}, "TimeoutError: warm-up timed out")
+	pyFlaky.Classification.Location = &Location{Test: "tests/test_models.py::test_cache_warm", Files: []string{"tests/test_models.py"}}
+	pyFlaky.Seal(NewRedactor(nil))
 	rare := func(kind string) bool { return kind == ".txt" || kind == ".sql" }
 	for _, tc := range []struct {
 		name    string
@@ -108,8 +116,9 @@ func TestEvidence(t *testing.T) {
 		{"only the failed command is shared", []*Lesson{sig("s1", "pkg/billing")}, []string{"pkg/web"}, []string{"pkg/web/web.go"}, "", ""},
 		{"no touch declared: the scope holds the change", []*Lesson{sig("s1", "pkg/billing")}, []string{"pkg/billing"}, nil, EvidenceScope, "pkg/billing/billing.go"},
 		{"a convention: two places, no rare kind", []*Lesson{sig("s1", "pkg/billing"), sig("s2", "pkg/users")}, []string{"pkg/users"}, nil, "", ""},
-		{"a convention still counts the same file", []*Lesson{sig("s1", "pkg/billing"), sig("s2", "pkg/users")}, []string{"pkg/users"}, []string{"pkg/users/users.go"}, EvidenceTouchedFile, "pkg/users/users.go"},
+		{"the same common file again is no evidence", []*Lesson{sig("s1", "pkg/billing")}, []string{"pkg/billing"}, []string{"pkg/billing/billing.go"}, "", ""},
 		{"flaky where it lives", []*Lesson{flaky}, []string{"pkg/models"}, nil, EvidenceLocation, "pkg/models/cache_test.go"},
+		{"flaky, a test of what the scope names", []*Lesson{pyFlaky}, []string{"invoice/models"}, nil, EvidenceLocation, "tests/test_models.py"},
 		{"flaky elsewhere, whatever the failing run's scope", []*Lesson{flaky}, []string{"pkg/api"}, []string{"pkg/api/x.go"}, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

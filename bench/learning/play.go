@@ -319,6 +319,7 @@ func (p *player) playTask(i int, t Task) (result, error) {
 		LessonIDs  []string   `json:"lesson_ids"`
 		Advisories []advisory `json:"advisories"`
 		Feedback   []struct {
+			Kind string   `json:"kind"`
 			IDs  []string `json:"entry_ids"`
 			Text string   `json:"text"`
 		} `json:"feedback"`
@@ -338,9 +339,19 @@ func (p *player) playTask(i int, t Task) (result, error) {
 			r.Shown = append(r.Shown, shown{Kind: "lesson", IDs: []string{a.ID}, Text: a.Title, Why: a.Why.Evidence})
 		}
 	}
+	// What was refused or rejected over exactly what the task touches
+	// comes first in what the agent reads (ORKET_ADVISORIES), the rest of
+	// the reviews last.
+	var exact, other []shown
 	for _, f := range rec.Feedback {
-		r.Shown = append(r.Shown, shown{Kind: "review", IDs: f.IDs, Text: f.Text})
+		sh := shown{Kind: "review", IDs: f.IDs, Text: f.Text, Why: f.Kind}
+		if f.Kind == "refusal" || f.Kind == "path" {
+			exact = append(exact, sh)
+		} else {
+			other = append(other, sh)
+		}
 	}
+	r.Shown = append(append(exact, r.Shown...), other...)
 	r.Failed = r.Code != "OK"
 	if r.Recorded, err = p.refusals(r.RunID); err != nil {
 		return r, err
