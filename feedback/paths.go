@@ -81,5 +81,5 @@ func (r relation) touchesPath(p string) bool {
 		}
 		return false
 	}
-	return r.ok && !r.scope.Empty() && r.scope.Contains(p)
+	return r.holds([]string{p})
 }

@@ -569,6 +569,11 @@ func newRelation(q Query) relation {
 }
 
 func (r relation) related(e *Entry) bool {
+	if len(NamedPaths(e.Reason)) > 0 {
+		// A reason that names what it guards is told through those
+		// paths (pathConcerns), not through what else the change touched.
+		return false
+	}
 	itemPath := ""
 	if e.Item != "" && !strings.ContainsAny(e.Item, " \t") && e.Item != strings.Join(e.Scope, " ") {
 		itemPath = strings.TrimSuffix(strings.TrimPrefix(e.Item, "./"), "/")
@@ -585,9 +590,7 @@ func (r relation) related(e *Entry) bool {
 				(!strings.Contains(itemPath, "/") && path.Base(p) == itemPath)) {
 				return true
 			}
-			// A reason that names what it guards is told through that
-			// path (pathConcerns), not through the whole scope.
-			if len(e.Scope) > 0 && es.Contains(p) && len(NamedPaths(e.Reason)) == 0 {
+			if len(e.Scope) > 0 && es.Contains(p) {
 				return true
 			}
 		}
@@ -596,12 +599,7 @@ func (r relation) related(e *Entry) bool {
 	if !r.ok || r.scope.Empty() {
 		return false
 	}
-	for _, t := range e.Touched {
-		if r.scope.Contains(t) {
-			return true
-		}
-	}
-	if itemPath != "" && r.scope.Contains(itemPath) {
+	if r.holds(e.Touched) || itemPath != "" && r.scope.Contains(itemPath) {
 		return true
 	}
 	for _, a := range r.scope.Patterns() {
@@ -627,11 +625,16 @@ func (r relation) refused(e *Entry) bool {
 		}
 		return false
 	}
+	return r.holds(e.Touched)
+}
+
+// holds reports whether the run's scope takes in one of paths.
+func (r relation) holds(paths []string) bool {
 	if !r.ok || r.scope.Empty() {
 		return false
 	}
-	for _, t := range e.Touched {
-		if r.scope.Contains(t) {
+	for _, p := range paths {
+		if r.scope.Contains(p) {
 			return true
 		}
 	}

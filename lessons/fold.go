@@ -3,11 +3,9 @@ package lessons
 import (
 	"path"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/orket/orket/internal/lazyre"
-	"github.com/orket/orket/preflight"
 )
 
 // Lessons fold into one advisory when they describe one hazard, wherever
@@ -159,48 +157,4 @@ func Kind(p string) string {
 		return stem[strings.LastIndexByte(stem, '_'):] + ext
 	}
 	return ext
-}
-
-// checkItem is a check as the index holds it: type=value.
-func checkItem(c preflight.Check) string {
-	v := c.Name
-	switch c.Type {
-	case preflight.CommandExists:
-		v = c.Command
-	case preflight.FileExists:
-		v = c.Path
-	case preflight.PortFree:
-		v = strconv.Itoa(c.Port)
-	case preflight.TCPReachable:
-		v = c.Address
-	}
-	return c.Type + "=" + v
-}
-
-// parseCheckItem reverses checkItem.
-func parseCheckItem(s string) (preflight.Check, bool) {
-	typ, v, ok := strings.Cut(s, "=")
-	if !ok {
-		return preflight.Check{}, false
-	}
-	c := preflight.Check{Type: typ}
-	switch typ {
-	case preflight.EnvVarPresent:
-		c.Name = v
-	case preflight.CommandExists:
-		c.Command = v
-	case preflight.FileExists:
-		c.Path = v
-	case preflight.PortFree:
-		n, ok := atoi([]byte(v))
-		if !ok {
-			return c, false
-		}
-		c.Port = int(n)
-	case preflight.TCPReachable:
-		c.Address = v
-	default:
-		return c, false
-	}
-	return c, c.Validate() == nil
 }

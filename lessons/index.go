@@ -25,7 +25,7 @@ import (
 // Index line (tab-separated, escaped): offset, length, created_at (unix
 // ns), command, scope, touch set, failed command, tags, first error,
 // failed dir, failed step, fold key, location files, location test,
-// baseline, preflight checks (type=value); lists joined by \x1f. The meta file's first
+// baseline, preflight checks (type:value, classify.FormatCheck); lists joined by \x1f. The meta file's first
 // word is the index format's version: an index of another version is
 // stale like one that does not match the log.
 
@@ -70,7 +70,7 @@ func indexLine(l *Lesson, offset, length int64) string {
 	}
 	checks := make([]string, len(l.Advice.PreflightChecks))
 	for i, c := range l.Advice.PreflightChecks {
-		checks[i] = checkItem(c)
+		checks[i] = classify.FormatCheck(c)
 	}
 	return strings.Join([]string{strconv.FormatInt(offset, 10), strconv.FormatInt(length, 10),
 		strconv.FormatInt(l.CreatedAt.UnixNano(), 10), esc(l.Command), escList(l.Request.Scope), escList(l.Plan.TouchSet),
@@ -160,8 +160,8 @@ func item(b []byte) string {
 }
 
 // indexVersion names the index line's format (v2 added the failed dir
-// and step, v4 the fold key, location, baseline and checks).
-const indexVersion = "v4"
+// and step, v5 the fold key, location, baseline and checks).
+const indexVersion = "v5"
 
 // stamp identifies the log's state.
 func stamp(path string) string {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orket/orket/classify"
 	"github.com/orket/orket/preflight"
 )
 
@@ -304,7 +305,7 @@ func (sc *scorer) add(l *rawEntry) {
 		// A lesson with checks is the environment's whatever its tags:
 		// its checks are what it is about (see FoldCause).
 		eachItem(l.checks, func(b []byte) {
-			if c, ok := parseCheckItem(item(b)); ok {
+			if c, err := classify.ParseCheck(item(b)); err == nil {
 				f.checks = append(f.checks, c)
 			}
 		})
@@ -476,8 +477,11 @@ func (sc *scorer) located(paths []string) (string, string) {
 	for _, p := range paths {
 		dir := path.Dir(p)
 		subject := testSubject(p)
+		// A directory of tests (tests/, test/, __tests__/) holds the tests
+		// of everything: being beside one there says nothing.
+		beside := !testDirs[path.Base(dir)]
 		for t := range sc.touch {
-			if path.Dir(t) == dir || subject != "" && hasSegment(t, subject) {
+			if beside && path.Dir(t) == dir || subject != "" && hasSegment(t, subject) {
 				return EvidenceLocation, p
 			}
 		}
@@ -550,6 +554,9 @@ func appendUnesc(dst, field []byte) []byte {
 	}
 	return append(dst, unesc(string(field))...)
 }
+
+// testDirs are the names of directories that hold a project's tests.
+var testDirs = map[string]bool{"tests": true, "test": true, "__tests__": true, "spec": true, "testing": true}
 
 // testSubject is what a test file is named after: "models" for
 // tests/test_models.py, models_test.go, test/models.test.js or
