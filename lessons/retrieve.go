@@ -10,6 +10,7 @@ import (
 
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/preflight"
+	"github.com/orket/orket/scope"
 )
 
 // A Query describes the run about to start.
@@ -262,7 +263,8 @@ func (s *Store) complete(f *fold) Advisory {
 // scorer holds what scoring needs across entries, to spare allocations.
 type scorer struct {
 	q        Query
-	prefixes []string // the run's scope patterns' static prefixes
+	scope    scope.Scope // the run's scope
+	prefixes []string    // its patterns' static prefixes
 	commands map[string]bool
 	touch    map[string]bool
 	kinds    map[string]bool // the distinctive kinds of the run's touch set
@@ -273,6 +275,9 @@ type scorer struct {
 func newScorer(q Query) *scorer {
 	sc := &scorer{q: q, prefixes: prefixes(q.Scope), commands: map[string]bool{}, touch: map[string]bool{},
 		kinds: map[string]bool{}, folds: map[string]*fold{}}
+	// A scope that does not parse takes in nothing: its prefixes still
+	// count.
+	sc.scope, _ = scope.Parse(q.Scope)
 	for _, c := range q.Commands {
 		sc.commands[c.Dir+"\x00"+c.Command] = true
 	}
@@ -490,8 +495,13 @@ func (sc *scorer) located(paths []string) (string, string) {
 				return EvidenceLocation, p
 			}
 		}
+		if sc.scope.Contains(p) {
+			return EvidenceLocation, p
+		}
 		for _, pa := range sc.prefixes {
-			if pa == "" || p == pa || strings.HasPrefix(p, pa+"/") || dir != "." && strings.HasPrefix(pa, dir+"/") {
+			// A scope inside the failure's directory (pkg/models/sub of
+			// pkg/models/x_test.go) works where it lives.
+			if pa != "" && dir != "." && strings.HasPrefix(pa, dir+"/") {
 				return EvidenceLocation, p
 			}
 		}
