@@ -100,7 +100,7 @@ run "$ORKET" lessons list
 
 step "The next run is warned before anything runs, with the check the lesson suggests"
 "$ORKET" run --dry-run --scope api -- true 2>"$ERR"; cat "$ERR"
-grep -q 'Missing environment variable GREETER_DB_URL' "$ERR" || fail "no advisory"
+grep -q '! GREETER_DB_URL is not set' "$ERR" || fail "no advisory"
 grep -q 'preflight FAILED: GREETER_DB_URL is not set' "$ERR" || fail "no preflight check"
 
 step "--strict-preflight stops before touching anything"
