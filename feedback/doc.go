@@ -1,6 +1,6 @@
 // Package feedback learns from people: a reviewer who rejects a change a
-// run kept (SPEC 8.3), and the agent memory that people read and edit
-// (SPEC 8.4). It is a library; the commands (orket reject, feedback,
+// run kept (docs/feedback.md), and the agent memory that people read and edit
+// (docs/feedback.md). It is a library; the commands (orket reject, feedback,
 // memory) and the run wire it.
 //
 // What it provides:

@@ -22,7 +22,7 @@ import (
 	"github.com/orket/orket/store"
 )
 
-// MemoryTemplate is the agent memory as orket first writes it (SPEC 8.4,
+// MemoryTemplate is the agent memory as orket first writes it (docs/feedback.md,
 // seed 002).
 const MemoryTemplate = `# Agent Memory
 

@@ -14,7 +14,7 @@ import (
 	"github.com/orket/orket/scope"
 )
 
-// The pattern rule (SPEC 8.3): a category holding more than PatternShare
+// The pattern rule (docs/feedback.md): a category holding more than PatternShare
 // percent of an agent's rejections, with at least PatternMin of them, is
 // a pattern. 4 of 10 is; 2 in all is not.
 const (

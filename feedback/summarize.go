@@ -18,7 +18,7 @@ import (
 // DefaultSummarizerTimeout is memory.summarizer_timeout's default.
 const DefaultSummarizerTimeout = 60 * time.Second
 
-// Bounds of a learning (SPEC 8.4) and of what orket reads of the
+// Bounds of a learning (docs/feedback.md) and of what orket reads of the
 // summariser's output.
 const (
 	MaxLearningChars     = 500

@@ -15,7 +15,7 @@ import (
 	"github.com/orket/orket/store"
 )
 
-// Config holds the numbers of SPEC 8.5; DefaultConfig gives the seed's.
+// Config holds the numbers of docs/guardrails.md; DefaultConfig gives the seed's.
 type Config struct {
 	MinSamples         int           // lessons.min_samples: entries of an agent before any proposal (5)
 	MinClusterSize     int           // lessons.min_cluster_size: entries in a cluster (3)
@@ -58,7 +58,7 @@ const Everywhere = "Everywhere"
 
 // Cluster kinds.
 const (
-	KindFold     = "fold"     // one failure (SPEC 5.3's fold key)
+	KindFold     = "fold"     // one failure (docs/lessons.md's fold key)
 	KindCategory = "category" // one review category (or verdict note) in one scope
 	KindLine     = "line"     // one guardrail line (a removal)
 )

@@ -12,7 +12,7 @@ import (
 )
 
 // A CorrectRequest is a person's note on what they changed after a run
-// kept its change (orket correct RUN --note, SPEC 8.5).
+// kept its change (orket correct RUN --note, docs/guardrails.md).
 type CorrectRequest struct {
 	Repo   *txn.Repo
 	Config *config.Config

@@ -9,7 +9,7 @@ import (
 	"github.com/orket/orket/verify"
 )
 
-// markFlaky is the tree-content rule of SPEC 8.2: a step that passes on
+// markFlaky is the tree-content rule of docs/verdicts.md: a step that passes on
 // content an earlier run failed it on makes that run's lessons of it
 // flaky. It returns the lessons it marked.
 func (r *run) markFlaky(store *verdict.Store) ([]string, error) {

@@ -19,7 +19,7 @@ import (
 	"github.com/orket/orket/verdict"
 )
 
-// GuardrailsConfig is SPEC 8.5's numbers as orket.yaml sets them.
+// GuardrailsConfig is docs/guardrails.md's numbers as orket.yaml sets them.
 func GuardrailsConfig(cfg *config.Config) guardrails.Config {
 	g := guardrails.DefaultConfig()
 	l := cfg.Lessons
@@ -226,7 +226,7 @@ func proposalViews(ps []*guardrails.Proposal) []orket.ProposalView {
 // learnFromRun is the learning after a run's verdict: its lines vote
 // (avoided or recurred), and when the run added feedback (a lesson, a
 // verdict short of APPROVE) the agent's entries are clustered again (the
-// threshold trigger of SPEC 8.5).
+// threshold trigger of docs/guardrails.md).
 func (r *run) learnFromRun(ctx context.Context, ev *verdict.Evaluation) {
 	if !r.Mutating() || r.Record.RunID == "" {
 		return
@@ -327,7 +327,7 @@ func proposeFor(ctx context.Context, repo *txn.Repo, cfg *config.Config, red *re
 }
 
 // proposeRemovals proposes, once, to remove the agent's guardrail lines
-// whose evidence is gone (SPEC 8.5): a person decides.
+// whose evidence is gone (docs/guardrails.md): a person decides.
 func proposeRemovals(ctx context.Context, st *guardrails.Store, ck *guardrails.Checker, agent string, now time.Time) ([]*guardrails.Proposal, error) {
 	cur, err := st.Current(agent)
 	if err != nil || cur == nil {

@@ -22,12 +22,12 @@ import (
 // same tree: it weighs less and never fails a strict preflight.
 const FlakyTag = lessons.FlakyTag
 
-// lessonCodes are the outcomes that record lessons (SPEC 5.1).
+// lessonCodes are the outcomes that record lessons (docs/lessons.md).
 var lessonCodes = map[orket.Code]bool{orket.EVerifyFailedReverted: true, orket.EVerifyFailedKept: true, orket.EVerifyFailed: true, orket.EDraftFailure: true}
 
 // recordLessons classifies every failing required step of the run (the
 // edit command, for E_DRAFT_FAILURE) and every step that passed only on
-// retry (flaky, SPEC 8.2), and appends one lesson for each.
+// retry (flaky, docs/verdicts.md), and appends one lesson for each.
 func (r *run) recordLessons() error {
 	rec := r.Record
 	var failed []*verify.StepResult

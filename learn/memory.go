@@ -47,7 +47,7 @@ func (r *run) feedbackAdvice() []feedback.Advisory {
 }
 
 // reviewRejected reviews what people and tools dropped in .orket/rejected
-// since the last run into the agent memory (SPEC 8.3).
+// since the last run into the agent memory (docs/feedback.md).
 func (r *run) reviewRejected(ctx context.Context) {
 	done, st, err := reviewRejected(ctx, r.Repo, r.Config, r.red, r.Env.Now)
 	if err != nil {
@@ -113,7 +113,7 @@ func memoryMarkdown(repo *txn.Repo) string {
 // maxMemory bounds the agent memory an edit command is handed.
 const maxMemory = 32 << 10
 
-// A MemoryView is what an agent should read before it plans (SPEC 8.4):
+// A MemoryView is what an agent should read before it plans (docs/feedback.md):
 // the agent memory, the patterns of its rejections, and the top
 // advisories for its scope.
 type MemoryView struct {

@@ -16,7 +16,7 @@ import (
 	"github.com/orket/orket/verdict"
 )
 
-// BenchmarkMemory measures orket memory (SPEC 9: under 200 ms over a year
+// BenchmarkMemory measures orket memory (docs/benchmarks.md: under 200 ms over a year
 // of a busy team's records) on a repository holding 100,000 evaluations,
 // 30,000 lessons, 10,000 review entries and an agent's guardrails at
 // their tenth version: the agent memory, the patterns of its rejections,

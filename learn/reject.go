@@ -14,7 +14,7 @@ import (
 	"github.com/orket/orket/txn"
 )
 
-// A RejectRequest is a reviewer's "no" to a kept run (SPEC 8.3).
+// A RejectRequest is a reviewer's "no" to a kept run (docs/feedback.md).
 type RejectRequest struct {
 	Repo   *txn.Repo
 	Config *config.Config

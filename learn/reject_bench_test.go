@@ -10,7 +10,7 @@ import (
 
 // BenchmarkReject measures a whole orket reject of a kept one-file change:
 // the lock, the change kept as a patch, the undo as a transaction with its
-// proof, and the feedback log and the agent memory written (SPEC 9: under
+// proof, and the feedback log and the agent memory written (docs/benchmarks.md: under
 // 500 ms). The kept run before each reject is not timed.
 func BenchmarkReject(b *testing.B) {
 	repo, cfg := testRepo(b)

@@ -19,7 +19,7 @@ import (
 )
 
 // A SyncRequest asks to share the repository's memory with a remote
-// (SPEC 8.6).
+// (docs/sync.md).
 type SyncRequest struct {
 	Repo   *txn.Repo
 	Config *config.Config

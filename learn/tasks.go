@@ -15,7 +15,7 @@ import (
 	"github.com/orket/orket/verdict"
 )
 
-// A TaskAction is a person's word on a task (SPEC 8.2): resolve an
+// A TaskAction is a person's word on a task (docs/verdicts.md): resolve an
 // escalation, reset a count, escalate by hand, or override a rejected run.
 type TaskAction struct {
 	Repo   *txn.Repo

@@ -40,7 +40,7 @@ type Request struct {
 	VerifyProfile string   `json:"verify_profile"`
 	DryRun        bool     `json:"dry_run"`
 	AutoConfirm   bool     `json:"auto_confirm"`
-	Agent         string   `json:"agent,omitempty"` // who made the edit (SPEC 8.1)
+	Agent         string   `json:"agent,omitempty"` // who made the edit (docs/verdicts.md)
 	Task          string   `json:"task,omitempty"`  // the piece of work across attempts
 }
 

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The benchmarks of make bench (SPEC 8.6, docs/benchmarks.md): a year of a
+// The benchmarks of make bench (docs/sync.md, docs/benchmarks.md): a year of a
 // busy team's records (ORKET_BENCH_SYNC_RECORDS, default 100,000: 40%
 // evaluations, 30% lessons, 20% feedback, 10% task events, eight agents)
 // synced into a clone that has none, and 100 new records synced from a
