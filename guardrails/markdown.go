@@ -197,9 +197,13 @@ func addLine(text string, lines []DocLine, raws []string, section, want, id stri
 	}
 	switch {
 	case head < 0:
+		// A new section at the end, after one blank line; a text of
+		// blank lines only keeps them.
 		out := strings.TrimRight(text, "\n")
 		if out != "" {
 			out += "\n\n"
+		} else {
+			out = text
 		}
 		return out + "## " + section + "\n\n" + item + "\n", nil
 	case last < 0:
