@@ -48,3 +48,47 @@ func TestRevertObjectsMissing(t *testing.T) {
 		}
 	})
 }
+
+// TestSnapshotFreshensReusedObjects: a snapshot that finds a file's
+// content already in the object store (a loose object an earlier,
+// dropped snapshot wrote weeks ago, unreachable since) uses it rather than
+// writing it again, and freshens it, as git does with an object it would
+// have written. A git gc running meanwhile (git gc --auto after a commit)
+// judged reachability before the snapshot wrote anything, and its prune
+// deletes, as it goes, the unreachable loose objects older than
+// gc.pruneExpire: without a fresh time it would take the content the
+// revert needs.
+func TestSnapshotFreshensReusedObjects(t *testing.T) {
+	withJournal(t, false, func(t *testing.T, _ func(int) bool) {
+		dir := dirtyRepo(t)
+		sh(t, dir, `printf 'kept by a snapshot long ago\n' > old.txt
+id=$(git hash-object -w old.txt)
+touch -d '30 days ago' .git/objects/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-)
+find .git/objects -type f | sort > .git/objects-before`)
+		before := fp(t, dir)
+		r := open(t, dir)
+		tx := begin(t, r, "fresh")
+		defer tx.Close()
+		// The gc's prune as it sees the store: without the snapshot's ref
+		// and the objects it wrote (they did not exist when the gc began).
+		// Then the edit.
+		sh(t, dir, `mkdir .git/hidden
+mv .git/refs/orket/snapshots/fresh .git/hidden/ref
+find .git/objects -type f | sort | comm -13 .git/objects-before - > .git/hidden/list
+while read f; do mkdir -p .git/hidden/$(dirname $f); mv $f .git/hidden/$f; done < .git/hidden/list
+git prune --expire=2.weeks.ago
+while read f; do mkdir -p $(dirname $f); mv .git/hidden/$f $f; done < .git/hidden/list
+mv .git/hidden/ref .git/refs/orket/snapshots/fresh
+rm -r .git/hidden .git/objects-before
+rm old.txt`)
+		if _, err := tx.Revert(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.End(); err != nil {
+			t.Fatal(err)
+		}
+		if got := fp(t, dir); got != before {
+			t.Errorf("after revert (-before +after):\n%s", cmp.Diff(before, got))
+		}
+	})
+}
