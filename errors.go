@@ -421,10 +421,19 @@ type revertError struct {
 func (e *revertError) Error() string { return "the revert failed: " + e.Err.Error() }
 func (e *revertError) Unwrap() error { return e.Err }
 func (e *revertError) Problem() Problem {
-	hint := "the snapshot is kept as " + e.Ref + "; run orket recover to retry, or restore by hand as its commit message says"
+	saved := ""
 	if e.Saved != "" {
-		hint += "; the change is saved in " + e.Saved
+		saved = "; the change is saved in " + e.Saved
 	}
+	if errors.Is(e.Err, txn.ErrObjectsMissing) {
+		// Not orket's failure: what it would put back was taken from the
+		// object store meanwhile, and nothing was written. The
+		// transaction stays open, as for a change it could not save.
+		return Problem{Code: ERecoveryNeeded, Msg: e.Error(), Fields: map[string]any{"snapshot_ref": e.Ref},
+			Hint: "the snapshot " + e.Ref + " is kept, but orket recover cannot restore it until those objects are back " +
+				"(git fetch from another clone brings back committed ones); orket recover --discard keeps the tree as it is" + saved}
+	}
+	hint := "the snapshot is kept as " + e.Ref + "; run orket recover to retry, or restore by hand as its commit message says" + saved
 	return Problem{Code: EInternal, Msg: e.Error(), Hint: hint, Fields: map[string]any{"snapshot_ref": e.Ref}}
 }
 

@@ -340,7 +340,7 @@ func (r *run) undo(ctx context.Context, cause error) error {
 	if err != nil {
 		return &revertError{Err: err, Ref: r.tx.Ref(), Saved: DisplayPath(r.req.Repo, saved)}
 	}
-	if err := r.baseline(ctx, cause); err != nil {
+	if err := r.baseline(ctx, cause, DisplayPath(r.req.Repo, saved)); err != nil {
 		return err
 	}
 	if _, ok := r.req.Edit.(WorktreeEdit); ok && r.edited {
@@ -371,7 +371,7 @@ const baselineMaxDefault = 2 * time.Minute
 // docs/config.md). Whatever the steps write is reverted again. A
 // --worktree candidate's tree without the change is HEAD's, which the
 // revert does not give: no baseline there.
-func (r *run) baseline(ctx context.Context, cause error) error {
+func (r *run) baseline(ctx context.Context, cause error, saved string) error {
 	var vf *verifyFailedError
 	if !errors.As(cause, &vf) || r.baselineOff || ctx.Err() != nil {
 		return nil
@@ -413,7 +413,12 @@ func (r *run) baseline(ctx context.Context, cause error) error {
 	}
 	r.phaseTime("baseline", t)
 	if _, err := r.tx.Revert(); err != nil {
-		return &revertError{Err: err, Ref: r.tx.Ref()}
+		// The record must not say the tree is as it was: this revert,
+		// not the first one, is the last word.
+		if r.rec.Revert != nil {
+			r.rec.Revert.Verified = false
+		}
+		return &revertError{Err: err, Ref: r.tx.Ref(), Saved: saved}
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"golang.org/x/sys/unix"
 
 	"github.com/orket/orket/internal/gitrepo"
 	"github.com/orket/orket/internal/testhook"
@@ -28,7 +29,7 @@ import (
 // memory). sync makes what it wrote durable, and only that: each new
 // object file fsynced (all at once, so the file system commits them
 // together), then their directories, never the whole file system.
-// Objects that exist are not written again.
+// Objects that exist are not written again, but freshened (see has).
 type objectWriter struct {
 	r     *Repo
 	dirs  map[string]bool // directories written into since the last sync
@@ -37,6 +38,7 @@ type objectWriter struct {
 	// once listed, packsReadable if orket can answer from them alone.
 	packIdx                   []string
 	packsKnown, packsReadable bool
+	freshPacks                map[string]bool // packs freshened already
 }
 
 func newObjectWriter(r *Repo) *objectWriter { return &objectWriter{r: r, dirs: map[string]bool{}} }
@@ -49,11 +51,47 @@ var zlibWriters = sync.Pool{New: func() any {
 	return zw
 }}
 
+// has reports whether the store holds id, and freshens what holds it (the
+// loose object, or its pack) as git does with an object it would have
+// written: a git gc running meanwhile (git gc --auto, started by a
+// commit) may have judged reachability before the objects that will
+// refer to this one existed, and its prune deletes, as it goes, the
+// unreachable objects whose file is older than gc.pruneExpire. An object
+// an earlier, dropped snapshot wrote (a run record, a file that came
+// back) is such an object; with a fresh time it stays.
 func (w *objectWriter) has(id plumbing.Hash) bool {
-	if _, err := os.Stat(w.r.loosePath(id)); err == nil {
+	if w.r.freshenLoose(id) {
 		return true
 	}
 	return w.inPacks(id)
+}
+
+// freshenLoose sets the time of the loose object id to now and reports
+// whether it exists. One that orket may not touch (another user's) is
+// there all the same.
+func (r *Repo) freshenLoose(id plumbing.Hash) bool {
+	p := r.loosePath(id)
+	err := unix.UtimesNanoAt(unix.AT_FDCWD, p, nil, 0)
+	if err == nil {
+		return true
+	}
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return false
+	}
+	_, err = os.Stat(p)
+	return err == nil
+}
+
+// freshenPack sets the time of the pack whose index is idx to now, once.
+func (w *objectWriter) freshenPack(idx string) {
+	if w.freshPacks[idx] {
+		return
+	}
+	if w.freshPacks == nil {
+		w.freshPacks = map[string]bool{}
+	}
+	w.freshPacks[idx] = true
+	unix.UtimesNanoAt(unix.AT_FDCWD, strings.TrimSuffix(idx, ".idx")+".pack", nil, 0)
 }
 
 func (r *Repo) loosePath(id plumbing.Hash) string {
@@ -107,7 +145,8 @@ func (w *objectWriter) write(t plumbing.ObjectType, size int64, rd io.Reader) (p
 	var id plumbing.Hash
 	copy(id[:], h.Sum(nil))
 	final := w.r.loosePath(id)
-	if _, err := os.Stat(final); err == nil {
+	if w.r.freshenLoose(id) {
+		// Written meanwhile: that copy stands, made fresh.
 		os.Remove(tmp.Name())
 		done = true
 		return id, nil

@@ -58,6 +58,7 @@ func (w *objectWriter) inPacks(id plumbing.Hash) bool {
 		for _, p := range w.packIdx {
 			found, ok := inPackIndex(p, id)
 			if found {
+				w.freshenPack(p)
 				return true
 			}
 			readable = readable && ok

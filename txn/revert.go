@@ -37,6 +37,32 @@ type Reverted struct {
 // from the snapshot.
 var ErrRevertUnverified = errors.New("the tree differs from the snapshot after the revert")
 
+// ErrObjectsMissing reports that the object store no longer holds content
+// the snapshot recorded: something outside orket deleted or pruned it
+// (the repository removed while the run was in progress, a git gc
+// --prune=now, a file system that lost it). A *MissingObjectsError wraps
+// it.
+var ErrObjectsMissing = errors.New("the object store no longer holds content the snapshot recorded")
+
+// A MissingObjectsError is a revert that could not start: the files it
+// would have put back have no content in the object store any more.
+// Nothing of the tree was written.
+type MissingObjectsError struct {
+	Paths []string // the files whose recorded content is gone, sorted
+}
+
+func (e *MissingObjectsError) Error() string {
+	names := e.Paths
+	more := ""
+	if len(names) > 5 {
+		names, more = names[:5], fmt.Sprintf(" and %d more", len(e.Paths)-5)
+	}
+	return fmt.Sprintf("the object store (.git/objects) no longer holds the recorded content of %d file(s) (%s%s): "+
+		"something deleted or pruned it during the run; the tree was left as it is", len(e.Paths), strings.Join(names, ", "), more)
+}
+
+func (e *MissingObjectsError) Unwrap() error { return ErrObjectsMissing }
+
 // revert puts the repository back as the snapshot recorded it: files,
 // modes, deletions, creations (and directories they made), empty
 // directories, the index, HEAD, branches, tags, and git's configuration,
@@ -77,6 +103,12 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	paths, err := r.diffTree(pre, cur)
 	if err != nil {
 		return res, err
+	}
+	// A revert that cannot finish does not start: every file it puts
+	// back must still have its content in the object store, before
+	// anything is removed or written.
+	if missing := r.missingBlobs(s.Pre.Files, paths); len(missing) > 0 {
+		return res, &MissingObjectsError{Paths: missing}
 	}
 	// The tree is judged by the ignore rules from before the edit (see
 	// snapshotScanner): .gitignore files it wrote are put back like any
@@ -190,6 +222,27 @@ func (r *Repo) restoreTree(s *Snapshot, cur *Tree, paths []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// missingBlobs returns the paths (of paths, in their order) whose
+// recorded content in files the object store does not hold.
+func (r *Repo) missingBlobs(files map[string]*File, paths []string) []string {
+	w := newObjectWriter(r)
+	var missing []string
+	for _, p := range paths {
+		f := files[p]
+		if f == nil || w.has(f.OID) {
+			continue
+		}
+		// Not loose, not in a pack orket reads: go-git's word, on a
+		// fresh look at the store (see Repo.blob).
+		if rd, err := r.openBlob(f.OID); err == nil {
+			rd.Close()
+			continue
+		}
+		missing = append(missing, p)
+	}
+	return missing
 }
 
 func parentDir(p string) string {
