@@ -197,13 +197,15 @@ func addLine(text string, lines []DocLine, raws []string, section, want, id stri
 	}
 	switch {
 	case head < 0:
-		// A new section at the end, after one blank line; a text of
-		// blank lines only keeps them.
-		out := strings.TrimRight(text, "\n")
-		if out != "" {
+		// A new section at the end, after a blank line; the text's own
+		// lines, blank ones included, stay as they are.
+		out := text
+		switch {
+		case out == "" || strings.HasSuffix(out, "\n\n"):
+		case strings.HasSuffix(out, "\n"):
+			out += "\n"
+		default:
 			out += "\n\n"
-		} else {
-			out = text
 		}
 		return out + "## " + section + "\n\n" + item + "\n", nil
 	case last < 0:
