@@ -72,7 +72,7 @@ long:
 # and flake8 for the Python lessons): installed
 # from Debian's packages when missing and apt-get can; otherwise the
 # scripts that need them skip, saying why.
-TEST_TOOLS := node:nodejs npm:npm make:make ssh-keygen:openssh-client python3:python3 pytest-3:python3-pytest flake8:flake8
+TEST_TOOLS := cc:gcc node:nodejs npm:npm make:make ssh-keygen:openssh-client python3:python3 pytest-3:python3-pytest flake8:flake8
 test-deps:
 	@missing=""; for t in $(TEST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t#*:}"; done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \

@@ -31,6 +31,7 @@ const (
 	ELocked               Code = "E_LOCKED"
 	ERecoveryNeeded       Code = "E_RECOVERY_NEEDED"
 	EEscalated            Code = "E_ESCALATED"
+	EBaselineRed          Code = "E_BASELINE_RED"
 	ESyncUnreachable      Code = "E_SYNC_UNREACHABLE"
 	ESyncAuth             Code = "E_SYNC_AUTH"
 	ESyncContention       Code = "E_SYNC_CONTENTION"
@@ -67,6 +68,7 @@ var codes = map[Code]CodeInfo{
 	ELocked:               {ELocked, 5, "another orket run holds the repository lock"},
 	ERecoveryNeeded:       {ERecoveryNeeded, 5, "an interrupted transaction must be recovered first"},
 	EEscalated:            {EEscalated, 6, "the task is escalated to a person: this run was its last rejected attempt (reverted, its lesson recorded), or it stopped before the snapshot, writing nothing"},
+	EBaselineRed:          {EBaselineRed, 8, "the task's failing steps failed without the change too, two runs in a row: main or the environment is broken, not the agent; the task is escalated to a person (report) and its runs stop until orket task resolve"},
 	ESyncUnreachable:      {ESyncUnreachable, 7, "orket sync could not reach the remote (network, address, no repository there); nothing changed on either side"},
 	ESyncAuth:             {ESyncAuth, 7, "orket sync: the remote refused the credentials git would use, or its ssh host key is not known"},
 	ESyncContention:       {ESyncContention, 7, "orket sync: other clones kept pushing first; the merge is in the local memory and the next sync publishes it"},

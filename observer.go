@@ -23,6 +23,7 @@ const (
 	PhaseVerify   Phase = "verify"   // run the profile's steps
 	PhaseKeep     Phase = "keep"     // keep the change (and commit it)
 	PhaseRevert   Phase = "revert"   // save the change, put the tree back
+	PhaseBaseline Phase = "baseline" // verify the tree without the change (or reuse its result)
 	PhaseRecord   Phase = "record"   // lessons and the run record
 )
 
@@ -48,6 +49,9 @@ type Observer interface {
 	StepStarted(s config.Step)
 	StepOutput(name string) io.Writer
 	StepDone(res *verify.StepResult)
+	// Baselined is called once the tree without the change was verified
+	// (rec.Baseline), after PhaseBaseline.
+	Baselined(rec *Record)
 	// Recorded is called after the lessons and the run record are written.
 	Recorded(rec *Record)
 	// Warn reports something that went wrong without changing the outcome.
@@ -66,5 +70,6 @@ func (NopObserver) Touched(*Record)             {}
 func (NopObserver) StepStarted(config.Step)     {}
 func (NopObserver) StepOutput(string) io.Writer { return nil }
 func (NopObserver) StepDone(*verify.StepResult) {}
+func (NopObserver) Baselined(*Record)           {}
 func (NopObserver) Recorded(*Record)            {}
 func (NopObserver) Warn(string)                 {}

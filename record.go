@@ -135,8 +135,11 @@ type Record struct {
 	OwnOutput []string `json:"own_output,omitempty"`
 	Snapshot  string   `json:"snapshot_ref,omitempty"`
 	Revert    *Revert  `json:"revert,omitempty"`
-	PatchFile string   `json:"patch_file,omitempty"`
-	Commit    string   `json:"commit,omitempty"`
+	// Baseline is how the tree without the change was verified after a
+	// failure.
+	Baseline  *BaselineRun `json:"baseline,omitempty"`
+	PatchFile string       `json:"patch_file,omitempty"`
+	Commit    string       `json:"commit,omitempty"`
 	// CommitBranch is the branch the --commit commit went on.
 	CommitBranch string `json:"commit_branch,omitempty"`
 	// Kept lists, for a kept change, what each touched path held before
@@ -394,4 +397,12 @@ const (
 	StepPassed  = verify.Passed
 	StepFailed  = verify.Failed
 	StepSkipped = verify.Skipped
+)
+
+// How a failed step did on the tree without the change (its Baseline);
+// any other value says why it was not run there.
+const (
+	BaselinePasses      = verify.Passes
+	BaselineFailsToo    = verify.FailsToo
+	BaselineNewFailures = verify.NewFailures
 )

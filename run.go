@@ -43,12 +43,13 @@ type run struct {
 	edited       bool           // the edit wrote (or may have written) into the tree
 	group        *contain.Group // every process the run starts, and their descendants
 	red          *redact.Redactor
-	baselineOff  bool          // verify.baseline: off
-	baselineMax  time.Duration // verify.baseline_max
-	verdictNotes []string      // notes on the run beside its steps' (tests modified)
-	content      string        // names the content of the verified tree (contentKey)
-	guard        guard         // protect: and --allow-protected
-	locked       bool          // the run took the repository lock
+	baselineOff  bool           // verify.baseline: off
+	baselineMax  time.Duration  // verify.baseline_max
+	newBaseline  *baselineEntry // this run's baseline, for the cache once the transaction ends
+	verdictNotes []string       // notes on the run beside its steps' (tests modified)
+	content      string         // names the content of the verified tree (contentKey)
+	guard        guard          // protect: and --allow-protected
+	locked       bool           // the run took the repository lock
 
 	// info is what the learner is told of the run, learning what it
 	// keeps of it (nil: none), told what it tells an edit command.

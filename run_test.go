@@ -118,7 +118,7 @@ func TestExecutePhases(t *testing.T) {
 		{name: "pass-confirmed", edit: CommandEdit{Argv: []string{"sh", "-c", "echo two > pkg/a.txt"}}, confirm: true,
 			phases: []Phase{PhasePlan, PhaseAdvise, PhaseConfirm, PhaseLock, PhaseSnapshot, PhaseEdit, PhaseBarrier, PhaseVerify, PhaseKeep, PhaseRecord}, code: OK},
 		{name: "fail-and-revert", edit: CommandEdit{Argv: []string{"sh", "-c", "echo BROKEN > pkg/a.txt; echo n > pkg/new.txt"}},
-			phases: append(append([]Phase{}, mutating...), PhaseVerify, PhaseRevert, PhaseRecord), code: EVerifyFailedReverted, reverted: true},
+			phases: append(append([]Phase{}, mutating...), PhaseVerify, PhaseRevert, PhaseBaseline, PhaseRecord), code: EVerifyFailedReverted, reverted: true},
 		{name: "barrier", edit: CommandEdit{Argv: []string{"sh", "-c", "echo x > pkg/a.txt; echo leak > docs/d.md"}},
 			phases: append(append([]Phase{}, mutating...), PhaseRevert, PhaseRecord), code: EWriteOutOfScope, reverted: true},
 		{name: "draft-failure", edit: CommandEdit{Argv: []string{"sh", "-c", "echo x > pkg/a.txt; exit 3"}},

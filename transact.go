@@ -2,7 +2,6 @@ package orket
 
 import (
 	"context"
-	"time"
 
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"golang.org/x/sys/unix"
 
-	"github.com/orket/orket/classify"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/testhook"
@@ -355,90 +353,11 @@ func (r *run) undo(ctx context.Context, cause error) error {
 	if err := r.tx.End(); err != nil {
 		return internal("end the transaction", "orket recover --discard keeps the tree as it is", err)
 	}
+	r.keepBaseline()
 	if published {
 		r.dropSaved()
 	}
 	return withSaved(cause, file)
-}
-
-// baselineMaxDefault is how long a failed step may have taken and still be run
-// again on the tree without the change (verify.baseline_max).
-const baselineMaxDefault = 2 * time.Minute
-
-// baseline runs the failed required steps again on the reverted tree,
-// which is the tree without the change, to learn whether they fail there
-// too: such a failure is not the change's (verify.baseline in
-// docs/config.md). Whatever the steps write is reverted again. A
-// --worktree candidate's tree without the change is HEAD's, which the
-// revert does not give: no baseline there.
-func (r *run) baseline(ctx context.Context, cause error, saved string) error {
-	var vf *verifyFailedError
-	if !errors.As(cause, &vf) || r.baselineOff || ctx.Err() != nil {
-		return nil
-	}
-	if _, ok := r.req.Edit.(WorktreeEdit); ok {
-		return nil
-	}
-	var again []*verify.StepResult
-	for _, s := range vf.Failed {
-		if time.Duration(s.DurationMS)*time.Millisecond > r.baselineMax {
-			s.Baseline = "not run again: the step took longer than verify.baseline_max (" + r.baselineMax.String() + ")"
-			continue
-		}
-		again = append(again, s)
-	}
-	if len(again) == 0 {
-		return nil
-	}
-	if err := r.tx.Baseline(); err != nil {
-		return internal("write the transaction journal", "check that .git is writable", err)
-	}
-	t := r.req.Env.Now()
-	for _, s := range again {
-		step, ok := r.configStep(s.Name)
-		if !ok {
-			continue
-		}
-		res := verify.RunStep(ctx, step, r.verifyOptions(), nil)
-		s.Baseline = verify.Passes
-		if res.FailedRequired() && !res.Interrupted {
-			s.Baseline = verify.FailsToo
-			// Red without the change is no licence to add failures: an
-			// error line the tree without it did not print is the
-			// change's.
-			if added := classify.NewErrors(rawTail(s), rawTail(res)); len(added) > 0 {
-				s.Baseline, s.BaselineNew = verify.NewFailures, r.red.Redact(added[0])
-			}
-		}
-	}
-	r.phaseTime("baseline", t)
-	if _, err := r.tx.Revert(); err != nil {
-		// The record must not say the tree is as it was: this revert,
-		// not the first one, is the last word.
-		if r.rec.Revert != nil {
-			r.rec.Revert.Verified = false
-		}
-		return &revertError{Err: err, Ref: r.tx.Ref(), Saved: saved}
-	}
-	return nil
-}
-
-// rawTail is a step's output as it printed it (in memory only).
-func rawTail(s *verify.StepResult) string {
-	if s.RawTail != "" {
-		return s.RawTail
-	}
-	return s.OutputTail
-}
-
-// configStep finds a step of the profile by name.
-func (r *run) configStep(name string) (config.Step, bool) {
-	for _, s := range r.prof.Steps {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return config.Step{}, false
 }
 
 // withSaved tells the outcome where the reverted change is kept.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
@@ -67,10 +68,21 @@ type EscalatedError struct {
 	Report      string // the report's Markdown file
 	Attempts    int    // consecutive rejections that escalated it (0: by hand)
 	Refused     bool
-	Err         error
+	// Red names the steps that fail without any change, when that is
+	// why the task went to a person (E_BASELINE_RED).
+	Red []string
+	Err error
 }
 
 func (e *EscalatedError) Error() string {
+	switch {
+	case e.Refused && len(e.Red) > 0:
+		return "task " + quoteTask(e.Task) + " is escalated to a person: step " + strings.Join(e.Red, ", ") +
+			" fails without any change (report: " + e.Report + "); nothing was written"
+	case len(e.Red) > 0:
+		return fmt.Sprintf("step %s failed without the change too, %d runs in a row: main or the environment is broken, not agent %s; task %s is escalated to a person (report: %s); this change was reverted",
+			strings.Join(e.Red, ", "), e.Attempts, e.Agent, quoteTask(e.Task), e.Report)
+	}
 	if e.Refused {
 		return "task " + quoteTask(e.Task) + " is escalated to a person (report: " + e.Report + "); nothing was written"
 	}
@@ -82,7 +94,13 @@ func (e *EscalatedError) Unwrap() error { return e.Err }
 
 func (e *EscalatedError) Problem() orket.Problem {
 	hint := "stop retrying: a person reads the report and runs orket task resolve " + config.ShellQuote([]string{e.Task}) + " --reason \"...\""
-	return orket.Problem{Code: orket.EEscalated, Msg: e.Error(), Hint: hint, Fields: map[string]any{"task": e.Task, "report": e.Report}}
+	code := orket.EEscalated
+	if len(e.Red) > 0 {
+		code = orket.EBaselineRed
+		hint = "stop retrying: the repository fails without any change; a person fixes main or the environment (the report names the step) and runs orket task resolve " +
+			config.ShellQuote([]string{e.Task}) + " --reason \"...\""
+	}
+	return orket.Problem{Code: code, Msg: e.Error(), Hint: hint, Fields: map[string]any{"task": e.Task, "report": e.Report}}
 }
 
 func quoteTask(t string) string { return strconv.Quote(t) }

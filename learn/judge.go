@@ -54,7 +54,11 @@ func (r *run) checkAttempts() error {
 	if e := st.Escalation; e != nil {
 		r.Record.Escalation = escalationOf(e)
 		if r.Mutating() {
-			return &EscalatedError{Task: req.Task, Agent: req.Agent, Report: r.Record.Escalation.Report, Refused: true}
+			err := &EscalatedError{Task: req.Task, Agent: req.Agent, Report: r.Record.Escalation.Report, Refused: true}
+			if e.Trigger == verdict.TriggerRedBaseline {
+				err.Red = []string{e.FailedStep}
+			}
+			return err
 		}
 		r.Warn(fmt.Sprintf("task %q is escalated (report: %s); this verify-only run goes on and counts for nothing", req.Task, r.Record.Escalation.Report))
 		return nil
@@ -73,9 +77,12 @@ func (r *run) checkAttempts() error {
 }
 
 func escalationOf(e *verdict.TaskEvent) *orket.Escalation {
-	trigger := "third_rejection"
-	if e.RunID == "" {
-		trigger = "human_request"
+	trigger := verdict.TriggerRejections
+	switch {
+	case e.Trigger != "":
+		trigger = e.Trigger
+	case e.RunID == "":
+		trigger = verdict.TriggerHuman
 	}
 	md := e.Report
 	return &orket.Escalation{Report: md, ReportJSON: strings.TrimSuffix(md, ".md") + ".json", Trigger: trigger}
@@ -114,8 +121,19 @@ func (r *run) judge(ctx context.Context, runErr error) error {
 	ev := r.evaluation(j)
 	store := Verdicts(r.Repo)
 	var esc *EscalatedError
+	ev.Red = j.Red
 	if a := rec.Attempt; a != nil {
 		n := 0
+		if j.Red {
+			st, err := store.State(a.Task, a.Agent)
+			if err != nil {
+				r.Warn("cannot read the evaluation log: " + err.Error())
+				st = &verdict.TaskState{}
+			}
+			if a.Maximum > 0 && len(st.Red)+1 >= verdict.RedAfter && st.Escalation == nil {
+				esc = r.escalateRed(ev, append(st.Red, ev), runErr)
+			}
+		}
 		if j.Counted {
 			// Read again under the lock: the count the run started with
 			// may have changed (a person's reset) while it ran.
@@ -271,6 +289,34 @@ func (r *run) escalate(ev *verdict.Evaluation, attempts []*verdict.Evaluation, r
 	ev.Report = md
 	r.Record.Escalation = esc
 	return &EscalatedError{Task: a.Task, Agent: a.Agent, Report: md, Attempts: len(attempts), Err: runErr}
+}
+
+// escalateRed escalates a task whose runs fail without their change too,
+// run after run: main or the environment is broken, not the agent. The
+// run's outcome is E_BASELINE_RED; its report names the failing steps.
+func (r *run) escalateRed(ev *verdict.Evaluation, reds []*verdict.Evaluation, runErr error) *EscalatedError {
+	a := r.Record.Attempt
+	ev.Verdict = verdict.Escalate
+	rep := verdict.NewReport("esc-"+r.Record.RunID, r.Env.Now(), a.Task, a.Agent, reds, "")
+	var steps []string
+	for _, s := range r.Record.FailedSteps() {
+		steps = append(steps, s.Name)
+	}
+	rep.Trigger = verdict.Trigger{Type: verdict.TriggerRedBaseline, Description: fmt.Sprintf(
+		"step %s failed on the tree without the change in %d runs in a row: main or the environment is broken, not agent %s",
+		strings.Join(steps, ", "), len(reds), a.Agent)}
+	rep.ActionRequired = "Human intervention needed: fix what makes step " + strings.Join(steps, ", ") +
+		" fail without any change (main, or the environment it runs in), then `orket task resolve " +
+		config.ShellQuote([]string{a.Task}) + " --reason \"...\"`; until then runs of this task stop (E_BASELINE_RED)."
+	r.currentOutputs(rep)
+	addOutputs(r.Repo, rep)
+	md, js, err := WriteReport(r.Repo, rep)
+	if err != nil {
+		r.Warn("could not write the escalation report: " + err.Error())
+	}
+	ev.Report = md
+	r.Record.Escalation = &orket.Escalation{Report: md, ReportJSON: js, Trigger: rep.Trigger.Type}
+	return &EscalatedError{Task: a.Task, Agent: a.Agent, Report: md, Attempts: len(reds), Red: steps, Err: runErr}
 }
 
 // maxInlinePatch bounds an attempt's change carried in the report

@@ -25,6 +25,8 @@
 //	  runs/<run-id>.json          run records (RunSchema), runs/<run-id>/change.patch
 //	  escalations/<id>.md, .json  escalation reports (ReportSchema)
 //	  sync/                       what the last sync of the shared memory saw
+//	  cache/baselines.jsonl       baselines of failed steps (BaselineSchema),
+//	                              in each work tree's own .orket
 //
 // Every log's lock is its path with ".lock" added (Lock); a log pruned
 // by runs has its last prune noted in its path with ".pruned" added.
@@ -68,6 +70,7 @@ const (
 	SyncJournal     = "sync/journal.json" // a sync's write-back in progress
 	SyncLock        = "sync/sync.lock"    // one sync at a time
 	ReviewLock      = "rejected/.review.lock"
+	BaselinesFile   = "cache/baselines.jsonl" // a work tree's own: its build outputs are its own
 )
 
 // The files of an agent's guardrails directory (GuardrailsDir/<agent>).
@@ -91,6 +94,7 @@ const (
 	HistorySchema      = "orket.guardrails_history/v1"
 	ReportSchema       = "orket.escalation/v1"
 	RunSchema          = "orket.run/v1"
+	BaselineSchema     = "orket.baseline/v1"
 	// MemoryFormat is the format of the shared memory's tree (memsync).
 	MemoryFormat = "orket.memory/v1"
 )

@@ -28,9 +28,21 @@ type Report struct {
 
 // A Trigger says why a task was escalated.
 type Trigger struct {
-	Type        string `json:"type"` // third_rejection, human_request
+	Type        string `json:"type"` // third_rejection, red_baseline, human_request
 	Description string `json:"description"`
 }
+
+// The triggers of an escalation.
+const (
+	TriggerRejections  = "third_rejection"
+	TriggerRedBaseline = "red_baseline" // the task's steps failed without any change, run after run
+	TriggerHuman       = "human_request"
+)
+
+// RedAfter is how many consecutive red runs of a task (every failing step
+// fails without the change too) escalate it: main or the environment is
+// broken, and no attempt of the agent can mend it.
+const RedAfter = 2
 
 // NewReport makes the report of an escalation after consecutive
 // rejections (or by hand, with the person's reason).
@@ -38,10 +50,10 @@ func NewReport(id string, now time.Time, task, agent string, attempts []*Evaluat
 	r := &Report{Schema: store.ReportSchema, ID: id, Time: now.UTC(), Severity: "high", Task: task, Agent: agent, Attempts: attempts,
 		ActionRequired: "Human intervention needed: runs of this task stop (E_ESCALATED) until `orket task resolve " + config.ShellQuote([]string{task}) + " --reason \"...\"`."}
 	if reason != "" {
-		r.Trigger = Trigger{Type: "human_request", Description: "escalated by hand: " + reason}
+		r.Trigger = Trigger{Type: TriggerHuman, Description: "escalated by hand: " + reason}
 		r.Severity = "medium"
 	} else {
-		r.Trigger = Trigger{Type: "third_rejection", Description: fmt.Sprintf("agent %s failed the task %d times in a row", agent, len(attempts))}
+		r.Trigger = Trigger{Type: TriggerRejections, Description: fmt.Sprintf("agent %s failed the task %d times in a row", agent, len(attempts))}
 	}
 	r.Recommendation = Recommend(attempts)
 	return r

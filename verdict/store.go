@@ -55,6 +55,9 @@ type Evaluation struct {
 	// Guardrails is the version of the agent's guardrails the run was
 	// given (0: none).
 	Guardrails int `json:"guardrails_version,omitempty"`
+	// Red: every failing step of the run fails without its change too
+	// (Judgement.Red); two such runs in a row escalate the task.
+	Red bool `json:"baseline_red,omitempty"`
 }
 
 // Task event types.
@@ -78,6 +81,13 @@ type TaskEvent struct {
 	Reason string    `json:"reason,omitempty"`
 	By     string    `json:"by,omitempty"`
 	Report string    `json:"report,omitempty"` // an escalation's report, repository-relative
+	// Trigger is why an escalation's run escalated: TriggerRedBaseline,
+	// or "" for its attempts (read from the run's evaluation, never
+	// written to the log).
+	Trigger string `json:"-"`
+	// FailedStep is the escalating run's failed step (read from its
+	// evaluation, never written to the log).
+	FailedStep string `json:"-"`
 }
 
 // A Store is the evaluation log and the task events of a repository.
@@ -170,6 +180,9 @@ type TaskState struct {
 	// Last is the agent's latest evaluation of the task (verify-only runs
 	// aside).
 	Last *Evaluation
+	// Red are the agent's consecutive red runs of the task (Evaluation.Red),
+	// oldest first, since its last other verdict or a person's word.
+	Red []*Evaluation
 }
 
 // State reads what the logs say of a task for an agent. One run counts
@@ -180,9 +193,14 @@ func (s *Store) State(task, agent string) (*TaskState, error) {
 		return nil, err
 	}
 	st := &TaskState{Task: task, Agent: agent}
-	last, attempts := st.replay(items)
+	last, attempts, red := st.replay(items)
 	if last != nil {
 		st.Last = wholeEvaluation(last)
+	}
+	for _, line := range red {
+		if e := wholeEvaluation(line); e != nil {
+			st.Red = append(st.Red, e)
+		}
 	}
 	for _, line := range attempts {
 		if e := wholeEvaluation(line); e != nil {
@@ -237,9 +255,10 @@ func (s *Store) taskItems(task string) ([]taskItem, error) {
 }
 
 // replay goes through a task's items in order, setting st's escalation,
-// and returns the lines of the agent's last evaluation and of its counted
-// rejections since its last approval or a person's word.
-func (st *TaskState) replay(items []taskItem) (last []byte, attempts [][]byte) {
+// and returns the lines of the agent's last evaluation, of its counted
+// rejections since its last approval or a person's word, and of its red
+// runs since its last other verdict or a person's word.
+func (st *TaskState) replay(items []taskItem) (last []byte, attempts, red [][]byte) {
 	agent := st.Agent
 	for _, it := range items {
 		if e := it.te; e != nil {
@@ -249,11 +268,11 @@ func (st *TaskState) replay(items []taskItem) (last []byte, attempts [][]byte) {
 			case EventResolve, EventOverride:
 				st.Escalation = nil
 				if e.Agent == "" || e.Agent == agent {
-					attempts = nil
+					attempts, red = nil, nil
 				}
 			case EventReset:
 				if e.Agent == "" || e.Agent == agent {
-					attempts = nil
+					attempts, red = nil, nil
 				}
 			}
 			continue
@@ -266,11 +285,19 @@ func (st *TaskState) replay(items []taskItem) (last []byte, attempts [][]byte) {
 			// The escalating run's one line is the escalation: a crash
 			// cannot leave one without the other.
 			st.Escalation = &TaskEvent{Time: e.Time, Type: EventEscalate, Task: e.Task, Agent: e.Agent, RunID: e.RunID, Report: e.Report}
+			if e.Red {
+				st.Escalation.Trigger, st.Escalation.FailedStep = TriggerRedBaseline, e.FailedStep
+			}
 		}
 		if e.Agent != agent {
 			continue
 		}
 		last = it.line
+		if e.Red {
+			red = append(red, it.line)
+		} else {
+			red = nil
+		}
 		switch {
 		case e.Verdict == Reject || e.Verdict == Escalate:
 			if e.Counted {
@@ -280,7 +307,7 @@ func (st *TaskState) replay(items []taskItem) (last []byte, attempts [][]byte) {
 			attempts = nil
 		}
 	}
-	return last, attempts
+	return last, attempts, red
 }
 
 // wholeEvaluation decodes an evaluation's line whole; nil when its other
@@ -303,6 +330,8 @@ type evalHead struct {
 	Verdict    string    `json:"verdict"`
 	Counted    bool      `json:"counted"`
 	Report     string    `json:"escalation_report"`
+	Red        bool      `json:"baseline_red"`
+	FailedStep string    `json:"failed_step"`
 }
 
 // verifyOnlyField is how orket writes a verify-only run's edit source. A

@@ -43,6 +43,9 @@ type Judgement struct {
 	// when the failure is not the change's (the step fails without it
 	// too), nor for a run that edited nothing.
 	Counted bool `json:"counted"`
+	// Red: a REJECT of a run that edited, every failing step of which
+	// fails without the change too (main or the environment is broken).
+	Red bool `json:"red,omitempty"`
 }
 
 // Input is what a run's verdict is made of.
@@ -106,8 +109,9 @@ func Judge(in Input) Judgement {
 			j.Score = 0
 			j.Notes = append([]string{in.Reason}, j.Notes...)
 		}
-		j.Counted = in.Edited && !failsWithoutChange(in.Steps)
-		if !j.Counted && in.Edited {
+		j.Red = in.Edited && failsWithoutChange(in.Steps)
+		j.Counted = in.Edited && !j.Red
+		if j.Red {
 			j.Notes = append(j.Notes, "every failing step fails without the change too: not counted against the agent")
 		}
 	case score >= approve && len(notes) == 0:

@@ -41,7 +41,7 @@ func TestJudge(t *testing.T) {
 		{"draft failure", Input{Failed: true, Reason: "the edit command failed (exit 3)", Edited: true},
 			Judgement{Verdict: Reject, Score: 0, Notes: []string{"the edit command failed (exit 3)"}, Counted: true}},
 		{"fails without the change too", Input{Steps: []*verify.StepResult{base}, Failed: true, Edited: true},
-			Judgement{Verdict: Reject, Score: 0, Notes: []string{"every failing step fails without the change too: not counted against the agent"}}},
+			Judgement{Verdict: Reject, Score: 0, Notes: []string{"every failing step fails without the change too: not counted against the agent"}, Red: true}},
 		{"verify-only is not counted", Input{Steps: []*verify.StepResult{step("test", verify.Failed, true)}, Failed: true},
 			Judgement{Verdict: Reject, Score: 0}},
 		{"tests modified", Input{Steps: []*verify.StepResult{step("test", verify.Passed, true)}, Edited: true, Notes: []string{"tests modified: a_test.go"}},

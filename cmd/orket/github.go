@@ -478,7 +478,7 @@ func writeAnnotations(w io.Writer, root string, res *orket.Record) {
 			all.add(annotation{level: "error", title: "orket: write outside the scope", message: p + " is outside --scope " + strings.Join(res.Request.Scope, ", ")})
 		}
 	}
-	if res.Code == orket.EEscalated && res.Escalation != nil {
+	if (res.Code == orket.EEscalated || res.Code == orket.EBaselineRed) && res.Escalation != nil {
 		all.add(annotation{level: "error", title: "orket: task escalated", message: res.Error})
 	}
 	for _, a := range all.list {

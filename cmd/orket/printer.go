@@ -164,9 +164,37 @@ func (p *runPrinter) tick(stop chan struct{}) {
 // Phase is part of orket.Observer; the printer draws at the events, and
 // says at the edit which files of the tree are orket's own output.
 func (p *runPrinter) Phase(ph orket.Phase, rec *orket.Record) {
-	if ph == orket.PhaseEdit && len(rec.OwnOutput) > 0 {
+	switch {
+	case ph == orket.PhaseEdit && len(rec.OwnOutput) > 0:
 		p.line("  orket's own output, not part of the transaction: %s", abbreviate(rec.OwnOutput, 8))
+	case ph == orket.PhaseBaseline && rec.Baseline.CachedFrom == "":
+		p.line("  baseline: verifying the tree without the change (%s)", inert.Text(strings.Join(rec.Baseline.Steps, ", ")))
+		p.started("baseline")
 	}
+}
+
+// Baselined is part of orket.Observer: what the tree without the change
+// said of each failed step, and what it cost.
+func (p *runPrinter) Baselined(rec *orket.Record) {
+	b := rec.Baseline
+	p.finished("baseline")
+	var said []string
+	for _, s := range rec.FailedSteps() {
+		switch s.Baseline {
+		case "":
+		case orket.BaselinePasses:
+			said = append(said, s.Name+" passes without the change")
+		case orket.BaselineFailsToo, orket.BaselineNewFailures:
+			said = append(said, s.Name+" fails without the change too")
+		default:
+			said = append(said, s.Name+": "+s.Baseline)
+		}
+	}
+	how := dur(b.DurationMS)
+	if b.CachedFrom != "" {
+		how = "cached from " + b.CachedFrom
+	}
+	p.line("  baseline: %s (%s)", inert.Text(strings.Join(said, "; ")), how)
 }
 
 // Planned prints the plan: the edit, the scope, the touch set and the
@@ -332,6 +360,8 @@ func verdictLine(res *orket.Record, paint func(c, s string) string) string {
 	}
 	if a := res.Attempt; a != nil && a.Rejections != nil {
 		switch n := *a.Rejections; {
+		case res.Verdict == "ESCALATE" && res.Escalation.Trigger == "red_baseline":
+			s += fmt.Sprintf("; task %s fails without any change, run after run: escalated (%s)", quoteName(a.Task), res.Escalation.Report)
 		case res.Verdict == "ESCALATE":
 			s += fmt.Sprintf("; %d rejections in a row at task %s: escalated (%s)", n, quoteName(a.Task), res.Escalation.Report)
 		case n > 0 && a.Maximum > 0:
