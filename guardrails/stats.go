@@ -48,6 +48,9 @@ type Run struct {
 	Version int // the guardrails version the run was given (0: none or unknown)
 	// Repeat: the run failed on a fold it had been warned about.
 	Repeat bool
+	// Reviewed: the run passed and a reviewer then rejected it (orket
+	// reject).
+	Reviewed bool
 }
 
 // Failed reports whether the run's verdict is REJECT or ESCALATE.
@@ -60,6 +63,9 @@ type Sample struct {
 	MeanScore          float64 `json:"mean_score"`
 	RepeatFailureRate  float64 `json:"repeat_failure_rate"`
 	TaskCompletionRate float64 `json:"task_completion_rate"`
+	// ReviewRejectionRate is the share of runs a reviewer rejected after
+	// they passed, beside ErrorRate (the runs verification rejected).
+	ReviewRejectionRate float64 `json:"review_rejection_rate"`
 }
 
 // Measure measures runs.
@@ -76,17 +82,20 @@ func measure(runs []*Run) Sample {
 	if len(runs) == 0 {
 		return s
 	}
-	errs, repeats, score := 0, 0, 0
+	errs, repeats, reviewed, score := 0, 0, 0, 0
 	tasks := map[string]bool{}
 	for _, r := range runs {
 		if r.Failed() {
 			errs++
 		}
+		if r.Reviewed {
+			reviewed++
+		}
 		if r.Repeat {
 			repeats++
 		}
 		score += r.Score
-		done := r.Verdict == verdict.Approve || r.Verdict == verdict.Conditional
+		done := (r.Verdict == verdict.Approve || r.Verdict == verdict.Conditional) && !r.Reviewed
 		tasks[r.Task] = tasks[r.Task] || done
 	}
 	completed := 0
@@ -97,6 +106,7 @@ func measure(runs []*Run) Sample {
 	}
 	n := float64(len(runs))
 	s.ErrorRate = round(float64(errs)/n, 4)
+	s.ReviewRejectionRate = round(float64(reviewed)/n, 4)
 	s.MeanScore = round(float64(score)/n, 2)
 	s.RepeatFailureRate = round(float64(repeats)/n, 4)
 	s.TaskCompletionRate = round(float64(completed)/float64(len(tasks)), 4)
@@ -313,7 +323,8 @@ func compare(rs []*Run, e Event, next time.Time, n int) Comparison {
 	}
 	c.Before, c.After = measure(before), measure(after)
 	c.Full = c.Before.Runs == n && c.After.Runs == n
-	c.Worse = c.Full && c.After.ErrorRate > c.Before.ErrorRate
+	// Worse: more runs rejected after, by verification or in review.
+	c.Worse = c.Full && c.After.ErrorRate+c.After.ReviewRejectionRate > c.Before.ErrorRate+c.Before.ReviewRejectionRate
 	return c
 }
 
@@ -477,12 +488,36 @@ func markRepeats(exposures string, runs []Run, failing map[string]int, foldOf ma
 	})
 }
 
+// markReviewed marks the runs a reviewer rejected, from the task events
+// (which may be missing).
+func markReviewed(tasks string, runs []Run) error {
+	reviewed := map[string]bool{}
+	err := scanLog(tasks, func(line []byte) {
+		if !bytes.Contains(line, []byte(`"type":"`+verdict.EventReview+`"`)) {
+			return
+		}
+		var e verdict.TaskEvent
+		if json.Unmarshal(line, &e) == nil && e.Type == verdict.EventReview {
+			reviewed[e.RunID] = true
+		}
+	})
+	for i := range runs {
+		if reviewed[runs[i].RunID] {
+			runs[i].Reviewed = true
+		}
+	}
+	return err
+}
+
 // Stats reads the evaluation and exposure logs and every agent's history
 // (one agent's when agent is set) and computes the figures.
 func (s *Store) Stats(ctx context.Context, agent string) (*Stats, error) {
 	runs, err := ReadRuns(filepath.Join(s.OrketDir, filepath.FromSlash(store.EvaluationsFile)),
 		filepath.Join(s.OrketDir, filepath.FromSlash(store.ExposuresFile)), agent)
 	if err != nil {
+		return nil, err
+	}
+	if err := markReviewed(filepath.Join(s.OrketDir, filepath.FromSlash(store.TasksFile)), runs); err != nil {
 		return nil, err
 	}
 	agents := []string{agent}

@@ -164,3 +164,45 @@ not json
 		t.Errorf("signals: %+v", sigs)
 	}
 }
+
+// A version after which reviewers reject more of the runs that pass is
+// worse, though verification rejects none: a run rejected in review (a
+// review event in the task events) counts in the before and after.
+func TestCompareCountsReviews(t *testing.T) {
+	r := newRepo(t)
+	s := verdict.Open(filepath.Join(r.orket, "memory"))
+	start := t0.Add(-time.Hour)
+	var runs []Run
+	for i := 0; i < 20; i++ {
+		at := start.Add(time.Duration(i) * time.Minute)
+		version := 0
+		if i >= 10 {
+			version = 1
+		}
+		id := fmt.Sprintf("run-%02d", i)
+		if err := s.Record(&verdict.Evaluation{Time: at, RunID: id, Task: "T", Agent: "claude", Profile: "quick", EditSource: "command",
+			Verdict: verdict.Approve, Score: 90, Guardrails: version}); err != nil {
+			t.Fatal(err)
+		}
+		if i >= 10 && i%2 == 0 {
+			if err := s.Event(&verdict.TaskEvent{Time: at.Add(30 * time.Second), Type: verdict.EventReview, Task: "T", Agent: "claude", RunID: id, Reason: "no"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	runs, err := ReadRuns(filepath.Join(r.orket, "memory", "evaluations.jsonl"), "", "claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := markReviewed(filepath.Join(r.orket, "memory", "tasks.jsonl"), runs); err != nil {
+		t.Fatal(err)
+	}
+	ps := make([]*Run, len(runs))
+	for i := range runs {
+		ps[i] = &runs[i]
+	}
+	c := compare(ps, Event{Version: 1, Kind: KindApproval, Time: start.Add(10 * time.Minute)}, time.Time{}, 10)
+	if c.Before.ReviewRejectionRate != 0 || c.After.ReviewRejectionRate != 0.5 || c.After.ErrorRate != 0 || !c.Worse {
+		t.Errorf("before %+v after %+v worse %v: want 0.5 of the runs after rejected in review, and worse", c.Before, c.After, c.Worse)
+	}
+}

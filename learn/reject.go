@@ -12,6 +12,7 @@ import (
 	"github.com/orket/orket/redact"
 	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
+	"github.com/orket/orket/verdict"
 )
 
 // A RejectRequest is a reviewer's "no" to a kept run (docs/feedback.md).
@@ -45,6 +46,11 @@ type RejectResult struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Proposals are new guardrails proposals the rejection completed.
 	Proposals []orket.ProposalView `json:"proposals,omitempty"`
+	// Attempt is where the run's agent stands on its task now that the
+	// rejection counts as one of its rejections; Escalation, the report
+	// when it was the one that escalated the task.
+	Attempt    *orket.Attempt    `json:"attempt,omitempty"`
+	Escalation *orket.Escalation `json:"escalation,omitempty"`
 }
 
 // Reject records a reviewer's rejection of a kept run, takes the change
@@ -144,12 +150,64 @@ func Reject(ctx context.Context, req RejectRequest) (_ *RejectResult, err error)
 		res.Warnings = append(res.Warnings, "could not prune the feedback log: "+err.Error())
 	}
 	res.Logged = feedback.NewLogged(e, a)
+	if err := countReview(ctx, req, rec, e.Reason, res); err != nil {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
 	ps, errs := learnFromFeedback(ctx, repo, req.Config, red, e, req.Env.Now())
 	res.Proposals = proposalViews(ps)
 	for _, err := range errs {
 		res.Warnings = append(res.Warnings, err.Error())
 	}
 	return res, nil
+}
+
+// countReview counts a reviewer's rejection as a rejection of the run's
+// task by its agent (docs/verdicts.md, Reviews count): the task's state
+// says REJECTED (review) and the count goes on from the runs before; the
+// rejection that reaches verdict.escalate_after escalates the task, with a
+// report and the notify command, as a run's would.
+func countReview(ctx context.Context, req RejectRequest, rec *orket.Record, reason string, res *RejectResult) error {
+	task, agent := rec.Request.Task, rec.Request.Agent
+	if task == "" {
+		return nil
+	}
+	vs := Verdicts(req.Repo)
+	now := req.Env.Now().UTC()
+	if err := vs.Event(&verdict.TaskEvent{Time: now, Type: verdict.EventReview, Task: task, Agent: agent, RunID: rec.RunID,
+		Reason: reason, By: req.By}); err != nil {
+		return fmt.Errorf("could not count the rejection as an attempt at task %q: %w", task, err)
+	}
+	st, err := vs.State(task, agent)
+	if err != nil {
+		return fmt.Errorf("could not read task %q: %w", task, err)
+	}
+	n, max := len(st.Attempts), escalateAfter(req.Config)
+	res.Attempt = &orket.Attempt{Task: task, Agent: agent, Number: n, Maximum: max, Rejections: &n, Previous: []orket.PreviousAttempt{}}
+	for _, e := range st.Attempts {
+		res.Attempt.Previous = append(res.Attempt.Previous, orket.PreviousAttempt{RunID: e.RunID, Verdict: e.Verdict, Score: e.Score,
+			FailedStep: e.FailedStep, Tags: nonNil(e.Tags), Summary: e.Summary})
+	}
+	if max == 0 || n < max || st.Escalation != nil {
+		return nil
+	}
+	rep := verdict.NewReport("esc-"+rec.RunID+"-review", now, task, agent, st.Attempts, "")
+	rep.Trigger.Description += " (the last rejected in review)"
+	addOutputs(req.Repo, rep)
+	md, js, err := WriteReport(req.Repo, rep)
+	if err != nil {
+		return fmt.Errorf("could not write the escalation report of task %q: %w", task, err)
+	}
+	if err := vs.Event(&verdict.TaskEvent{Time: now, Type: verdict.EventEscalate, Task: task, Agent: agent, RunID: rec.RunID,
+		Reason: "rejected in review: " + reason, By: req.By, Report: md}); err != nil {
+		return fmt.Errorf("could not escalate task %q: %w", task, err)
+	}
+	res.Escalation = &orket.Escalation{Report: md, ReportJSON: js, Trigger: verdict.TriggerRejections}
+	status, err := Notify(ctx, req.Repo, req.Config, req.Env.Environ, md)
+	res.Escalation.Notified = status
+	if err != nil {
+		return &NotifyError{Err: err}
+	}
+	return nil
 }
 
 // summarizer is memory.summarizer, or nil.

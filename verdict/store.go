@@ -58,6 +58,9 @@ type Evaluation struct {
 	// Red: every failing step of the run fails without its change too
 	// (Judgement.Red); two such runs in a row escalate the task.
 	Red bool `json:"baseline_red,omitempty"`
+	// Review is, in a task's state only, the reviewer's reason of a run
+	// that passed and was then rejected (its Verdict is ReviewRejected).
+	Review string `json:"review,omitempty"`
 }
 
 // Task event types.
@@ -66,6 +69,7 @@ const (
 	EventResolve  = "resolve"  // a person resolved it: runs go on, the count starts over
 	EventReset    = "reset"    // a person reset the count
 	EventOverride = "override" // a person accepted a rejected run anyway
+	EventReview   = "review"   // a reviewer rejected a kept run (orket reject): it counts as a rejection
 )
 
 // A TaskEvent is a person's (or an escalation's) word on a task, a line of
@@ -260,6 +264,14 @@ func (s *Store) taskItems(task string) ([]taskItem, error) {
 // runs since its last other verdict or a person's word.
 func (st *TaskState) replay(items []taskItem) (last []byte, attempts, red [][]byte) {
 	agent := st.Agent
+	// A run a reviewer rejected is a rejection where it stands among the
+	// runs, whenever the review came.
+	reviewed := map[string]*TaskEvent{}
+	for _, it := range items {
+		if e := it.te; e != nil && e.Type == EventReview && e.RunID != "" {
+			reviewed[e.RunID] = e
+		}
+	}
 	for _, it := range items {
 		if e := it.te; e != nil {
 			switch e.Type {
@@ -292,6 +304,10 @@ func (st *TaskState) replay(items []taskItem) (last []byte, attempts, red [][]by
 		if e.Agent != agent {
 			continue
 		}
+		if rv := reviewed[e.RunID]; rv != nil && (e.Verdict == Approve || e.Verdict == Conditional) {
+			it.line = reviewedLine(it.line, rv)
+			e.Verdict, e.Counted = Reject, true
+		}
 		last = it.line
 		if e.Red {
 			red = append(red, it.line)
@@ -308,6 +324,25 @@ func (st *TaskState) replay(items []taskItem) (last []byte, attempts, red [][]by
 		}
 	}
 	return last, attempts, red
+}
+
+// reviewedLine is an evaluation's line as a reviewer's rejection makes it:
+// verdict ReviewRejected, counted, the review's reason as its summary.
+func reviewedLine(line []byte, rv *TaskEvent) []byte {
+	e := wholeEvaluation(line)
+	if e == nil {
+		return line
+	}
+	e.Verdict, e.Counted, e.Review = ReviewRejected, true, rv.Reason
+	if e.Review == "" {
+		e.Review = "rejected in review"
+	}
+	e.Summary = "rejected in review: " + e.Review
+	b, err := json.Marshal(e)
+	if err != nil {
+		return line
+	}
+	return b
 }
 
 // wholeEvaluation decodes an evaluation's line whole; nil when its other

@@ -24,6 +24,10 @@ const (
 	Conditional = "CONDITIONAL"
 	Reject      = "REJECT"
 	Escalate    = "ESCALATE"
+	// ReviewRejected is the verdict a task's state gives a run that
+	// passed and that a reviewer then rejected (orket reject): a counted
+	// rejection, as if verification had rejected it.
+	ReviewRejected = "REJECTED (review)"
 )
 
 // Defaults of orket.yaml's verdict section.

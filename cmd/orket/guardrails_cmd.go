@@ -618,12 +618,12 @@ a suggested rollback, which only a person runs.`,
 func pct(f float64) string { return strconv.Itoa(int(f*100+0.5)) + "%" }
 
 // sample is a version's runs on one side: how many, the error rate, the
-// mean score.
+// share rejected in review, the mean score.
 func sample(s learn.Sample) string {
 	if s.Runs == 0 {
 		return "no runs"
 	}
-	return fmt.Sprintf("%d, %s, %.1f", s.Runs, pct(s.ErrorRate), s.MeanScore)
+	return fmt.Sprintf("%d, %s, %s, %.1f", s.Runs, pct(s.ErrorRate), pct(s.ReviewRejectionRate), s.MeanScore)
 }
 
 func printStats(w io.Writer, s *learn.Stats) {
@@ -634,13 +634,13 @@ func printStats(w io.Writer, s *learn.Stats) {
 	fmt.Fprintf(w, "%d runs; mean score %.1f; lessons applied %d; guardrails versions %d; rollback frequency %s (sample size %d)\n\n",
 		s.Runs, s.AverageScore, s.LessonsAppliedCount, s.PromptVersionsCount, pct(s.RollbackFrequency), s.SampleSize)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tRUNS\tERROR RATE\tMEAN SCORE\tREPEAT FAILURES\tTASKS DONE\tLESSONS\tVERSIONS\tROLLBACKS\tCURRENT")
+	fmt.Fprintln(tw, "AGENT\tRUNS\tERROR RATE\tREJECTED IN REVIEW\tMEAN SCORE\tREPEAT FAILURES\tTASKS DONE\tLESSONS\tVERSIONS\tROLLBACKS\tCURRENT")
 	for _, a := range s.Agents {
 		cur := "-"
 		if a.CurrentVersion > 0 {
 			cur = "v" + strconv.Itoa(a.CurrentVersion)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%s\t%s\t%d\t%d\t%d\t%s\n", a.Agent, a.Runs, pct(a.ErrorRate), a.MeanScore, pct(a.RepeatFailureRate),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.1f\t%s\t%s\t%d\t%d\t%d\t%s\n", a.Agent, a.Runs, pct(a.ErrorRate), pct(a.ReviewRejectionRate), a.MeanScore, pct(a.RepeatFailureRate),
 			pct(a.TaskCompletionRate), a.LessonsApplied, a.Versions, a.Rollbacks, cur)
 	}
 	tw.Flush()
@@ -650,7 +650,7 @@ func printStats(w io.Writer, s *learn.Stats) {
 		}
 		fmt.Fprintf(w, "\n%s: each version's runs before and after\n", a.Agent)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "VERSION\tKIND\tBEFORE (RUNS, ERRORS, SCORE)\tAFTER (RUNS, ERRORS, SCORE)\t")
+		fmt.Fprintln(tw, "VERSION\tKIND\tBEFORE (RUNS, ERRORS, IN REVIEW, SCORE)\tAFTER (RUNS, ERRORS, IN REVIEW, SCORE)\t")
 		for _, c := range a.Comparisons {
 			mark := ""
 			if c.Worse {

@@ -113,6 +113,16 @@ func printRejected(o *options, res *learn.RejectResult) {
 		fmt.Fprintf(w, "  memory: %s\n", res.Learning)
 	}
 	fmt.Fprintf(w, "  recorded in %s\n", res.Memory)
+	if a := res.Attempt; a != nil {
+		switch {
+		case res.Escalation != nil:
+			fmt.Fprintf(w, "  task %s: %d rejections in a row (this one in review): escalated (%s)\n", quoteName(a.Task), *a.Rejections, res.Escalation.Report)
+		case a.Maximum > 0:
+			fmt.Fprintf(w, "  task %s: rejection %d of %d before escalation (this one in review)\n", quoteName(a.Task), *a.Rejections, a.Maximum)
+		default:
+			fmt.Fprintf(w, "  task %s: rejection %d in a row (this one in review)\n", quoteName(a.Task), *a.Rejections)
+		}
+	}
 	printProposals(o, res.Proposals)
 	for _, warn := range res.Warnings {
 		fmt.Fprintln(o.stderr, "orket: warning: "+warn)
