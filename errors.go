@@ -180,6 +180,9 @@ type outOfScopeError struct {
 	// Denied: the kernel sandbox refused the writes (these lines of the
 	// edit's output say which); nothing got out.
 	Denied []string
+	// Base: a verify-only run's --base (there is no edit: the changes
+	// since that revision are the change under review).
+	Base string
 }
 
 func (e *outOfScopeError) Error() string {
@@ -190,6 +193,9 @@ func (e *outOfScopeError) Error() string {
 		return "the edit tried to write outside its scope and the kernel sandbox refused: " + e.Denied[0]
 	}
 	all := append(append([]string{}, e.Outside...), e.Guarded...)
+	if e.Base != "" {
+		return "the changes since " + e.Base + " touch paths outside the scope: " + strings.Join(all, ", ")
+	}
 	if e.DuringVerify {
 		return "verification wrote outside the scope: " + strings.Join(all, ", ")
 	}
@@ -198,6 +204,10 @@ func (e *outOfScopeError) Error() string {
 
 func (e *outOfScopeError) Problem() Problem {
 	hint := "nothing was written; widen --scope deliberately or change the edit"
+	if e.Base != "" {
+		return Problem{Code: EWriteOutOfScope, Msg: e.Error(),
+			Hint: "no step ran; widen --scope deliberately, or take these paths out of the branch"}
+	}
 	if e.DuringVerify {
 		hint = "the change was reverted; list generated paths steps may write in verify.writes in orket.yaml"
 		if e.Saved != "" {

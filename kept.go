@@ -20,6 +20,7 @@ import (
 
 	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/internal/fsroot"
+	"github.com/orket/orket/internal/gitrepo"
 	"github.com/orket/orket/patch"
 	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
@@ -295,7 +296,7 @@ func (rec *Record) TakeBack(ctx context.Context, repo *txn.Repo, noUndo bool, no
 		return nil, repoErr("take the snapshot", err)
 	}
 	defer tx.Close()
-	if undoErr := rec.undo(tx, repo, root, paths, before, parent); undoErr != nil {
+	if undoErr := rec.undo(ctx, tx, repo, root, paths, before, parent); undoErr != nil {
 		if _, err := tx.Revert(); err != nil {
 			return nil, &revertError{Err: errors.Join(undoErr, err), Ref: tx.Ref()}
 		}
@@ -362,7 +363,7 @@ func (rec *Record) commitParent(repo *txn.Repo, u *feedback.Undo) plumbing.Hash 
 // before the run back, the directories the run made and left empty go,
 // the branch goes back to parent (unless zero), and then every path is
 // proved to hold what it held before the run.
-func (rec *Record) undo(tx *txn.Txn, repo *txn.Repo, root *fsroot.Root, paths []string, before map[string]*txn.File, parent plumbing.Hash) error {
+func (rec *Record) undo(ctx context.Context, tx *txn.Txn, repo *txn.Repo, root *fsroot.Root, paths []string, before map[string]*txn.File, parent plumbing.Hash) error {
 	if err := tx.Edit(); err != nil {
 		return err
 	}
@@ -373,9 +374,9 @@ func (rec *Record) undo(tx *txn.Txn, repo *txn.Repo, root *fsroot.Root, paths []
 		root.Rmdir(d) //nolint:errcheck // only when empty: what the run made and left empty
 	}
 	if !parent.IsZero() {
-		name := plumbing.ReferenceName(rec.CommitBranch)
-		if err := repo.Git.Storer.CheckAndSetReference(plumbing.NewHashReference(name, parent),
-			plumbing.NewHashReference(name, plumbing.NewHash(rec.Commit))); err != nil {
+		// As git moves a branch: compare-and-swap, with a reflog entry.
+		if err := gitrepo.UpdateRef(ctx, repo.CommonDir, rec.CommitBranch, plumbing.NewHash(rec.Commit), parent,
+			gitrepo.RefLog{Msg: "orket reject: " + rec.RunID, GitDir: repo.GitDir}); err != nil {
 			return err
 		}
 	}

@@ -54,6 +54,9 @@ type Escalation struct {
 	Report     string `json:"report"`      // the Markdown file
 	ReportJSON string `json:"report_json"` // the same as JSON
 	Trigger    string `json:"trigger"`     // third_rejection, human_request
+	// Elsewhere: the report is not in this clone (the escalation came
+	// with orket sync; reports stay on the clone that wrote them).
+	Elsewhere bool `json:"report_elsewhere,omitempty"`
 	// Notified says how escalation.notify went: "ok", or what failed.
 	Notified string `json:"notified,omitempty"`
 }

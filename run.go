@@ -183,10 +183,13 @@ func (r *run) checkUnfinished(ctx context.Context) error {
 // barrier on it, and the steps.
 func (r *run) plan() error {
 	t := r.req.Env.Now()
-	if err := r.req.Edit.plan(r); err != nil {
+	err := r.req.Edit.plan(r)
+	// Counted also when the plan refuses the run (the barrier on a
+	// patch's or a --base diff's paths): the record names them.
+	r.rec.Plan.TouchCount = len(r.rec.Plan.TouchSet)
+	if err != nil {
 		return err
 	}
-	r.rec.Plan.TouchCount = len(r.rec.Plan.TouchSet)
 	r.rec.Plan.Protect = r.req.Config.Protect
 	if err := r.checkSandbox(); err != nil {
 		return err
@@ -306,7 +309,8 @@ func nearestName(root *fsroot.Root, missing string) string {
 func (r *run) barrierOnPlan() error {
 	if outside := r.scope.Outside(r.rec.Plan.TouchSet); len(outside) > 0 {
 		r.rec.Barrier = &Barrier{Outside: outside, CaughtBy: "plan"}
-		return &outOfScopeError{Outside: outside}
+		vo, _ := r.req.Edit.(VerifyOnly)
+		return &outOfScopeError{Outside: outside, Base: vo.Base}
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package learn
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/guardrails"
 	"github.com/orket/orket/store"
+	"github.com/orket/orket/txn"
 )
 
 // coded gives the errors of the loop's domain packages (guardrails,
@@ -66,8 +69,11 @@ func internal(what, hint string, err error) *orket.Error {
 type EscalatedError struct {
 	Task, Agent string
 	Report      string // the report's Markdown file
-	Attempts    int    // consecutive rejections that escalated it (0: by hand)
-	Refused     bool
+	// Elsewhere: the report is not in this clone (the escalation came
+	// with orket sync; reports stay on the clone that wrote them).
+	Elsewhere bool
+	Attempts  int // consecutive rejections that escalated it (0: by hand)
+	Refused   bool
 	// Red names the steps that fail without any change, when that is
 	// why the task went to a person (E_BASELINE_RED).
 	Red []string
@@ -78,16 +84,37 @@ func (e *EscalatedError) Error() string {
 	switch {
 	case e.Refused && len(e.Red) > 0:
 		return "task " + quoteTask(e.Task) + " is escalated to a person: step " + strings.Join(e.Red, ", ") +
-			" fails without any change (report: " + e.Report + "); nothing was written"
+			" fails without any change (" + reportNote(e.Task, e.Report, e.Elsewhere) + "); nothing was written"
 	case len(e.Red) > 0:
 		return fmt.Sprintf("step %s failed without the change too, %d runs in a row: main or the environment is broken, not agent %s; task %s is escalated to a person (report: %s); this change was reverted",
 			strings.Join(e.Red, ", "), e.Attempts, e.Agent, quoteTask(e.Task), e.Report)
 	}
 	if e.Refused {
-		return "task " + quoteTask(e.Task) + " is escalated to a person (report: " + e.Report + "); nothing was written"
+		return "task " + quoteTask(e.Task) + " is escalated to a person (" + reportNote(e.Task, e.Report, e.Elsewhere) + "); nothing was written"
 	}
-	return fmt.Sprintf("agent %s was rejected %d times in a row on task %s: escalated to a person (report: %s); this change was reverted",
-		e.Agent, e.Attempts, quoteTask(e.Task), e.Report)
+	return fmt.Sprintf("agent %s was rejected %d times in a row on task %s: escalated to a person (%s); this change was reverted",
+		e.Agent, e.Attempts, quoteTask(e.Task), reportNote(e.Task, e.Report, e.Elsewhere))
+}
+
+// reportNote names an escalation's report, and when it is not in this
+// clone says so and where its attempts' failures are.
+func reportNote(task, report string, elsewhere bool) string {
+	if !elsewhere {
+		return "report: " + report
+	}
+	return "report: " + report + ", written on another clone and not in this one; " +
+		config.ShellQuote([]string{"orket", "lessons", "list", "--task", task}) + " shows its attempts' failures"
+}
+
+// reportElsewhere reports whether an escalation's report (as its task
+// event names it) is missing from this clone's .orket/escalations: the
+// escalation came with orket sync, its report did not.
+func reportElsewhere(repo *txn.Repo, report string) bool {
+	if report == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(mainRoot(repo), filepath.FromSlash(EscalationsDir), filepath.Base(filepath.FromSlash(report))))
+	return errors.Is(err, os.ErrNotExist)
 }
 
 func (e *EscalatedError) Unwrap() error { return e.Err }
@@ -100,7 +127,11 @@ func (e *EscalatedError) Problem() orket.Problem {
 		hint = "stop retrying: the repository fails without any change; a person fixes main or the environment (the report names the step) and runs orket task resolve " +
 			config.ShellQuote([]string{e.Task}) + " --reason \"...\""
 	}
-	return orket.Problem{Code: code, Msg: e.Error(), Hint: hint, Fields: map[string]any{"task": e.Task, "report": e.Report}}
+	fields := map[string]any{"task": e.Task, "report": e.Report}
+	if e.Elsewhere {
+		fields["report_elsewhere"] = true // written on another clone
+	}
+	return orket.Problem{Code: code, Msg: e.Error(), Hint: hint, Fields: fields}
 }
 
 func quoteTask(t string) string { return strconv.Quote(t) }

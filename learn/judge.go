@@ -52,15 +52,18 @@ func (r *run) checkAttempts() error {
 		return nil
 	}
 	if e := st.Escalation; e != nil {
-		r.Record.Escalation = escalationOf(e)
+		esc := escalationOf(e)
+		esc.Elsewhere = reportElsewhere(r.Repo, e.Report)
+		r.Record.Escalation = esc
 		if r.Mutating() {
-			err := &EscalatedError{Task: req.Task, Agent: req.Agent, Report: r.Record.Escalation.Report, Refused: true}
+			err := &EscalatedError{Task: req.Task, Agent: req.Agent, Report: esc.Report, Elsewhere: esc.Elsewhere, Refused: true}
 			if e.Trigger == verdict.TriggerRedBaseline {
 				err.Red = []string{e.FailedStep}
 			}
 			return err
 		}
-		r.Warn(fmt.Sprintf("task %q is escalated (report: %s); this verify-only run goes on and counts for nothing", req.Task, r.Record.Escalation.Report))
+		r.Warn(fmt.Sprintf("task %q is escalated (%s); this verify-only run goes on and counts for nothing", req.Task,
+			reportNote(req.Task, esc.Report, esc.Elsewhere)))
 		return nil
 	}
 	if !r.Mutating() {

@@ -189,7 +189,8 @@ func EscalateTask(ctx context.Context, a TaskAction) (_ *TaskResult, err error) 
 		return nil, err
 	}
 	if st.Escalation != nil {
-		return nil, orket.Errorf(orket.EUsage, "orket task resolve ends it", "task %q is already escalated (report: %s)", a.Task, st.Escalation.Report)
+		return nil, orket.Errorf(orket.EUsage, "orket task resolve ends it", "task %q is already escalated (%s)", a.Task,
+			reportNote(a.Task, st.Escalation.Report, reportElsewhere(a.Repo, st.Escalation.Report)))
 	}
 	var attempts []*verdict.Evaluation
 	all, err := store.Tasks()

@@ -216,7 +216,7 @@ func readRef(gitDir, name string) (plumbing.Hash, error) { return gitrepo.ReadRe
 // errStale when it no longer is old (or another writer holds its lock past
 // a short wait).
 func casRef(ctx context.Context, gitDir, name string, old, next plumbing.Hash) error {
-	err := gitrepo.UpdateRef(ctx, gitDir, name, old, next)
+	err := gitrepo.UpdateRef(ctx, gitDir, name, old, next, gitrepo.RefLog{Msg: "orket sync"})
 	var locked *gitrepo.LockedError
 	switch {
 	case errors.Is(err, gitrepo.ErrStale):

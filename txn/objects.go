@@ -458,7 +458,7 @@ func (r *Repo) KeepBlobs(runID string, ids map[string]plumbing.Hash, files map[s
 	if err := w.sync(); err != nil {
 		return err
 	}
-	return gitrepo.WriteRef(r.CommonDir, KeptRefPrefix+runID, id)
+	return gitrepo.WriteRef(r.CommonDir, KeptRefPrefix+runID, id, gitrepo.RefLog{Msg: "orket: kept change of run " + runID, GitDir: r.GitDir})
 }
 
 // DropKept forgets the blobs a run's kept patch refers to.

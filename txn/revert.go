@@ -87,7 +87,7 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 		s.cacheStat = nil
 	}
 	if !r.snapshotRefIntact(s) {
-		if err := gitrepo.WriteRef(r.CommonDir, s.Ref, s.Commit); err != nil {
+		if err := gitrepo.WriteRef(r.CommonDir, s.Ref, s.Commit, gitrepo.RefLog{Msg: "orket: snapshot ref restored", GitDir: r.GitDir}); err != nil {
 			return res, fmt.Errorf("restore %s: %w", s.Ref, err)
 		}
 	}

@@ -425,7 +425,7 @@ func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 	if err := ow.sync(); err != nil {
 		return nil, err
 	}
-	if err := gitrepo.WriteRef(r.CommonDir, s.Ref, commit); err != nil {
+	if err := gitrepo.WriteRef(r.CommonDir, s.Ref, commit, gitrepo.RefLog{Msg: "orket: snapshot", GitDir: r.GitDir}); err != nil {
 		return nil, fmt.Errorf("publish %s: %w", s.Ref, err)
 	}
 	s.Commit, s.tags = commit, tags

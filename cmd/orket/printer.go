@@ -91,6 +91,9 @@ func (p *runPrinter) failure(format string, args ...any) {
 	fmt.Fprintf(p.o.stderr, format+"\n", args...)
 }
 
+// outcome prints the run's outcome line: under -q too.
+func (p *runPrinter) outcome(format string, args ...any) { p.failure(format, args...) }
+
 func (p *runPrinter) clearLive() {
 	if p.drawn {
 		io.WriteString(p.w, clearLine)

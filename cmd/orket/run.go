@@ -117,10 +117,12 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*orket.Record, err
 		return nil, err
 	}
 	githubReport(o, r.Root, rec)
+	// The outcome line: under -q too (as a failure's is), the one line
+	// a quiet success prints.
 	switch {
 	case ro.dryRun && err == nil:
-		out.line("dry run: nothing was written")
-	case err == nil && !o.quiet:
+		out.outcome("dry run: nothing was written")
+	case err == nil:
 		fmt.Fprintln(o.stderr, okText(rec))
 	}
 	return rec, err

@@ -7,7 +7,8 @@
 //   - the index: its entries and its cache tree, decoded in place;
 //   - refs: read loose or packed, and written with git's lock-file
 //     protocol (name.lock created exclusively, fsynced, renamed over the
-//     ref), as a compare-and-swap where asked;
+//     ref), as a compare-and-swap where asked, each move written to the
+//     reflog where git would write it (core.logAllRefUpdates);
 //   - objects: fsynced once written, so that nothing names an object a
 //     crash could lose.
 //

@@ -122,9 +122,10 @@ func ReadRef(gitDir, name string) (plumbing.Hash, error) {
 
 // UpdateRef sets the ref name of the repository whose common directory
 // is gitDir from old (zero: no such ref) to next, with git's lock-file
-// protocol, waiting for another writer's lock (see LockOptions.Wait). It
-// fails with ErrStale when the ref no longer is old.
-func UpdateRef(ctx context.Context, gitDir, name string, old, next plumbing.Hash) error {
+// protocol, waiting for another writer's lock (see LockOptions.Wait), and
+// writes the move to the reflog as git would (see RefLog). It fails with
+// ErrStale when the ref no longer is old.
+func UpdateRef(ctx context.Context, gitDir, name string, old, next plumbing.Hash, log RefLog) error {
 	err := WriteLocked(ctx, filepath.Join(gitDir, filepath.FromSlash(name)), []byte(next.String()+"\n"), LockOptions{
 		Wait: true,
 		Check: func() error {
@@ -132,7 +133,12 @@ func UpdateRef(ctx context.Context, gitDir, name string, old, next plumbing.Hash
 			if err == nil && cur != old {
 				err = ErrStale
 			}
-			return err
+			if err != nil {
+				return err
+			}
+			// As git does: the log is written with the ref's lock held,
+			// before the ref moves.
+			return logRefUpdate(gitDir, name, old, next, log)
 		},
 	})
 	var le *LockedError
@@ -151,17 +157,29 @@ func UpdateRef(ctx context.Context, gitDir, name string, old, next plumbing.Hash
 
 // WriteRef points the ref name of the repository whose common directory
 // is gitDir at id, whatever it held, with git's lock-file protocol (a
-// lock left behind is replaced: the caller holds orket's own lock).
-func WriteRef(gitDir, name string, id plumbing.Hash) error {
-	return WriteLocked(context.Background(), filepath.Join(gitDir, filepath.FromSlash(name)), []byte(id.String()+"\n"), LockOptions{})
+// lock left behind is replaced: the caller holds orket's own lock), and
+// writes the move to the reflog as git would (see RefLog).
+func WriteRef(gitDir, name string, id plumbing.Hash, log RefLog) error {
+	return WriteLocked(context.Background(), filepath.Join(gitDir, filepath.FromSlash(name)), []byte(id.String()+"\n"), LockOptions{
+		Check: func() error {
+			old, err := ReadRef(gitDir, name)
+			if err != nil {
+				old = plumbing.ZeroHash
+			}
+			return logRefUpdate(gitDir, name, old, id, log)
+		},
+	})
 }
 
 // DeleteRef deletes the ref name of the repository whose common
 // directory is gitDir: its loose file, and its lines in packed-refs
 // (rewritten with git's lock-file protocol). Directories the loose file
-// leaves empty stay.
+// leaves empty stay. Its reflog goes too, as git's does.
 func DeleteRef(gitDir, name string) error {
 	if err := os.Remove(filepath.Join(gitDir, filepath.FromSlash(name))); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := deleteLog(gitDir, name); err != nil {
 		return err
 	}
 	packed := filepath.Join(gitDir, "packed-refs")

@@ -33,7 +33,7 @@ func TestRefs(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(dir, "refs", "orket"), 0o755)
 	os.WriteFile(filepath.Join(dir, name+".lock"), []byte("left behind"), 0o644)
-	if err := WriteRef(dir, name, id3); err != nil {
+	if err := WriteRef(dir, name, id3, RefLog{}); err != nil {
 		t.Fatal(err)
 	}
 	if h, _ := ReadRef(dir, name); h != id3 {
@@ -57,10 +57,10 @@ func TestUpdateRef(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	const name = "refs/orket/memory"
-	if err := UpdateRef(ctx, dir, name, plumbing.ZeroHash, id1); err != nil {
+	if err := UpdateRef(ctx, dir, name, plumbing.ZeroHash, id1, RefLog{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := UpdateRef(ctx, dir, name, id2, id3); !errors.Is(err, ErrStale) {
+	if err := UpdateRef(ctx, dir, name, id2, id3, RefLog{}); !errors.Is(err, ErrStale) {
 		t.Errorf("moved ref: %v", err)
 	}
 	lock := filepath.Join(dir, name+".lock")
@@ -69,17 +69,17 @@ func TestUpdateRef(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		os.Remove(lock)
 	}()
-	if err := UpdateRef(ctx, dir, name, id1, id2); err != nil {
+	if err := UpdateRef(ctx, dir, name, id1, id2, RefLog{}); err != nil {
 		t.Errorf("a lock released soon: %v", err)
 	}
 	os.WriteFile(lock, nil, 0o644)
 	var le *LockedError
-	if err := UpdateRef(ctx, dir, name, id2, id3); !errors.As(err, &le) {
+	if err := UpdateRef(ctx, dir, name, id2, id3, RefLog{}); !errors.As(err, &le) {
 		t.Errorf("a lock held: %v", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := UpdateRef(cctx, dir, name, id2, id3); !errors.Is(err, context.Canceled) {
+	if err := UpdateRef(cctx, dir, name, id2, id3, RefLog{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled: %v", err)
 	}
 	os.Remove(lock)
@@ -89,7 +89,7 @@ func TestUpdateRef(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = UpdateRef(ctx, dir, name, id2, next)
+			errs[i] = UpdateRef(ctx, dir, name, id2, next, RefLog{})
 		}()
 	}
 	wg.Wait()
