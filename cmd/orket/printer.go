@@ -524,7 +524,7 @@ func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult
 			}
 		}
 	}
-	failed, stops, advisoryOnly := 0, 0, 0
+	failed, stops, advisoryOnly, notRequired := 0, 0, 0, 0
 	for _, c := range checks {
 		state, note := p.paint(green, "ok"), ""
 		if !c.OK {
@@ -536,12 +536,20 @@ func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult
 			stops++
 		case !c.OK && c.AdvisoryOnly:
 			advisoryOnly++
+		case !c.OK && c.NotRequired != "":
+			notRequired++
 		}
 		if c.AdvisoryOnly && !c.OK {
 			note = "; advisory only: a stale or flaky lesson"
 		}
+		if c.NotRequired != "" {
+			note = "; not required by this tree: " + inert.Text(c.NotRequired)
+		}
 		p.line("    preflight %s: %s (%s%s)", state, inert.Text(c.Detail), inert.Text(c.Source), note)
 	}
+	// Checks the tree does not require never stop a run either; they are
+	// said apart, after the rest.
+	failed -= notRequired
 	switch {
 	case stops > 0 && advisoryOnly > 0:
 		p.line("    %d preflight check(s) failed; strict mode stops the run before anything is written (%d more, from stale or flaky lessons, advisory only)", stops, advisoryOnly)
@@ -551,5 +559,8 @@ func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult
 		p.line("    %d preflight check(s) failed: advisory only, from stale or flaky lessons; they never stop a run", failed)
 	case failed > 0:
 		p.line("    %d preflight check(s) failed: advisory only; strict mode would stop the run", failed)
+	}
+	if notRequired > 0 {
+		p.line("    %d preflight check(s) failed: not required by this tree; they do not stop a run", notRequired)
 	}
 }
