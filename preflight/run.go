@@ -113,6 +113,10 @@ func Run(c Check, env Env) Result {
 	return r
 }
 
+// LookPath finds a command as the steps would (see lookPath): its
+// executable's path, or "".
+func LookPath(command string, env Env) string { return lookPath(command, env) }
+
 // lookPath finds a command as a step's runner would: a name with a slash
 // relative to the repository root; a bare name in the process's PATH (the
 // one steps inherit), then in env.Dirs.

@@ -310,6 +310,9 @@ func (p *runPrinter) Recorded(res *orket.Record) {
 	for _, id := range res.FlakyLessons {
 		p.line("  lesson %.8s is flaky: its step passed here on the tree content it failed on", id)
 	}
+	for _, l := range res.ResolvedLessons {
+		p.line("  lesson %.8s: passes now that %s", l.ID, inert.Text(strings.Join(l.Changed, " and ")))
+	}
 	if res.Verdict != "" {
 		p.line("  %s", verdictLine(res, p.paint))
 	}
