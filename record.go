@@ -160,6 +160,10 @@ type Record struct {
 	// FlakyLessons are earlier lessons this run marked flaky: their
 	// command passed here on the content it failed on then.
 	FlakyLessons []string `json:"flaky_lessons,omitempty"`
+	// ResolvedLessons are earlier lessons whose command passed here on the
+	// content it failed on then, in a changed environment: not flaky, the
+	// change resolved them (docs/verdicts.md, Flaky steps).
+	ResolvedLessons []ResolvedLesson `json:"resolved_lessons,omitempty"`
 	// Verdict and Score judge a run that verified (docs/verdicts.md);
 	// Notes say what kept it from APPROVE.
 	Verdict      string   `json:"verdict,omitempty"`
@@ -180,6 +184,13 @@ type Record struct {
 	Escalation *Escalation      `json:"escalation,omitempty"`
 	Timings    map[string]int64 `json:"timings_ms"`
 	RecordFile string           `json:"record,omitempty"`
+}
+
+// A ResolvedLesson is a lesson a changed environment resolved, and what
+// changed ("CLICK_TEST_DSN is set").
+type ResolvedLesson struct {
+	ID      string   `json:"id"`
+	Changed []string `json:"changed"`
 }
 
 // RecordRequest is what the run was asked to do.

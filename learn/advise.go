@@ -72,7 +72,8 @@ func Advise(q AdviceQuery) Advice {
 		adv[i].File = adviceFile(q.Repo.Root, adv[i])
 	}
 	return Advice{Advisories: adv, Damaged: damaged, Err: err,
-		Preflight: runChecks(q.Config, append(adv, passing...), ck, q.Strict || q.Config.Preflight.Strict)}
+		Preflight: runChecks(q.Config, append(adv, passing...), ck, q.Strict || q.Config.Preflight.Strict,
+			func(needles []string) map[string]string { return treeEvidence(q.Repo, needles) })}
 }
 
 // adviceFile is the file an advisory is shown with: where its failure
@@ -168,16 +169,20 @@ func distinctiveKinds(r *txn.Repo) func(kind string) bool {
 const maxDistinctiveShare = 0.25
 
 // Failed returns the failed preflight checks that fail a strict
-// preflight, described; checks only stale lessons suggest are not among
-// them. It is the one rule of strict mode: orket run and orket preflight
+// preflight, described; checks only stale or flaky lessons suggest, and
+// those the tree does not require (no tracked file names what they are
+// about), are not among them. It is the one rule of strict mode: orket run and orket preflight
 // both stop on it.
 func (a Advice) Failed() []string { return preflight.Failed(a.Preflight) }
 
 // runChecks makes the declared checks and those of the advisories, each
 // once: declared first, then those of current lessons, then those only
-// stale lessons suggest (advisory only). Under strict, a failed check
-// that is not advisory only is marked as stopping the run.
-func runChecks(cfg *config.Config, adv []lessons.Advisory, ck *checker, strict bool) []preflight.Result {
+// stale lessons suggest (advisory only). A failed check of a current
+// lesson is required only when the tree gives evidence for it (a tracked
+// file names what it is about, found by evidence in one pass over the
+// tree); a declared one always is. Under strict, a failed check that is
+// neither advisory only nor not required is marked as stopping the run.
+func runChecks(cfg *config.Config, adv []lessons.Advisory, ck *checker, strict bool, evidence func(needles []string) map[string]string) []preflight.Result {
 	seen := map[preflight.Check]bool{}
 	results := []preflight.Result{}
 	add := func(c preflight.Check, source string, stale bool) {
@@ -187,12 +192,12 @@ func runChecks(cfg *config.Config, adv []lessons.Advisory, ck *checker, strict b
 		seen[c] = true
 		res := ck.run(c)
 		res.Source, res.AdvisoryOnly = source, stale
-		res.Stops = strict && !res.OK && !res.AdvisoryOnly
 		results = append(results, res)
 	}
 	for _, c := range cfg.Preflight.Checks {
 		add(c, "orket.yaml", false)
 	}
+	declared := len(results)
 	// Checks only stale or flaky lessons suggest come last, advisory
 	// only: they never fail a strict preflight.
 	for _, weak := range []bool{false, true} {
@@ -204,6 +209,34 @@ func runChecks(cfg *config.Config, adv []lessons.Advisory, ck *checker, strict b
 				add(c, "lesson "+ShortID(a.ID), weak)
 			}
 		}
+	}
+	var needles []string
+	for i := range results {
+		if res := &results[i]; !res.OK && !res.AdvisoryOnly && i >= declared {
+			if n, _ := evidenceNeedle(res.Check); n != "" {
+				needles = append(needles, n)
+			}
+		}
+	}
+	var found map[string]string
+	if len(needles) > 0 {
+		found = evidence(needles)
+	}
+	for i := range results {
+		res := &results[i]
+		if res.OK || res.AdvisoryOnly {
+			continue
+		}
+		if i < declared {
+			res.RequiredBy = "orket.yaml"
+		} else if n, absent := evidenceNeedle(res.Check); n != "" {
+			if f, ok := found[n]; ok {
+				res.RequiredBy = f
+			} else {
+				res.NotRequired = absent
+			}
+		}
+		res.Stops = strict && res.NotRequired == ""
 	}
 	return results
 }
@@ -383,6 +416,9 @@ func AdvisoriesMarkdown(rec *orket.Record, memory, guardrailsText string) string
 		note := ""
 		if c.AdvisoryOnly {
 			note = "; advisory only"
+		}
+		if c.NotRequired != "" {
+			note = "; not required by this tree: " + c.NotRequired
 		}
 		fmt.Fprintf(&b, "- preflight %s: %s (%s%s)\n", state, clean(c.Detail), c.Source, note)
 	}

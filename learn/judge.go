@@ -159,11 +159,11 @@ func (r *run) judge(ctx context.Context, runErr error) error {
 	testhook.Point("judge:after-evaluation")
 	// Flaky first: a lesson marked flaky weighs less, and folds apart,
 	// in the proposals this run's learning makes.
-	marked, err := r.markFlaky(store)
+	marked, resolved, err := r.markFlaky(store)
 	if err != nil {
 		r.Warn("could not mark flaky lessons: " + err.Error())
 	}
-	rec.FlakyLessons = marked
+	rec.FlakyLessons, rec.ResolvedLessons = marked, resolved
 	r.learnFromRun(ctx, ev)
 	if err := pruneEvaluations(store, r.Config.Lessons.Retention, r.Env.Now()); err != nil {
 		r.Warn("could not prune the evaluation log: " + err.Error())

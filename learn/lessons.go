@@ -97,7 +97,13 @@ func (r *run) recordLessons() error {
 			Advice:  advice,
 			Outcome: lessons.Outcome{Code: string(rec.Code), RunID: rec.RunID},
 		}
-		l.Seal(r.red.WithValues(r.stepEnvValues(s.Name)...))
+		red := r.red.WithValues(r.stepEnvValues(s.Name)...)
+		if !flaky {
+			// The variables named in the output are read from it redacted:
+			// a secret that looks like a name is not kept as one.
+			l.Verify.Environment = r.envFingerprint(s.Name, s.Command, s.Dir, cl.Checks, red.Redact(text))
+		}
+		l.Seal(red)
 		batch = append(batch, l)
 	}
 	if err := ensureLessonDir(r.Repo); err != nil {

@@ -79,6 +79,21 @@ type Verify struct {
 	// and the change added BaselineNew).
 	Baseline    string `json:"baseline,omitempty"`
 	BaselineNew string `json:"baseline_new_failure,omitempty"`
+	// Environment is what the failing step's environment was, as far as
+	// the lesson can tell (docs/verdicts.md, Flaky steps): the variables
+	// it names, the ports and addresses its checks name, its command's
+	// executable. A later pass on the same content in another environment
+	// resolves the lesson instead of making it flaky. It holds no value:
+	// a variable is unset, or set with a keyed hash of its value.
+	Environment []EnvState `json:"environment,omitempty"`
+}
+
+// An EnvState is one thing a step's environment is fingerprinted by, and
+// its state then.
+type EnvState struct {
+	Kind  string `json:"kind"`  // env, port, tcp, file, command
+	Name  string `json:"name"`  // the variable, port, address, path or command
+	State string `json:"state"` // unset | set <keyed hash>; free | in use; ...
 }
 
 // Classification is what the rules said.

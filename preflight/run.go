@@ -20,8 +20,17 @@ type Result struct {
 	// fails a strict preflight.
 	AdvisoryOnly bool `json:"advisory_only,omitempty"`
 	// Stops: the check failed, strict mode is on and the check is not
-	// advisory only, so it stops the run (E_PREFLIGHT_FAILED).
+	// advisory only nor NotRequired, so it stops the run
+	// (E_PREFLIGHT_FAILED).
 	Stops bool `json:"stops_run,omitempty"`
+	// RequiredBy is the evidence that the tree needs a failed check:
+	// "orket.yaml" for a declared check (a person asked for it), or the
+	// first tracked file that names what the check is about.
+	RequiredBy string `json:"required_by,omitempty"`
+	// NotRequired says why a failed check of a lesson is not required by
+	// the tree ("no tracked file reads WALKDIR_FIXTURES"): it is reported,
+	// and never fails a strict preflight.
+	NotRequired string `json:"not_required,omitempty"`
 }
 
 // Env is what checks look at: the environment, the repository root that
@@ -104,6 +113,10 @@ func Run(c Check, env Env) Result {
 	return r
 }
 
+// LookPath finds a command as the steps would (see lookPath): its
+// executable's path, or "".
+func LookPath(command string, env Env) string { return lookPath(command, env) }
+
 // lookPath finds a command as a step's runner would: a name with a slash
 // relative to the repository root; a bare name in the process's PATH (the
 // one steps inherit), then in env.Dirs.
@@ -140,11 +153,11 @@ func executable(p string) bool {
 }
 
 // Failed describes the failed checks that fail a strict preflight:
-// not those that are advisory only.
+// not those that are advisory only, nor those the tree does not require.
 func Failed(rs []Result) []string {
 	var out []string
 	for _, r := range rs {
-		if !r.OK && !r.AdvisoryOnly {
+		if !r.OK && !r.AdvisoryOnly && r.NotRequired == "" {
 			out = append(out, r.Detail)
 		}
 	}

@@ -341,6 +341,9 @@ func (p *runPrinter) Recorded(res *orket.Record) {
 	for _, id := range res.FlakyLessons {
 		p.line("  lesson %.8s is flaky: its step passed here on the tree content it failed on", id)
 	}
+	for _, l := range res.ResolvedLessons {
+		p.line("  lesson %.8s: passes now that %s", l.ID, inert.Text(strings.Join(l.Changed, " and ")))
+	}
 	if res.Verdict != "" {
 		p.line("  %s", verdictLine(res, p.paint))
 	}
@@ -557,7 +560,7 @@ func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult
 			}
 		}
 	}
-	failed, stops, advisoryOnly := 0, 0, 0
+	failed, stops, advisoryOnly, notRequired := 0, 0, 0, 0
 	for _, c := range checks {
 		state, note := p.paint(green, "ok"), ""
 		if !c.OK {
@@ -569,12 +572,20 @@ func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult
 			stops++
 		case !c.OK && c.AdvisoryOnly:
 			advisoryOnly++
+		case !c.OK && c.NotRequired != "":
+			notRequired++
 		}
 		if c.AdvisoryOnly && !c.OK {
 			note = "; advisory only: a stale or flaky lesson"
 		}
+		if c.NotRequired != "" {
+			note = "; not required by this tree: " + inert.Text(c.NotRequired)
+		}
 		p.line("    preflight %s: %s (%s%s)", state, inert.Text(c.Detail), inert.Text(c.Source), note)
 	}
+	// Checks the tree does not require never stop a run either; they are
+	// said apart, after the rest.
+	failed -= notRequired
 	switch {
 	case stops > 0 && advisoryOnly > 0:
 		p.line("    %d preflight check(s) failed; strict mode stops the run before anything is written (%d more, from stale or flaky lessons, advisory only)", stops, advisoryOnly)
@@ -584,5 +595,8 @@ func (p *runPrinter) advisories(adv []learn.Advisory, checks []learn.CheckResult
 		p.line("    %d preflight check(s) failed: advisory only, from stale or flaky lessons; they never stop a run", failed)
 	case failed > 0:
 		p.line("    %d preflight check(s) failed: advisory only; strict mode would stop the run", failed)
+	}
+	if notRequired > 0 {
+		p.line("    %d preflight check(s) failed: not required by this tree; they do not stop a run", notRequired)
 	}
 }
