@@ -133,7 +133,8 @@ bench: build
 	$(GO) test -timeout 30m -run '^$$' -bench HugeOutput -benchtime 3x ./verify | tee bin/bench/go-verify.txt
 	ORKET_BENCH_LESSONS=10000,100000,1000000 $(GO) test -timeout 30m -run '^$$' -bench Advisories -benchtime 5x ./lessons | tee bin/bench/go-lessons.txt
 	$(GO) test -timeout 30m -run '^$$' -bench . -benchtime 200x ./feedback | tee bin/bench/go-feedback.txt
-	$(GO) test -timeout 30m -run '^$$' -bench 'Reject|Memory' -benchtime 20x . | tee bin/bench/go-root.txt
+	$(GO) test -timeout 30m -run '^$$' -bench 'Reject|Memory|TreeEvidence' -benchtime 20x ./learn | tee bin/bench/go-learn.txt
+	$(GO) test -timeout 30m -run '^$$' -bench BaselineCached -benchtime 5x . | tee bin/bench/go-root.txt
 	$(GO) test -timeout 30m -run '^$$' -bench Sync -benchtime 5x ./memsync | tee bin/bench/go-memsync.txt
 	$(GO) test -timeout 30m -run '^$$' -bench . -benchtime 20x ./guardrails | tee bin/bench/go-guardrails.txt
 	$(MAKE) --no-print-directory bench-learning

@@ -39,7 +39,8 @@ OUT=$(mktemp)
   echo "$ go test -run '^\$' -bench HugeOutput -benchtime 3x ./verify"
   echo "$ ORKET_BENCH_LESSONS=10000,100000,1000000 go test -run '^\$' -bench Advisories -benchtime 5x ./lessons"
   echo "$ go test -run '^\$' -bench . -benchtime 200x ./feedback"
-  echo "$ go test -run '^\$' -bench 'Reject|Memory' -benchtime 20x ."
+  echo "$ go test -run '^\$' -bench 'Reject|Memory|TreeEvidence' -benchtime 20x ./learn"
+  echo "$ go test -run '^\$' -bench BaselineCached -benchtime 5x ."
   echo "$ go test -run '^\$' -bench Sync -benchtime 5x ./memsync"
   echo "$ go test -run '^\$' -bench . -benchtime 20x ./guardrails"
   grep -h '^Benchmark' "$R"/go-*.txt || true

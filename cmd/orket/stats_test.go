@@ -101,8 +101,8 @@ func TestStatsOnAKnownHistory(t *testing.T) {
 	}
 	for _, want := range []string{
 		"claude  60    30%", "codex   10    20%",
-		"v1       approval  20, 30%, 75.0", "20, 10%, 85.0",
-		"v2       approval  20, 10%, 85.0", "20, 50%, 65.0                WORSE",
+		"v1       approval  20, 30%, 0%, 75.0", "20, 10%, 0%, 85.0",
+		"v2       approval  20, 10%, 0%, 85.0", "20, 50%, 0%, 65.0                       WORSE",
 		"! claude v2 made things worse", "a person may run: orket guardrails rollback --agent claude --to 1",
 	} {
 		if !strings.Contains(string(text), want) {
