@@ -17,6 +17,7 @@ import (
 
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/store"
 	"github.com/orket/orket/verify"
 )
@@ -220,7 +221,7 @@ func (r *run) baselineKey(steps []config.Step) string {
 	for _, s := range steps {
 		def, _ := json.Marshal(s)
 		fmt.Fprintf(h, "step %s %v\n", def, o.Skip[s.Name] || !verify.WhenMatches(s, o.TouchSet))
-		fmt.Fprintf(h, "program %s\n", program(s, o.Env, r.req.Repo.Root))
+		fmt.Fprintf(h, "program %s\n", program(s, r.req.Repo.Root))
 	}
 	env := make([]string, 0, len(o.Env))
 	for _, kv := range o.Env {
@@ -246,52 +247,23 @@ func volatileEnv(name string) bool {
 	return strings.HasPrefix(name, "ORKET_")
 }
 
-// program names the program a step's command starts, as PATH finds it,
-// with its size and modification time: a tool upgraded in place is a new
-// environment. A shell line's first word is its program. A program in the
-// repository is part of the tree (or built from it): "-".
-func program(s config.Step, env []string, repo string) string {
-	name := ""
-	if len(s.Argv) > 0 {
-		name = s.Argv[0]
-	} else if f := strings.Fields(s.Shell); len(f) > 0 {
-		name = f[0]
-	}
-	if name == "" || strings.ContainsAny(name, "=$`'\"(){};&|<>") || strings.Contains(name, "/") && !filepath.IsAbs(name) {
+// program names the program a step's command starts, as a step's runner
+// finds it, with its size and modification time: a tool upgraded in place
+// is a new environment. A program in the repository is part of the tree
+// (or built from it): "-".
+func program(s config.Step, repo string) string {
+	name := preflight.CommandName(s.Command())
+	if name == "" {
 		return "-"
 	}
-	if !strings.Contains(name, "/") {
-		path := ""
-		for _, kv := range env {
-			if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-				path = v
-			}
-		}
-		found := ""
-		for _, dir := range filepath.SplitList(path) {
-			if p := filepath.Join(dir, name); isExecutable(p) {
-				found = p
-				break
-			}
-		}
-		if found == "" {
-			return name + " (not found)"
-		}
-		name = found
+	p := preflight.LookPath(name, preflight.Env{Root: filepath.Join(repo, filepath.FromSlash(s.Dir))})
+	if p == "" {
+		return name + " missing"
 	}
-	if rel, err := filepath.Rel(repo, name); err == nil && filepath.IsLocal(rel) {
+	if rel, err := filepath.Rel(repo, p); err == nil && filepath.IsLocal(rel) {
 		return "-"
 	}
-	st, err := os.Stat(name)
-	if err != nil {
-		return name + " (not found)"
-	}
-	return fmt.Sprintf("%s %d %d", name, st.Size(), st.ModTime().UnixNano())
-}
-
-func isExecutable(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+	return preflight.Identify(p)
 }
 
 // baselineCacheSize bounds the baseline cache: its newest entries stay.

@@ -58,7 +58,7 @@ func (r *run) envFingerprint(step string, command, dir string, checks []prefligh
 		seen[k] = true
 		out = append(out, lessons.EnvState{Kind: kind, Name: name})
 	}
-	if exe := commandWord(command); exe != "" {
+	if exe := preflight.CommandName(command); exe != "" {
 		add("command", exe)
 	}
 	for _, c := range checks {
@@ -146,10 +146,7 @@ func (r *run) envStates(step, dir string, states []lessons.EnvState) []lessons.E
 		case "command":
 			st.State = "missing"
 			if p := preflight.LookPath(st.Name, pf); p != "" {
-				st.State = p
-				if fi, err := os.Stat(p); err == nil {
-					st.State += " " + strconv.FormatInt(fi.Size(), 10) + " " + strconv.FormatInt(fi.ModTime().Unix(), 10)
-				}
+				st.State = preflight.Identify(p)
 			}
 		}
 		out = append(out, st)
@@ -196,23 +193,6 @@ func envChanges(then, now []lessons.EnvState) []string {
 		}
 	}
 	return out
-}
-
-// commandWord is the executable a step's command runs first: its first
-// word that is not a variable assignment, a negation or exec, unquoted;
-// "" when the command starts with shell syntax.
-func commandWord(command string) string {
-	for _, w := range strings.Fields(command) {
-		w = strings.Trim(w, `"'`)
-		switch {
-		case w == "" || w == "!" || w == "exec" || strings.Contains(w, "=") && !strings.Contains(w, "/"):
-			continue
-		case strings.ContainsAny(w, "$`(){};&|<>*?[]\\"):
-			return ""
-		}
-		return w
-	}
-	return ""
 }
 
 // envKeyFile is the random key that variables' values are hashed with,

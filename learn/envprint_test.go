@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orket/orket/lessons"
+	"github.com/orket/orket/preflight"
 )
 
 func TestEnvRead(t *testing.T) {
@@ -79,8 +80,8 @@ func TestCommandWord(t *testing.T) {
 		"exec ./gradlew test":          "./gradlew",
 		"   ":                          "",
 	} {
-		if got := commandWord(cmdline); got != want {
-			t.Errorf("commandWord(%q) = %q, want %q", cmdline, got, want)
+		if got := preflight.CommandName(cmdline); got != want {
+			t.Errorf("CommandName(%q) = %q, want %q", cmdline, got, want)
 		}
 	}
 }

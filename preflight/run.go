@@ -145,6 +145,34 @@ func lookPath(command string, env Env) string {
 	return ""
 }
 
+// Identify names the executable at path (as LookPath found it) with its
+// size and modification time: a tool upgraded in place is another
+// program. "path size mtime", or the path alone when it cannot be read.
+func Identify(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return path
+	}
+	return path + " " + strconv.FormatInt(fi.Size(), 10) + " " + strconv.FormatInt(fi.ModTime().Unix(), 10)
+}
+
+// CommandName is the program a command line runs first: its first word
+// that is not a variable assignment, a negation or exec, unquoted; ""
+// when the command starts with shell syntax.
+func CommandName(command string) string {
+	for _, w := range strings.Fields(command) {
+		w = strings.Trim(w, `"'`)
+		switch {
+		case w == "" || w == "!" || w == "exec" || strings.Contains(w, "=") && !strings.Contains(w, "/"):
+			continue
+		case strings.ContainsAny(w, "$`(){};&|<>*?[]\\"):
+			return ""
+		}
+		return w
+	}
+	return ""
+}
+
 // executable reports whether p is a file (or a link to one) someone may
 // execute.
 func executable(p string) bool {
