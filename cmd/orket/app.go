@@ -198,6 +198,7 @@ func newApp(o *options, result *any) *cli.App {
 		guardrailsCommand(o, result),
 		statsCommand(o, result),
 		syncCommand(o, result),
+		mcpCommand(o, result),
 		initCommand(o, result),
 		schemaCommand(o, result),
 		versionCommand(o, result),
