@@ -15,6 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/orket/orket/classify"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/preflight"
@@ -215,13 +218,18 @@ func (r *run) baselineKey(steps []config.Step) string {
 	if tree.IsZero() {
 		return ""
 	}
+	return baselineKeyOf(tree, r.prof, steps, r.verifyOptions(), r.req.Repo.Root)
+}
+
+// baselineKeyOf is the key of a baseline of steps, a prefix of prof, on
+// the tree content names, run with o, in the repository at root.
+func baselineKeyOf(tree plumbing.Hash, prof *config.Resolved, steps []config.Step, o verify.Options, root string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "tree %s\nfail_fast %v parallel %v\n", tree, r.prof.FailFast, r.prof.Parallel)
-	o := r.verifyOptions()
+	fmt.Fprintf(h, "tree %s\nfail_fast %v parallel %v\n", tree, prof.FailFast, prof.Parallel)
 	for _, s := range steps {
 		def, _ := json.Marshal(s)
 		fmt.Fprintf(h, "step %s %v\n", def, o.Skip[s.Name] || !verify.WhenMatches(s, o.TouchSet))
-		fmt.Fprintf(h, "program %s\n", program(s, r.req.Repo.Root))
+		fmt.Fprintf(h, "program %s\n", program(s, root))
 	}
 	env := make([]string, 0, len(o.Env))
 	for _, kv := range o.Env {
@@ -249,11 +257,11 @@ func volatileEnv(name string) bool {
 
 // program names the program a step's command starts, as a step's runner
 // finds it, with its size and modification time: a tool upgraded in place
-// is a new environment. A program in the repository is part of the tree
-// (or built from it): "-".
+// is a new environment. A program in the repository (a relative path, or
+// one PATH finds there) is part of the tree or built from it: "-".
 func program(s config.Step, repo string) string {
 	name := preflight.CommandName(s.Command())
-	if name == "" {
+	if name == "" || strings.Contains(name, "/") && !filepath.IsAbs(name) {
 		return "-"
 	}
 	p := preflight.LookPath(name, preflight.Env{Root: filepath.Join(repo, filepath.FromSlash(s.Dir))})
@@ -315,6 +323,33 @@ func (c *baselineCache) find(key string) *baselineEntry {
 		return nil
 	})
 	return hit
+}
+
+// SeedBaseline keeps in the baseline cache what verifying HEAD's
+// committed tree gave (orket doctor's run of the profile on a clean copy
+// of it), so that a failure on a clean tree reuses it: one entry for each
+// prefix of the profile the results cover. results are verify.Run's, in
+// the profile's order; o is how they ran (its Root aside).
+func SeedBaseline(repo *Repo, prof *config.Resolved, o verify.Options, results []*verify.StepResult, runID string, now time.Time) error {
+	head, err := repo.Git.Head()
+	if err != nil {
+		return err
+	}
+	c, err := object.GetCommit(repo.Git.Storer, head.Hash())
+	if err != nil {
+		return err
+	}
+	tree := cleanTreeContent(c.TreeHash)
+	cache := &baselineCache{log: &store.Log{Path: store.Path(filepath.Join(repo.Root, store.Dir), store.BaselinesFile)}}
+	root, err := repo.FS()
+	if err == nil {
+		err = ensureOrketDir(root)
+	}
+	for i := 0; err == nil && i < len(results) && i < len(prof.Steps); i++ {
+		key := baselineKeyOf(tree, prof, prof.Steps[:i+1], o, repo.Root)
+		err = cache.add(newBaselineEntry(key, runID, now, results[:i+1]), now)
+	}
+	return err
 }
 
 func newBaselineEntry(key, runID string, now time.Time, results []*verify.StepResult) *baselineEntry {

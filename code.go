@@ -16,6 +16,7 @@ const (
 	EDraftFailure         Code = "E_DRAFT_FAILURE"
 	ECommitRefused        Code = "E_COMMIT_REFUSED"
 	EClassifyTestFailed   Code = "E_CLASSIFY_TEST_FAILED"
+	ENotReady             Code = "E_NOT_READY"
 	EUsage                Code = "E_USAGE"
 	EConfigInvalid        Code = "E_CONFIG_INVALID"
 	EGitRequired          Code = "E_GIT_REQUIRED"
@@ -53,6 +54,7 @@ var codes = map[Code]CodeInfo{
 	EDraftFailure:         {EDraftFailure, 1, "the edit command exited non-zero; its changes were reverted and a lesson recorded"},
 	ECommitRefused:        {ECommitRefused, 1, "verification passed and the change is kept, but git refused the commit (a hook, signing, identity)"},
 	EClassifyTestFailed:   {EClassifyTestFailed, 1, "orket classify --test: a saved log was not classified as its expectation says"},
+	ENotReady:             {ENotReady, 1, "orket doctor: the repository is not ready for agents (a required step fails on HEAD, a tool is missing, a runtime is not the one asked for)"},
 	EUsage:                {EUsage, 2, "the command line is wrong"},
 	EConfigInvalid:        {EConfigInvalid, 2, "orket.yaml is invalid"},
 	EGitRequired:          {EGitRequired, 2, "not inside a git work tree"},

@@ -159,6 +159,18 @@ func (r *run) snapshotContent(commit plumbing.Hash) plumbing.Hash {
 	return id
 }
 
+// cleanTreeContent is what snapshotContent names for a snapshot of a
+// clean tree, whose index and work tree are the commit's tree: its index
+// tree, and no deleted path (an empty list).
+func cleanTreeContent(tree plumbing.Hash) plumbing.Hash {
+	h := sha256.New()
+	io.WriteString(h, "index "+tree.String()+"\n")
+	io.WriteString(h, "deleted "+plumbing.ComputeHash(plumbing.BlobObject, nil).String()+"\n")
+	var id plumbing.Hash
+	copy(id[:], h.Sum(nil))
+	return id
+}
+
 // baseCommit is the commit a verify-only run's touch set is the diff
 // from: --base, or HEAD.
 func (r *run) baseCommit(rev string) plumbing.Hash {

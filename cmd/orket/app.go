@@ -200,6 +200,7 @@ func newApp(o *options, result *any) *cli.App {
 		syncCommand(o, result),
 		mcpCommand(o, result),
 		initCommand(o, result),
+		doctorCommand(o, result),
 		schemaCommand(o, result),
 		versionCommand(o, result),
 		completionCommand(o, result),

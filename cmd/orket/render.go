@@ -6,12 +6,14 @@ import (
 	"io"
 
 	"github.com/orket/orket"
+	"github.com/orket/orket/learn"
 )
 
 // render writes the outcome of a command: the JSON object on stdout under
 // --json, the one-line error on stderr otherwise. It returns the exit
-// status. A run's record, which carries its outcome, is the JSON object
-// for failures too (a failed run still reports its plan and steps).
+// status. A run's record and a doctor's report, which carry their
+// outcome, are the JSON object for failures too (a failed run still
+// reports its plan and steps; a repository not ready, what it found).
 func render(o *options, result any, err error) int {
 	if err == nil {
 		if o.json {
@@ -25,7 +27,7 @@ func render(o *options, result any, err error) int {
 	p := orket.Describe(err)
 	fmt.Fprintln(o.stderr, "orket: "+p.Line())
 	if o.json {
-		if _, ok := result.(*orket.Record); !ok {
+		if !carriesOutcome(result) {
 			m := map[string]any{"code": p.Code, "exit_status": p.Exit, "error": p.Msg}
 			if p.Hint != "" {
 				m["hint"] = p.Hint
@@ -38,6 +40,14 @@ func render(o *options, result any, err error) int {
 		writeJSON(o.stdout, result)
 	}
 	return p.Exit
+}
+
+func carriesOutcome(result any) bool {
+	switch result.(type) {
+	case *orket.Record, *learn.DoctorReport:
+		return true
+	}
+	return false
 }
 
 func writeJSON(w io.Writer, v any) {
