@@ -33,6 +33,11 @@ type KeptPath struct {
 	Path   string     `json:"path"`
 	Before *FileState `json:"before,omitempty"` // nil: the run created it
 	After  *FileState `json:"after,omitempty"`  // nil: the run deleted it
+	// Index is the path's index entry before the run: a change staged
+	// or not staged then is so again after a reject. An empty OID: the
+	// index had no entry; nil: not recorded (an older orket), the index
+	// is set as Before.
+	Index *FileState `json:"index_before,omitempty"`
 }
 
 // A FileState is a file's content (its blob id) and mode.
@@ -80,6 +85,12 @@ func (r *run) recordKept() error {
 			for d := path.Dir(p); d != "." && !snap.Pre.Dirs[d]; d = path.Dir(d) {
 				rec.KeptDirs = appendUnique(rec.KeptDirs, d)
 			}
+		}
+		k.Index = &FileState{}
+		if _, ok := r.req.Edit.(WorktreeEdit); ok {
+			k.Index = nil // a --worktree candidate's index is HEAD's: as Before
+		} else if e, ok := snap.IndexEntry(p); ok {
+			k.Index = &FileState{OID: e.OID.String(), Mode: e.Mode.String()}
 		}
 		if k.After, err = stateOf(root, p); err != nil {
 			return err
@@ -270,7 +281,7 @@ func (rec *Record) TakeBack(ctx context.Context, repo *txn.Repo, noUndo bool, no
 		return nil, err
 	}
 	u := &feedback.Undo{}
-	paths, before, err := rec.keptBefore(root, u)
+	paths, before, index, err := rec.keptBefore(root, u)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +307,7 @@ func (rec *Record) TakeBack(ctx context.Context, repo *txn.Repo, noUndo bool, no
 		return nil, repoErr("take the snapshot", err)
 	}
 	defer tx.Close()
-	if undoErr := rec.undo(ctx, tx, repo, root, paths, before, parent); undoErr != nil {
+	if undoErr := rec.undo(ctx, tx, repo, root, paths, before, index, parent); undoErr != nil {
 		if _, err := tx.Revert(); err != nil {
 			return nil, &revertError{Err: errors.Join(undoErr, err), Ref: tx.Ref()}
 		}
@@ -310,16 +321,27 @@ func (rec *Record) TakeBack(ctx context.Context, repo *txn.Repo, noUndo bool, no
 	return u, nil
 }
 
-// keptBefore returns the paths the run kept and the files they held before
-// it (none for a path the run created), and adds to u.Diverged the paths
-// that no longer hold what the run left.
-func (rec *Record) keptBefore(root *fsroot.Root, u *feedback.Undo) ([]string, map[string]*txn.File, error) {
+// keptBefore returns the paths the run kept, the files they held before
+// it (none for a path the run created) and their index entries then (nil
+// when the record does not say: as the files), and adds to u.Diverged the
+// paths that no longer hold what the run left.
+func (rec *Record) keptBefore(root *fsroot.Root, u *feedback.Undo) ([]string, map[string]*txn.File, map[string]*txn.File, error) {
 	paths := make([]string, 0, len(rec.Kept))
-	before := map[string]*txn.File{}
+	before, index := map[string]*txn.File{}, map[string]*txn.File{}
 	for _, k := range rec.Kept {
+		switch {
+		case k.Index == nil:
+			index = nil
+		case index != nil && k.Index.OID != "":
+			m, err := filemode.New(k.Index.Mode)
+			if err != nil {
+				return nil, nil, nil, internal("read the run record", "the record's kept state is damaged", err)
+			}
+			index[k.Path] = &txn.File{OID: plumbing.NewHash(k.Index.OID), Mode: m}
+		}
 		now, err := stateOf(root, k.Path)
 		if err != nil {
-			return nil, nil, internal("read "+k.Path, "check the file's permissions", err)
+			return nil, nil, nil, internal("read "+k.Path, "check the file's permissions", err)
 		}
 		if !now.equal(k.After) {
 			u.Diverged = append(u.Diverged, k.Path)
@@ -328,12 +350,12 @@ func (rec *Record) keptBefore(root *fsroot.Root, u *feedback.Undo) ([]string, ma
 		if k.Before != nil {
 			m, err := filemode.New(k.Before.Mode)
 			if err != nil {
-				return nil, nil, internal("read the run record", "the record's kept state is damaged", err)
+				return nil, nil, nil, internal("read the run record", "the record's kept state is damaged", err)
 			}
 			before[k.Path] = &txn.File{OID: plumbing.NewHash(k.Before.OID), Mode: m}
 		}
 	}
-	return paths, before, nil
+	return paths, before, index, nil
 }
 
 // commitParent returns the parent of a --commit run's commit, which its
@@ -363,11 +385,11 @@ func (rec *Record) commitParent(repo *txn.Repo, u *feedback.Undo) plumbing.Hash 
 // before the run back, the directories the run made and left empty go,
 // the branch goes back to parent (unless zero), and then every path is
 // proved to hold what it held before the run.
-func (rec *Record) undo(ctx context.Context, tx *txn.Txn, repo *txn.Repo, root *fsroot.Root, paths []string, before map[string]*txn.File, parent plumbing.Hash) error {
+func (rec *Record) undo(ctx context.Context, tx *txn.Txn, repo *txn.Repo, root *fsroot.Root, paths []string, before, index map[string]*txn.File, parent plumbing.Hash) error {
 	if err := tx.Edit(); err != nil {
 		return err
 	}
-	if err := tx.TakeOut(paths, before); err != nil {
+	if err := tx.TakeOut(paths, before, index); err != nil {
 		return err
 	}
 	for _, d := range rec.KeptDirs {

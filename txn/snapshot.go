@@ -103,6 +103,22 @@ func (tm Timings) Of(part string) time.Duration {
 // .orket) when the snapshot was taken.
 func (s *Snapshot) Dirty() bool { return s.dirty }
 
+// IndexEntry returns the stage-0 entry of path p in the index as the
+// snapshot found it; false when the index had none (an untracked path).
+func (s *Snapshot) IndexEntry(p string) (*File, bool) {
+	if s.idx == nil {
+		return nil, false
+	}
+	list := s.idx.list
+	i := sort.Search(len(list), func(i int) bool { return list[i].Name >= p })
+	for ; i < len(list) && list[i].Name == p; i++ {
+		if e := &list[i]; e.Stage == 0 && !e.IntentToAdd {
+			return &File{Mode: e.Mode, OID: e.Hash}, true
+		}
+	}
+	return nil, false
+}
+
 // Close stops the snapshot's change journal. A snapshot needs no closing
 // for correctness; it releases the inotify descriptor.
 func (s *Snapshot) Close() {

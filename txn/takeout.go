@@ -17,10 +17,11 @@ import (
 )
 
 // resetPaths puts the named paths back as base (a commit's files, from
-// TreeOf) has them, in the working tree and in the index: files base has
-// are rewritten, others removed. It is how a failed --worktree candidate
-// is taken out.
-func (r *Repo) resetPaths(paths []string, base map[string]*File) error {
+// TreeOf) has them in the working tree, and as index has them in the
+// index (nil: as base): files base has are rewritten, others removed; a
+// path index lacks leaves the index. It is how a failed --worktree
+// candidate is taken out, and a rejected run's change.
+func (r *Repo) resetPaths(paths []string, base, index map[string]*File) error {
 	root, err := r.FS()
 	if err != nil {
 		return err
@@ -46,7 +47,10 @@ func (r *Repo) resetPaths(paths []string, base map[string]*File) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	return r.setIndexEntries(paths, base)
+	if index == nil {
+		index = base
+	}
+	return r.setIndexEntries(paths, index)
 }
 
 // permNow is the permission to write p back with when all that is known

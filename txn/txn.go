@@ -194,13 +194,14 @@ func (t *Txn) Revert() (*Reverted, error) {
 func (t *Txn) Baseline() error { return t.advance(PhaseBaseline) }
 
 // TakeOut puts the named paths back as base has them (a commit's files,
-// from TreeOf), in the working tree and the index: how a failed --worktree
-// candidate leaves the tree. Save the candidate first.
-func (t *Txn) TakeOut(paths []string, base map[string]*File) error {
+// from TreeOf) in the working tree, and as index has them in the index
+// (nil: as base): how a failed --worktree candidate leaves the tree, and
+// a rejected run's change. Save the change first.
+func (t *Txn) TakeOut(paths []string, base, index map[string]*File) error {
 	if err := t.advance(PhaseTakeOut); err != nil {
 		return err
 	}
-	err := t.r.resetPaths(paths, base)
+	err := t.r.resetPaths(paths, base, index)
 	testhook.Point("taken-out")
 	return err
 }
