@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -29,6 +30,22 @@ type Detection struct {
 	// SandboxWrite lists the caches the toolchains found write outside
 	// the repository (sandbox.write).
 	SandboxWrite []string
+	// Tools lists the programs the steps run, for orket init to say
+	// which are missing.
+	Tools []Tool
+	// Runtimes lists the runtime versions the manifests ask for.
+	Runtimes []Runtime
+	// Notes says, for a step (by name), what in the project's own
+	// configuration chose its command.
+	Notes map[string]string
+}
+
+// A Tool is a program the detected steps run.
+type Tool struct {
+	Command string   `json:"tool"`             // as a step runs it: "mvn", "./gradlew", "python3"
+	Module  bool     `json:"module,omitempty"` // a Python module, run as python3 -m Command
+	Dir     string   `json:"dir,omitempty"`    // repository-relative directory the steps run in, for ./gradlew
+	Steps   []string `json:"steps"`            // the steps that run it
 }
 
 // A Skip is a manifest or Makefile test target that detection found and
@@ -127,8 +144,6 @@ func hasControl(s string) bool {
 	return strings.IndexFunc(s, unicode.IsControl) >= 0
 }
 
-var makeTestTarget = lazyre.New(`(?m)^test[ \t]*:([^=]|$)`)
-
 // A testCommand is an ecosystem's own test step and the manifest it comes
 // from, which a Makefile test target in the same directory gives way to.
 type testCommand struct{ manifest, command string }
@@ -161,37 +176,72 @@ type dirDetection struct {
 	steps   []Step
 	tests   []testCommand
 	protect []string
+	needs   map[string][]string // step name -> the programs it runs ("-m pytest": a Python module)
+	notes   map[string]string   // step name -> what chose its command
 }
 
 // detectDir adds what dir's manifests imply to det: its steps (named after
 // dir and run there), what it skipped, its caches and protect globs.
 func detectDir(root, dir string, det *Detection, covered map[string][]string) {
-	d := &dirDetection{det: det, covered: covered, dir: dir, abs: filepath.Join(root, filepath.FromSlash(dir))}
+	d := &dirDetection{det: det, covered: covered, dir: dir, abs: filepath.Join(root, filepath.FromSlash(dir)),
+		needs: map[string][]string{}, notes: map[string]string{}}
 	if entries, err := os.ReadDir(d.abs); err == nil {
 		for _, e := range entries {
 			d.names = append(d.names, e.Name())
 		}
 	}
-	hasMakeTest := d.has("Makefile") && makeTestTarget().MatchString(d.read("Makefile"))
+	var mk makefile
+	if d.has("Makefile") {
+		mk = parseMakefile(d.read("Makefile"))
+	}
 	if isExample(dir) {
-		d.skipExample(hasMakeTest)
+		d.skipExample(mk.has("test"))
 		return
 	}
 	d.goModule()
 	d.nodePackage()
 	d.cargoCrate()
 	d.pythonProject()
-	if hasMakeTest {
-		d.makeTest()
-	}
+	d.javaProject()
+	d.makeTargets(mk)
 	for _, s := range d.steps {
+		local := s.Name
 		if dir != "." {
 			s.Name = dir + ":" + s.Name
 			s.Dir = dir
 		}
 		det.Steps = append(det.Steps, s)
+		for _, t := range d.needs[local] {
+			det.need(t, dir, s.Name)
+		}
+		if n := d.notes[local]; n != "" {
+			if det.Notes == nil {
+				det.Notes = map[string]string{}
+			}
+			det.Notes[s.Name] = n
+		}
 	}
 	det.protect(dir, d.protect...)
+}
+
+// need records that step runs tool ("-m NAME" for a Python module), in
+// dir when the tool's path is relative.
+func (det *Detection) need(tool, dir, step string) {
+	t := Tool{Command: tool}
+	if name, ok := strings.CutPrefix(tool, "-m "); ok {
+		t = Tool{Command: name, Module: true}
+	}
+	if strings.HasPrefix(t.Command, "./") && dir != "." {
+		t.Dir = dir
+	}
+	for i := range det.Tools {
+		if o := &det.Tools[i]; o.Command == t.Command && o.Module == t.Module && o.Dir == t.Dir {
+			o.Steps = append(o.Steps, step)
+			return
+		}
+	}
+	t.Steps = []string{step}
+	det.Tools = append(det.Tools, t)
 }
 
 // has reports whether the directory holds a file (not a directory) name.
@@ -254,9 +304,12 @@ func (d *dirDetection) inside(eco string) bool {
 	return false
 }
 
-// add adds a required step.
-func (d *dirDetection) add(name, cmd string) {
+// add adds a required step, and the programs it runs: its command's
+// first word, and tools ("-m NAME" for a Python module).
+func (d *dirDetection) add(name, cmd string, tools ...string) {
 	d.steps = append(d.steps, Step{Name: name, Shell: cmd, Required: true})
+	prog, _, _ := strings.Cut(cmd, " ")
+	d.needs[name] = append([]string{prog}, tools...)
 }
 
 // skipExample lists the manifests of an example directory as skipped.
@@ -288,6 +341,9 @@ func (d *dirDetection) goModule() {
 	d.add("go-vet", "go vet ./...")
 	d.steps[len(d.steps)-1].When = []string{prefixGlob(d.dir, "**/*.go"), d.rel("go.mod"), d.rel("go.sum")}
 	d.add("go-test", "go test ./...")
+	if m := goLine.FindStringSubmatch(d.read("go.mod")); m != nil {
+		d.runtime("go", m[1], "go.mod", "go")
+	}
 	d.tests = append(d.tests, testCommand{d.rel("go.mod"), "go test ./..."})
 	d.protect = append(d.protect, "**/*_test.go", "**/testdata/**")
 	d.protect = append(d.protect, d.config(".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json")...)
@@ -311,8 +367,12 @@ func (d *dirDetection) nodePackage() {
 		Scripts         map[string]string `json:"scripts"`
 		Dependencies    map[string]any    `json:"dependencies"`
 		DevDependencies map[string]any    `json:"devDependencies"`
+		Engines         map[string]any    `json:"engines"`
 	}
 	_ = json.Unmarshal([]byte(d.read("package.json")), &pkg) // a broken package.json just has no scripts
+	if v, ok := pkg.Engines["node"].(string); ok && strings.TrimSpace(v) != "" {
+		d.runtime("node", v, "package.json", "engines.node")
+	}
 	pm := "npm"
 	switch {
 	case d.has("pnpm-lock.yaml"):
@@ -325,6 +385,11 @@ func (d *dirDetection) nodePackage() {
 	for _, s := range []string{"lint", "typecheck", "type-check", "test"} {
 		body, ok := pkg.Scripts[s]
 		if !ok || strings.Contains(body, "no test specified") {
+			continue
+		}
+		if w := scriptRewriter(pkg.Scripts, s, d.ruffFixes()); w != "" {
+			d.det.Skipped = append(d.det.Skipped, Skip{Path: d.rel("package.json"),
+				Reason: "its " + s + " script runs " + w + ", which rewrites files; a verify step must only check them"})
 			continue
 		}
 		d.add(pm+"-"+s, pm+" run "+s)
@@ -369,18 +434,27 @@ func (d *dirDetection) cargoCrate() {
 	d.det.Found = append(d.det.Found, d.rel("Cargo.toml"))
 	d.add("cargo-test", "cargo test")
 	d.tests = append(d.tests, testCommand{d.rel("Cargo.toml"), "cargo test"})
+	cargo := parseTOML(d.read("Cargo.toml"))
+	for _, k := range []string{"package.rust-version", "workspace.package.rust-version"} {
+		if v := cargo[k]; v.Kind == 's' && v.Str != "" {
+			d.runtime("rust", v.Str, "Cargo.toml", "rust-version")
+			break
+		}
+	}
 	d.protect = append(d.protect, "tests/**")
 	d.protect = append(d.protect, d.config("clippy.toml", ".clippy.toml")...)
 	d.protect = append(d.protect, d.present("rustfmt.toml", ".rustfmt.toml")...)
 }
 
-// pythonProject detects a Python project: ruff and mypy when
-// pyproject.toml configures them, and pytest.
+// pythonProject detects a Python project: ruff and mypy when the project
+// configures them, and pytest, each reading the project's own
+// configuration: plain mypy when it names the files to check, ruff check
+// --no-fix when it sets fix = true.
 func (d *dirDetection) pythonProject() {
 	if !d.has("pytest.ini") && !d.has("pyproject.toml") && !d.has("setup.cfg") {
 		return
 	}
-	pyproject := d.read("pyproject.toml")
+	pyproject := parseTOML(d.read("pyproject.toml"))
 	d.det.cache("~/.cache/pip")
 	var manifest string
 	for _, f := range []string{"pyproject.toml", "pytest.ini", "setup.cfg"} {
@@ -391,30 +465,229 @@ func (d *dirDetection) pythonProject() {
 			}
 		}
 	}
-	if strings.Contains(pyproject, "[tool.ruff") {
-		d.add("ruff", "ruff check .")
+	if v := pyproject["project.requires-python"]; v.Kind == 's' && strings.TrimSpace(v.Str) != "" {
+		d.runtime("python", v.Str, "pyproject.toml", "requires-python")
 	}
-	if strings.Contains(pyproject, "[tool.mypy") || d.has("mypy.ini") {
-		d.add("mypy", "mypy .")
+	if file, ok := d.ruffConfig(); ok {
+		if d.ruffFixes() {
+			d.add("ruff", "ruff check --no-fix")
+			d.notes["ruff"] = file + " sets fix = true: --no-fix keeps the check from rewriting files"
+		} else {
+			d.add("ruff", "ruff check")
+		}
 	}
-	d.add("pytest", "python3 -m pytest")
+	if file, files, ok := d.mypyConfig(); ok {
+		if files != "" {
+			d.add("mypy", "mypy")
+			d.notes["mypy"] = file + " names what to check (" + files + "); plain mypy checks that"
+		} else {
+			d.add("mypy", "mypy .")
+		}
+	}
+	d.add("pytest", "python3 -m pytest", "-m pytest")
+	if file := d.pytestTestpaths(); file != "" {
+		d.notes["pytest"] = file + " sets testpaths; pytest without paths runs those"
+	}
 	d.tests = append(d.tests, testCommand{manifest, "python3 -m pytest"})
 	d.protect = append(d.protect, "tests/**", "**/test_*.py", "**/*_test.py", "**/conftest.py")
 	d.protect = append(d.protect, d.present("pytest.ini", "tox.ini", "mypy.ini", ".flake8", "ruff.toml", ".ruff.toml", ".pylintrc")...)
 }
 
-// makeTest detects a Makefile test target, which gives way to the
-// ecosystem's own test command of the same directory: that is what its
-// tools expect, and a Makefile test target often does more (cleans
-// caches, builds, runs integration suites) and takes much longer.
-func (d *dirDetection) makeTest() {
-	if len(d.tests) > 0 {
-		d.det.Skipped = append(d.det.Skipped, Skip{Path: d.rel("Makefile"), Reason: makeSkipReason(d.tests)})
+// ruffConfig returns the file that configures ruff in the directory, in
+// ruff's order (.ruff.toml, ruff.toml, pyproject.toml's [tool.ruff]).
+func (d *dirDetection) ruffConfig() (string, bool) {
+	for _, f := range []string{".ruff.toml", "ruff.toml"} {
+		if d.has(f) {
+			return f, true
+		}
+	}
+	for k := range parseTOML(d.read("pyproject.toml")) {
+		if k == "tool.ruff" || strings.HasPrefix(k, "tool.ruff.") {
+			return "pyproject.toml", true
+		}
+	}
+	// A [tool.ruff] table with no keys of its own.
+	if strings.Contains(d.read("pyproject.toml"), "[tool.ruff") {
+		return "pyproject.toml", true
+	}
+	return "", false
+}
+
+// ruffFixes reports whether the directory's ruff configuration sets fix =
+// true, which makes ruff check rewrite the files it checks.
+func (d *dirDetection) ruffFixes() bool {
+	file, ok := d.ruffConfig()
+	if !ok {
+		return false
+	}
+	key := "fix"
+	if file == "pyproject.toml" {
+		key = "tool.ruff.fix"
+	}
+	v := parseTOML(d.read(file))[key]
+	return v.Kind == 'b' && v.Bool
+}
+
+// mypyConfig returns the file that configures mypy, in mypy's order
+// (mypy.ini, .mypy.ini, pyproject.toml's [tool.mypy], setup.cfg's
+// [mypy]), and what it names to check (files, packages, modules), if
+// anything.
+func (d *dirDetection) mypyConfig() (file, targets string, ok bool) {
+	fromINI := func(f, section string) (string, bool) {
+		ini := parseINI(d.read(f))
+		found := false
+		for k := range ini {
+			if strings.HasPrefix(k, section+".") {
+				found = true
+			}
+		}
+		if !found && !strings.Contains(d.read(f), "["+section+"]") {
+			return "", false
+		}
+		for _, k := range []string{"files", "packages", "modules"} {
+			if v := strings.Join(strings.Fields(ini[section+"."+k]), " "); v != "" {
+				return k + " = " + v, true
+			}
+		}
+		return "", true
+	}
+	for _, f := range []string{"mypy.ini", ".mypy.ini"} {
+		if d.has(f) {
+			t, _ := fromINI(f, "mypy")
+			return f, t, true
+		}
+	}
+	if d.has("pyproject.toml") {
+		py := parseTOML(d.read("pyproject.toml"))
+		found := strings.Contains(d.read("pyproject.toml"), "[tool.mypy")
+		for k := range py {
+			if strings.HasPrefix(k, "tool.mypy.") {
+				found = true
+			}
+		}
+		for _, t := range []string{"files", "packages", "modules"} {
+			if v := py["tool.mypy."+t]; v.Kind == 's' && v.Str != "" {
+				targets = t + " = " + v.Str
+			} else if len(v.Strs) > 0 {
+				targets = t + " = " + strings.Join(v.Strs, ", ")
+			}
+			if targets != "" {
+				break
+			}
+		}
+		if found {
+			return "pyproject.toml", targets, true
+		}
+	}
+	if d.has("setup.cfg") {
+		if t, ok := fromINI("setup.cfg", "mypy"); ok {
+			return "setup.cfg", t, true
+		}
+	}
+	return "", "", false
+}
+
+// pytestTestpaths returns the file that sets pytest's testpaths, in
+// pytest's order (pytest.ini, pyproject.toml, tox.ini, setup.cfg), or "".
+func (d *dirDetection) pytestTestpaths() string {
+	if d.has("pytest.ini") {
+		if parseINI(d.read("pytest.ini"))["pytest.testpaths"] != "" {
+			return "pytest.ini"
+		}
+		return ""
+	}
+	if v := parseTOML(d.read("pyproject.toml"))["tool.pytest.ini_options.testpaths"]; v.Str != "" || len(v.Strs) > 0 {
+		return "pyproject.toml"
+	}
+	if d.has("tox.ini") && parseINI(d.read("tox.ini"))["pytest.testpaths"] != "" {
+		return "tox.ini"
+	}
+	if d.has("setup.cfg") && parseINI(d.read("setup.cfg"))["tool:pytest.testpaths"] != "" {
+		return "setup.cfg"
+	}
+	return ""
+}
+
+// javaProject detects a Maven or Gradle build (not a module inside
+// another): mvn -q -o verify, or gradle check, through the project's
+// wrapper when it has one.
+func (d *dirDetection) javaProject() {
+	if d.has("pom.xml") && !d.inside("maven") {
+		d.covered["maven"] = append(d.covered["maven"], d.dir)
+		d.det.cache("~/.m2")
+		d.det.Found = append(d.det.Found, d.rel("pom.xml"))
+		mvn := "mvn"
+		if d.has("mvnw") {
+			mvn = "./mvnw"
+		}
+		d.add("mvn-verify", mvn+" -q -o verify", "java")
+		d.notes["mvn-verify"] = "-o runs offline, from ~/.m2: fetch the dependencies once (" + mvn + " dependency:go-offline) or drop -o"
+		d.tests = append(d.tests, testCommand{d.rel("pom.xml"), mvn + " -q -o verify"})
+		d.protect = append(d.protect, "**/src/test/**")
+		d.protect = append(d.protect, d.present("checkstyle.xml")...)
+	}
+	build := d.present("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
+	if len(build) > 0 && !d.inside("gradle") {
+		d.covered["gradle"] = append(d.covered["gradle"], d.dir)
+		d.det.cache("~/.gradle")
+		d.det.Found = append(d.det.Found, d.rel(build[0]))
+		gradle := "gradle"
+		if d.has("gradlew") {
+			gradle = "./gradlew"
+		}
+		d.add("gradle-check", gradle+" check", "java")
+		d.tests = append(d.tests, testCommand{d.rel(build[0]), gradle + " check"})
+		d.protect = append(d.protect, "**/src/test/**")
+		d.protect = append(d.protect, d.present("checkstyle.xml")...)
+	}
+}
+
+// runtime records a runtime version the directory's manifest asks for.
+func (d *dirDetection) runtime(name, needs, file, key string) {
+	d.det.Runtimes = append(d.det.Runtimes, Runtime{Name: name, Needs: strings.TrimSpace(needs), File: d.rel(file), Key: key, Dir: d.dir})
+}
+
+var goLine = regexp.MustCompile(`(?m)^go[ \t]+(\S+)[ \t]*(?://.*)?$`)
+
+// makeTargets detects a Makefile's lint, check and test targets. Where
+// the directory has an ecosystem's own test command, the Makefile gives
+// way to it (that is what its tools expect, and a Makefile test target
+// often does more: cleans caches, builds, runs integration suites, and
+// takes much longer), and its test target is listed as skipped. A check
+// target that runs the test or lint target (as a prerequisite or through
+// make) stands for it. A target whose recipe rewrites files (a formatter,
+// a --fix) is skipped.
+func (d *dirDetection) makeTargets(mk makefile) {
+	if !mk.has("lint") && !mk.has("check") && !mk.has("test") {
 		return
 	}
-	d.det.Found = append(d.det.Found, d.rel("Makefile"))
-	d.add("make-test", "make test")
-	d.protect = append(d.protect, "Makefile")
+	eco := len(d.steps) > 0
+	checkRuns := mk.has("check") && rewriter(strings.Join(mk.recipe("check"), "\n"), d.ruffFixes()) == ""
+	added := false
+	for _, t := range []string{"lint", "check", "test"} {
+		switch {
+		case !mk.has(t):
+			continue
+		case t == "test" && len(d.tests) > 0:
+			d.det.Skipped = append(d.det.Skipped, Skip{Path: d.rel("Makefile"), Reason: makeSkipReason(d.tests)})
+			continue
+		case eco && t != "test":
+			continue // the ecosystem's own lint steps
+		case t != "check" && !eco && checkRuns && mk.runs("check", t):
+			continue // make check runs it
+		}
+		if w := rewriter(strings.Join(mk.recipe(t), "\n"), d.ruffFixes()); w != "" {
+			d.det.Skipped = append(d.det.Skipped, Skip{Path: d.rel("Makefile"),
+				Reason: t + " target runs " + w + ", which rewrites files; a verify step must only check them"})
+			continue
+		}
+		d.add("make-"+t, "make "+t)
+		added = true
+	}
+	if added {
+		d.det.Found = append(d.det.Found, d.rel("Makefile"))
+		d.protect = append(d.protect, "Makefile")
+	}
 }
 
 // makeSkipReason says why a Makefile test target gives way to the
@@ -483,7 +756,7 @@ func Detected(root string) (*Config, error) {
 		return nil, err
 	}
 	if len(det.Steps) == 0 {
-		return nil, &Error{File: FileName, Msg: "no orket.yaml and no verify steps detected (looked for go.mod, package.json, Cargo.toml, pyproject.toml, pytest.ini, setup.cfg, a Makefile test target)",
+		return nil, &Error{File: FileName, Msg: "no orket.yaml and no verify steps detected (looked for go.mod, package.json, Cargo.toml, pyproject.toml, pytest.ini, setup.cfg, pom.xml, build.gradle, a Makefile lint, check or test target)",
 			Hint: "run orket init, then edit verify.profiles in orket.yaml"}
 	}
 	c := Defaults()
@@ -515,6 +788,14 @@ func Render(det *Detection) []byte {
 		fmt.Fprintf(&b, "      # skipped %s (%s)\n", sk.Path, sk.Reason)
 	}
 	for _, s := range det.Steps {
+		if n := det.Notes[s.Name]; n != "" {
+			b.WriteString("      # " + strings.Map(func(r rune) rune {
+				if unicode.IsControl(r) {
+					return ' '
+				}
+				return r
+			}, n) + "\n")
+		}
 		b.WriteString("      - name: " + yamlString(s.Name) + "\n")
 		b.WriteString("        run: " + yamlString(s.Shell) + "\n")
 		if s.Dir != "" {

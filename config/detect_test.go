@@ -39,7 +39,7 @@ func TestDetect(t *testing.T) {
 			steps:   []step{{"cargo-test", "cargo test", ""}},
 			protect: []string{"tests/**", "clippy.toml", ".github/workflows/**"}},
 		{dir: "python", found: []string{"pyproject.toml"},
-			steps:   []step{{"ruff", "ruff check .", ""}, {"pytest", "python3 -m pytest", ""}},
+			steps:   []step{{"ruff", "ruff check", ""}, {"pytest", "python3 -m pytest", ""}},
 			protect: []string{"tests/**", "**/test_*.py", "**/*_test.py", "**/conftest.py", ".github/workflows/**"}},
 		// go test ./... wins over a Makefile test target beside go.mod.
 		{dir: "make", found: []string{"go.mod"},

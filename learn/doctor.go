@@ -39,8 +39,11 @@ type DoctorReport struct {
 	// Red: a required step fails on HEAD, without any change.
 	Red bool `json:"red"`
 	// Missing names the programs the steps start that are not installed.
-	Missing []string      `json:"missing_tools"`
-	Sandbox DoctorSandbox `json:"sandbox"`
+	Missing []string `json:"missing_tools"`
+	// Runtimes are the runtime versions the project's manifests ask for,
+	// against those installed (as orket init checks them).
+	Runtimes []RuntimeCheck `json:"runtimes"`
+	Sandbox  DoctorSandbox  `json:"sandbox"`
 	// FSMonitor is snapshot.fsmonitor, and whether Watchman is on PATH.
 	FSMonitor string       `json:"fsmonitor"`
 	Watchman  bool         `json:"watchman"`
@@ -96,7 +99,7 @@ func Doctor(ctx context.Context, req DoctorRequest) (_ *DoctorReport, err error)
 	if err != nil {
 		return nil, &orket.Error{Code: orket.EUsage, Err: err, Msg: err.Error(), Hint: "name a profile of orket.yaml"}
 	}
-	rep := &DoctorReport{Code: orket.OK, Profile: prof.Name, Steps: []DoctorStep{}, Missing: []string{}, Problems: []string{},
+	rep := &DoctorReport{Code: orket.OK, Profile: prof.Name, Steps: []DoctorStep{}, Missing: []string{}, Runtimes: []RuntimeCheck{}, Problems: []string{},
 		FSMonitor: cfg.Snapshot.FSMonitor}
 	if head, err := repo.Git.Head(); err == nil {
 		rep.Head = head.Hash().String()
@@ -147,6 +150,14 @@ func Doctor(ctx context.Context, req DoctorRequest) (_ *DoctorReport, err error)
 			!strings.Contains(name, "/") {
 			rep.Missing = append(rep.Missing, name)
 			rep.Problems = append(rep.Problems, "step "+s.Name+" runs "+name+", which is not installed")
+		}
+	}
+	if det, err := config.Detect(repo.Root); err == nil {
+		rep.Runtimes = checkRuntimes(repo.Root, det)
+	}
+	for _, rt := range rep.Runtimes {
+		if !rt.OK {
+			rep.Problems = append(rep.Problems, rt.Line())
 		}
 	}
 	rep.Sandbox = doctorSandbox(cfg)

@@ -23,7 +23,13 @@ type InitResult struct {
 	// Skipped lists the manifests and Makefile test targets found and left
 	// out of the profile, each with its reason.
 	Skipped []config.Skip `json:"skipped"`
-	Wrote   []string      `json:"wrote"`
+	// Missing lists the programs the steps run that are not where the
+	// steps would find them.
+	Missing []MissingTool `json:"missing"`
+	// Runtimes lists the runtime versions the manifests ask for, and
+	// those installed.
+	Runtimes []RuntimeCheck `json:"runtimes"`
+	Wrote    []string       `json:"wrote"`
 }
 
 // An InitStep is a verify step as orket init wrote it.
@@ -32,11 +38,17 @@ type InitStep struct {
 	Run     string `json:"run"`
 	Dir     string `json:"dir,omitempty"`
 	Timeout string `json:"timeout,omitempty"` // as orket.yaml spells it: 5m, 90s
+	// Note says what in the project's own configuration chose the
+	// command (init only).
+	Note string `json:"note,omitempty"`
 }
 
 // Init writes file (orket.yaml) with the verify profile detected from the
 // repository, and .orket/.gitignore; an existing file is left alone unless
-// force.
+// force. It says which programs the steps run are missing, and asks the
+// runtimes the manifests name for their versions (node --version, python3
+// --version, rustc --version, go version) to compare them with what the
+// project asks for.
 func Init(r *txn.Repo, file string, force bool) (*InitResult, error) {
 	if _, err := os.Lstat(file); err == nil && !force {
 		return nil, orket.Errorf(orket.EUsage, "pass --force to overwrite it", "%s already exists; left untouched", orket.DisplayPath(r, file))
@@ -58,8 +70,10 @@ func Init(r *txn.Repo, file string, force bool) (*InitResult, error) {
 		res.Skipped = []config.Skip{}
 	}
 	for _, s := range det.Steps {
-		res.Steps = append(res.Steps, InitStep{Name: s.Name, Run: s.Command(), Dir: s.Dir})
+		res.Steps = append(res.Steps, InitStep{Name: s.Name, Run: s.Command(), Dir: s.Dir, Note: det.Notes[s.Name]})
 	}
+	res.Missing = missingTools(r.Root, det)
+	res.Runtimes = checkRuntimes(r.Root, det)
 	if err := writeFile(file, data); err != nil {
 		return nil, writeError(file, err)
 	}
