@@ -104,6 +104,8 @@ func checkPath(name string) error {
 		return &UnsafePathError{name, "absolute path"}
 	case strings.Contains(name, "\x00"):
 		return &UnsafePathError{name, "NUL in path"}
+	case path.Clean(name) == ".":
+		return errors.New("names the top directory, not a file")
 	}
 	for _, seg := range strings.Split(name, "/") {
 		if seg == ".." {

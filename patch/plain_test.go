@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orket/orket/internal/fingerprint"
+	"github.com/orket/orket/internal/fsroot"
 )
 
 // plainRepo is repo with a SQL file whose lines look like patch headers
@@ -270,4 +271,41 @@ func TestPathsBeforeResolve(t *testing.T) {
 		}
 	}()
 	p.Paths()
+}
+
+// FuzzParse: whatever the input, Parse and Resolve never panic, and a
+// patch they accept names only clean paths inside the repository.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"--- a/src/util.rs\n+++ b/src/util.rs\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n",
+		"diff -ruN old/x new/x\n--- old/x\t2024-01-02 03:04:05.000000000 +0100\n+++ new/x\t1970-01-01 00:00:00.000000000 +0000\n@@ -1 +0,0 @@\n-a\n",
+		"--- src/util.rs.orig\t2024-01-02 03:04:05.0 +0000\n+++ src/util.rs\t2024-01-02 03:04:06.0 +0000\n@@ -1 +1 @@\n-a\n+b\n",
+		"--- /dev/null\n+++ b/n.go\n@@ -0,0 +1 @@\n+n\n--- a/long.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-1\n",
+		"--- a/q\n+++ b/q\n@@ -1 +1 @@\n--- x\n+++ y\n@@ -3 +3 @@\n-3\n+three\n",
+		"diff --git a/g b/g\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-1\n+2\n--- \"a/sp\\tace\"\n+++ \"b/sp\\tace\"\n@@ -1 +1 @@\n-1\n+2\n",
+		"--- a/../x\n+++ b//x\n@@ -1 +1 @@\n-a\n+b\n",
+	} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	os.WriteFile(filepath.Join(dir, "long.txt"), []byte("1\n"), 0o644)
+	rt, err := fsroot.Open(dir)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { rt.Close() })
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := Parse(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		if err := p.Resolve(rt); err != nil {
+			return
+		}
+		for _, name := range p.Paths() {
+			if err := checkPath(name); err != nil || name == "" || name == "." {
+				t.Errorf("path %q accepted: %v", name, err)
+			}
+		}
+	})
 }
