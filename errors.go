@@ -62,6 +62,7 @@ func Describe(err error) Problem {
 		unsp *patch.UnsafePathError
 		slp  *patch.SymlinkPathError
 		pe   *patch.Error
+		ste  *patch.StripError
 	)
 	var p Problem
 	switch {
@@ -83,6 +84,10 @@ func Describe(err error) Problem {
 	case errors.As(err, &slp):
 		p = Problem{Code: EWriteOutOfScope, Msg: "the patch writes through a symlink: " + slp.Error(),
 			Hint: "nothing was written; patch the symlink's target path instead", Fields: map[string]any{"outside": []string{slp.Path}}}
+	case errors.As(err, &ste):
+		p = Problem{Code: EPatchInvalid, Msg: ste.Error(),
+			Hint:   "nothing was written; make the patch with git diff, or from the repository's top directory with its names as git writes them (--- a/PATH, +++ b/PATH)",
+			Fields: map[string]any{"paths": ste.Paths}}
 	case errors.As(err, &pe):
 		p = Problem{Code: EPatchInvalid, Msg: "the patch does not apply: " + pe.Error(),
 			Hint: "nothing was written; regenerate the patch against the current tree (git diff --binary)"}

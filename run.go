@@ -202,12 +202,17 @@ func (r *run) plan() error {
 }
 
 func (e PatchEdit) plan(r *run) error {
-	r.rec.Plan.TouchSet = e.Patch.Paths()
-	if err := r.barrierOnPlan(); err != nil {
-		return err
-	}
 	root, err := r.req.Repo.FS()
 	if err != nil {
+		return err
+	}
+	// A plain diff's names become paths against the tree (its strip
+	// level) before the barrier judges them.
+	if err := e.Patch.Resolve(root); err != nil {
+		return err
+	}
+	r.rec.Plan.TouchSet = e.Patch.Paths()
+	if err := r.barrierOnPlan(); err != nil {
 		return err
 	}
 	if r.patchPlan, err = e.Patch.Plan(root); err != nil {

@@ -1,5 +1,7 @@
 // Package patch reads, plans, applies and writes git-style unified diffs
-// (adds, deletes, renames, mode changes, binary literals).
+// (adds, deletes, renames, mode changes, binary literals), and plain ones
+// (diff -u, diff -ruN) whose file names are read at the strip level the
+// tree tells (Resolve).
 //
 // A patch is planned before any byte is written: every file's new content
 // is computed in memory against the tree as it is, so a patch that does not
@@ -51,15 +53,25 @@ func (e *SymlinkPathError) Error() string {
 	return e.Path + ": would be written through the symlink " + e.Link
 }
 
-// A Patch is a parsed git-style unified diff.
+// A Patch is a parsed unified diff.
 type Patch struct {
 	files []*gitdiff.File
+	// plain holds, beside each file from a plain header (no diff --git
+	// line), its names as written; nil when every header is git's.
+	plain    []*plainNames
+	resolved bool // the plain names are paths (Resolve)
+	strip    int
 }
 
-// Parse reads a unified diff (git's extended format: renames, modes,
-// binary patches).
+// Parse reads a unified diff: git's extended format (renames, modes,
+// binary patches), or plain diff -u output, whose names Resolve reads
+// against the tree.
 func Parse(r io.Reader) (*Patch, error) {
-	files, _, err := gitdiff.Parse(r)
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return nil, &Error{Err: err}
+	}
+	files, _, err := gitdiff.Parse(bytes.NewReader(raw))
 	if err != nil {
 		return nil, &Error{Err: err}
 	}
@@ -79,7 +91,11 @@ func Parse(r io.Reader) (*Patch, error) {
 			return nil, &Error{Path: fileName(f), Err: errors.New("binary change without data (make the patch with git diff --binary)")}
 		}
 	}
-	return &Patch{files: files}, nil
+	p := &Patch{files: files}
+	if err := p.match(raw); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 func checkPath(name string) error {
@@ -88,6 +104,8 @@ func checkPath(name string) error {
 		return &UnsafePathError{name, "absolute path"}
 	case strings.Contains(name, "\x00"):
 		return &UnsafePathError{name, "NUL in path"}
+	case path.Clean(name) == ".":
+		return errors.New("names the top directory, not a file")
 	}
 	for _, seg := range strings.Split(name, "/") {
 		if seg == ".." {
@@ -105,8 +123,14 @@ func fileName(f *gitdiff.File) string {
 }
 
 // Paths returns the planned touch set: every path the patch writes (both
-// sides of a rename), sorted.
+// sides of a rename), sorted. A plain diff's names are paths only once
+// Resolve (or Plan) has read them against the tree: Paths before that is
+// a bug of the caller, and panics rather than name a path that may be
+// wrong.
 func (p *Patch) Paths() []string {
+	if p.plain != nil && !p.resolved {
+		panic("patch: Paths of a plain diff before Resolve")
+	}
 	set := map[string]bool{}
 	for _, f := range p.files {
 		if f.OldName != "" && (f.IsDelete || f.IsRename) {
@@ -141,6 +165,9 @@ type Plan struct {
 // root, and refuses paths that go through a symlink (on disk or made by
 // the patch itself). Nothing is written.
 func (p *Patch) Plan(root *fsroot.Root) (*Plan, error) {
+	if err := p.Resolve(root); err != nil {
+		return nil, err
+	}
 	var writes []write
 	pending := map[string][]byte{} // content as earlier files of the patch left it
 	deleted := map[string]bool{}

@@ -200,7 +200,9 @@ func TestRefusesWritesThroughSymlinks(t *testing.T) {
 	for name, tc := range map[string]struct{ setup, patch string }{
 		"link-made-by-patch": {"", "diff --git a/pkg/out b/pkg/out\nnew file mode 120000\n--- /dev/null\n+++ b/pkg/out\n@@ -0,0 +1 @@\n+" + outside + "\n\\ No newline at end of file\n" +
 			"diff --git a/pkg/out/victim.txt b/pkg/out/victim.txt\nnew file mode 100644\n--- /dev/null\n+++ b/pkg/out/victim.txt\n@@ -0,0 +1 @@\n+overwritten\n"},
-		"link-on-disk": {"ln -s " + outside + " pkg/out", "diff --git a/pkg/out/new.txt b/pkg/out/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/pkg/out/new.txt\n@@ -0,0 +1 @@\n+x\n"},
+		"link-on-disk":             {"ln -s " + outside + " pkg/out", "diff --git a/pkg/out/new.txt b/pkg/out/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/pkg/out/new.txt\n@@ -0,0 +1 @@\n+x\n"},
+		"link-on-disk, plain diff": {"ln -s " + outside + " pkg/out", "--- /dev/null\n+++ b/pkg/out/new.txt\n@@ -0,0 +1 @@\n+x\n"},
+		"link on disk, plain diff changing a file through it": {"ln -s " + outside + " pkg/out", "--- a/pkg/out/victim.txt\n+++ b/pkg/out/victim.txt\n@@ -1 +1 @@\n-precious\n+overwritten\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := repo(t)
