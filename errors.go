@@ -188,9 +188,17 @@ type outOfScopeError struct {
 	// Base: a verify-only run's --base (there is no edit: the changes
 	// since that revision are the change under review).
 	Base string
+	// Ignored: git-ignored paths outside the scope the kernel sandbox
+	// refused (build directories it did not open); WriteYAML is the
+	// sandbox section that opens them.
+	Ignored   []string
+	WriteYAML string
 }
 
 func (e *outOfScopeError) Error() string {
+	if len(e.Denied) > 0 && len(e.Outside) == 0 && len(e.Ignored) > 0 {
+		return "the kernel sandbox refused the edit's writes to git-ignored paths outside its scope: " + strings.Join(e.Ignored, ", ")
+	}
 	if len(e.Denied) > 0 {
 		if len(e.Outside) > 0 {
 			return "the edit tried to write outside its scope: " + strings.Join(e.Outside, ", ") + " (the kernel sandbox refused)"
@@ -220,8 +228,19 @@ func (e *outOfScopeError) Problem() Problem {
 		}
 		return Problem{Code: EWriteOutOfScope, Msg: e.Error(), Hint: hint}
 	}
+	if e.Reverted && len(e.Outside) == 0 && len(e.Ignored) > 0 {
+		hint = "the change was reverted; these paths are ignored by git (a build or cache directory): not the edit's fault, and not counted against it. " +
+			"To let the edit's tools write there, put this in orket.yaml: " + e.WriteYAML
+		if e.Saved != "" {
+			hint += "; the change is kept in " + e.Saved
+		}
+		return Problem{Code: EWriteOutOfScope, Msg: e.Error(), Hint: hint}
+	}
 	if e.Reverted {
 		hint = "the change was reverted; widen --scope deliberately or change the edit"
+		if len(e.Ignored) > 0 {
+			hint += " (" + strings.Join(e.Ignored, ", ") + " are ignored by git: " + e.WriteYAML + " in orket.yaml opens them)"
+		}
 		for _, p := range e.Outside {
 			if len(e.Denied) > 0 && (strings.HasPrefix(p, "/") || strings.HasPrefix(p, "../")) {
 				hint += " (a cache the edit's tools need outside the repository goes in sandbox.write in orket.yaml)"

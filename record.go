@@ -245,6 +245,10 @@ type Barrier struct {
 	// Denied are the edit's output lines where the kernel sandbox refused
 	// a write.
 	Denied []string `json:"denied,omitempty"`
+	// Ignored lists git-ignored paths outside the scope that the kernel
+	// sandbox refused: sandbox.write would open them; not the edit's
+	// fault, so a run stopped by them alone is not counted.
+	Ignored []string `json:"ignored,omitempty"`
 	// CaughtBy names the line of defence that caught the violation:
 	// "sandbox" (the kernel refused the write) or "measurement" (the
 	// write happened, was seen, and was reverted).

@@ -2,11 +2,17 @@ package orket
 
 import (
 	"errors"
+	"os"
+	"path"
 	"path/filepath"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/orket/orket/config"
 	"github.com/orket/orket/sandbox"
+	"github.com/orket/orket/txn"
 )
 
 // SandboxView is the kernel sandbox of a run's edit command, as the run
@@ -16,6 +22,9 @@ import (
 type SandboxView struct {
 	sandbox.Report
 	Denied []string `json:"denied,omitempty"`
+	// Ignored are the git-ignored paths outside the scope among the
+	// refusals: what sandbox.write would open (not the edit's fault).
+	Ignored []string `json:"ignored,omitempty"`
 }
 
 // checkSandbox is the plan's word on sandbox: required: a kernel without
@@ -47,8 +56,12 @@ func (r *run) sandbox() (*sandbox.Sandbox, error) {
 	if err != nil {
 		return nil, &Error{Code: EConfigInvalid, Msg: err.Error(), Hint: "write auto, required or off"}
 	}
+	var build []sandbox.BuildDir
+	if mode != sandbox.Off && r.tx != nil {
+		build = buildDirs(r.req.Repo.Root, r.tx.Snapshot())
+	}
 	box, err := sandbox.New(sandbox.Policy{Mode: mode, Root: r.req.Repo.Root, Scope: r.scope.Patterns(), Write: cfg.Sandbox.Write,
-		GitDir: r.req.Repo.GitDir, AllowGit: true, Name: r.rec.RunID})
+		Build: build, GitDir: r.req.Repo.GitDir, AllowGit: true, Name: r.rec.RunID})
 	var unavailable *sandbox.UnavailableError
 	switch {
 	case errors.As(err, &unavailable):
@@ -62,6 +75,137 @@ func (r *run) sandbox() (*sandbox.Sandbox, error) {
 		r.obs.Warn("the edit command runs without the kernel sandbox (" + rep.Reason + "); the barrier still measures what it writes")
 	}
 	return box, nil
+}
+
+// sandboxWriteYAML is orket.yaml's sandbox section with entries added to
+// sandbox.write, in one line: what a refusal of ignored paths tells the
+// user to write.
+func sandboxWriteYAML(cfg config.Sandbox, add []string) string {
+	write := append([]string{}, cfg.Write...)
+	for _, w := range add {
+		write = appendUnique(write, w)
+	}
+	q := make([]string, len(write))
+	for i, w := range write {
+		q[i] = yamlScalar(w)
+	}
+	s := "sandbox: {"
+	if cfg.Mode != "" {
+		s += "mode: " + yamlScalar(cfg.Mode) + ", "
+	}
+	return s + "write: [" + strings.Join(q, ", ") + "]}"
+}
+
+// yamlScalar quotes s for a YAML flow sequence unless it is plainly a
+// path (letters, digits and ._/~-, not starting with a character YAML
+// reads otherwise).
+func yamlScalar(s string) string {
+	plain := s != "" && !strings.ContainsAny(s[:1], "-?:,[]{}#&*!|>'\"%@`~") || strings.HasPrefix(s, "~/")
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._/~-", c)) {
+			plain = false
+		}
+	}
+	if plain {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// buildNames are the build and cache directories of the usual
+// toolchains: opened to an edit when they are there and git ignores them
+// (a build made them before).
+var buildNames = []string{"target", "build", "dist", ".gradle", "node_modules/.cache", ".pytest_cache", ".mypy_cache", ".ruff_cache", "__pycache__"}
+
+// maxPycache bounds the __pycache__ directories opened next to Python
+// sources (each is a rule of the sandbox, carried in the environment).
+const maxPycache = 256
+
+// buildDirs are the git-ignored directories in the repository that its
+// toolchains, as detection finds them now (config.Detect), write when
+// they build and test (docs/sandbox.md): made when missing where the
+// toolchain always writes them (a crate's target, a Python project's
+// .pytest_cache and the __pycache__ beside its sources, .mypy_cache and
+// .ruff_cache when those steps are detected, node_modules/.cache of a
+// package with node_modules), opened when already there for the other
+// buildNames at the root and in each project's directory. Only
+// directories git ignores and tracks nothing in are named, judged by
+// the rules the snapshot read.
+func buildDirs(root string, snap *txn.Snapshot) []sandbox.BuildDir {
+	det, err := config.Detect(root)
+	if err != nil {
+		return nil
+	}
+	var out []sandbox.BuildDir
+	seen := map[string]bool{}
+	add := func(dir, name string, make bool, why string) {
+		p := path.Join(dir, name)
+		if seen[p] || !snap.IgnoredPath(p, true) {
+			return
+		}
+		seen[p] = true
+		out = append(out, sandbox.BuildDir{Path: p, Make: make, Why: why})
+	}
+	steps := map[string]bool{}
+	for _, s := range det.Steps {
+		steps[s.Name] = true
+	}
+	step := func(dir, name string) bool {
+		if dir != "." {
+			name = dir + ":" + name
+		}
+		return steps[name]
+	}
+	projects := []string{"."}
+	for _, m := range det.Found {
+		dir, file := path.Dir(m), path.Base(m)
+		projects = append(projects, dir)
+		switch file {
+		case "Cargo.toml":
+			add(dir, "target", true, m)
+		case "package.json":
+			if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(dir), "node_modules")); err == nil && fi.IsDir() {
+				add(dir, "node_modules/.cache", true, m)
+			}
+		case "pyproject.toml", "pytest.ini", "setup.cfg":
+			add(dir, ".pytest_cache", true, m)
+			if step(dir, "mypy") {
+				add(dir, ".mypy_cache", true, m)
+			}
+			if step(dir, "ruff") {
+				add(dir, ".ruff_cache", true, m)
+			}
+			for _, d := range sourceDirs(snap, dir, ".py", maxPycache) {
+				add(d, "__pycache__", true, m)
+			}
+		}
+	}
+	for _, dir := range projects {
+		for _, name := range buildNames {
+			add(dir, name, false, "already there")
+		}
+	}
+	return out
+}
+
+// sourceDirs returns the directories below dir (the first n, sorted)
+// that hold files of the tree ending in ext.
+func sourceDirs(snap *txn.Snapshot, dir, ext string, n int) []string {
+	set := map[string]bool{}
+	for p := range snap.Pre.Files {
+		if strings.HasSuffix(p, ext) && !strings.HasPrefix(p, ".orket/") && (dir == "." || strings.HasPrefix(p, dir+"/")) {
+			set[path.Dir(p)] = true
+		}
+	}
+	dirs := make([]string, 0, len(set))
+	for d := range set {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	if len(dirs) > n {
+		dirs = dirs[:n]
+	}
+	return dirs
 }
 
 // deniedPath finds the path a refused write names in a line of output, as
@@ -81,18 +225,42 @@ var deniedPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)(?:permission denied|operation not permitted): ['"]([^'"]+)['"]`),
 	regexp.MustCompile(`(?i)['"\x60\x{2018}]([^'"\x60\x{2019}]+)['"\x60\x{2019}]: (?:permission denied|operation not permitted|invalid cross-device link)`),
 	regexp.MustCompile(`(?i)(?:cannot create|cannot touch|cannot open|cannot remove|cannot write|open|mkdir|create|remove|unlink|rename|write|symlink|link) (\S+?): (?:permission denied|operation not permitted|invalid cross-device link)`),
+	// Rust's io::Error with the path after it (the tempfile crate), and
+	// a cause line joined to its context (see deniedLines).
+	regexp.MustCompile(`(?i)(?:permission denied|operation not permitted) \(os error \d+\) at path "([^"]+)"`),
+	regexp.MustCompile(`(?i)failed to [a-z ]+?:? [\x60']?([^\x60'\s]+?)[\x60']?: (?:permission denied|operation not permitted)`),
+}
+
+// rustContext is the line before a Rust error's causes that names the
+// path ("failed to open: /x/target/debug/.cargo-lock", "failed to create
+// directory `/x/target/debug`").
+var rustContext = regexp.MustCompile(`(?i)(?:error: )?(failed to [a-z ]+?:? [\x60']?[^\x60'\s]+[\x60']?)\s*$`)
+
+// refusals sorts the sandbox's refusals (refusedOutside).
+type refusals struct {
+	// Outside are the paths outside the scope the edit tried to write,
+	// as the repository names them (outside it: as given).
+	Outside []string
+	// Ignored are those of Outside's kind that git ignores (and that hold
+	// nothing it tracks): a build directory the sandbox did not open is
+	// the configuration's doing, not the edit's. Write are the
+	// sandbox.write entries that would open them: each one's outermost
+	// ignored directory.
+	Ignored, Write []string
+	// All: every refusal named a path.
+	All bool
 }
 
 // refusedOutside sorts the sandbox's refusals: the paths outside the
-// scope the edit tried to write, as the repository names them (outside it:
-// as given), and whether every refusal named a path. A refusal inside the
-// scope is the file's own permissions, not the sandbox.
-func (r *run) refusedOutside(lines []string) (outside []string, all bool) {
-	all = true
+// scope the edit tried to write, and whether every refusal named a path.
+// A refusal inside the scope is the file's own permissions, not the
+// sandbox.
+func (r *run) refusedOutside(lines []string) refusals {
+	rf := refusals{All: true}
 	for _, l := range lines {
 		p := deniedPath(l)
 		if p == "" {
-			all = false
+			rf.All = false
 			continue
 		}
 		abs := p
@@ -111,24 +279,72 @@ func (r *run) refusedOutside(lines []string) (outside []string, all bool) {
 		rel, err := filepath.Rel(root, filepath.Clean(abs))
 		switch {
 		case err != nil || rel == ".." || strings.HasPrefix(rel, "../"):
-			outside = append(outside, p)
+			rf.Outside = appendUnique(rf.Outside, p)
 		case !r.scope.Contains(filepath.ToSlash(rel)):
-			outside = append(outside, filepath.ToSlash(rel))
+			rel = filepath.ToSlash(rel)
+			if w := r.ignoredEntry(rel, abs); w != "" {
+				rf.Ignored, rf.Write = appendUnique(rf.Ignored, rel), appendUnique(rf.Write, w)
+				continue
+			}
+			rf.Outside = appendUnique(rf.Outside, rel)
 		}
 	}
-	return outside, all
+	return rf
+}
+
+// ignoredEntry returns, for a repository path inside a directory git
+// ignores and tracks nothing in (a build or cache directory), the
+// sandbox.write entry that opens it: that directory, the outermost one;
+// "" for any other path. An ignored file that is no directory's (a .env,
+// a *.log) is not a build directory's: writing it outside the scope is
+// the edit's doing. The path itself counts as a directory when it is one,
+// or when only a directory of its name would be ignored (gen/).
+func (r *run) ignoredEntry(rel, abs string) string {
+	if r.tx == nil {
+		return ""
+	}
+	snap := r.tx.Snapshot()
+	parts := strings.Split(rel, "/")
+	for i := range parts[:len(parts)-1] {
+		if p := strings.Join(parts[:i+1], "/"); snap.IgnoredPath(p, true) {
+			return p
+		}
+	}
+	if fi, err := os.Lstat(abs); err == nil {
+		if fi.IsDir() && snap.IgnoredPath(rel, true) {
+			return rel
+		}
+		return ""
+	}
+	if snap.IgnoredPath(rel, true) && !snap.IgnoredPath(rel, false) {
+		return rel
+	}
+	return ""
 }
 
 // deniedLines are the lines of an edit's output where the kernel refused
 // a write: the sandbox's catches, as the command reported them.
+//
+// A line that names no path takes the path from the line before it that
+// does, as Rust tools print their errors (cargo's "failed to open: X",
+// then "Caused by:", then "Permission denied (os error 13)"): the two are
+// joined, "failed to open: X: Permission denied (os error 13)".
 func deniedLines(out string) []string {
 	var lines []string
+	context := ""
 	for _, l := range strings.Split(out, "\n") {
 		if l = strings.TrimSpace(l); l == "" {
 			continue
 		}
+		if m := rustContext.FindStringSubmatch(l); m != nil {
+			context = m[1]
+		}
 		if strings.Contains(l, "Permission denied") || strings.Contains(l, "Operation not permitted") ||
 			strings.Contains(l, "Invalid cross-device link") || strings.Contains(l, "EACCES") || strings.Contains(l, "EPERM") {
+			if deniedPath(l) == "" && context != "" {
+				l = context + ": " + l
+			}
+			context = ""
 			lines = append(lines, l)
 			if len(lines) == 10 {
 				break

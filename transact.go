@@ -169,12 +169,28 @@ func (r *run) barrier() error {
 	// The kernel refused writes outside the scope: the edit tried to
 	// write there, and the sandbox caught it. (A refusal that names no
 	// path counts when the edit then failed.)
+	// A refused write to a path git ignores (a build directory the
+	// sandbox did not open) is the configuration's doing: the run stops
+	// if the edit failed, uncounted (learn's judge), and says what to add
+	// to sandbox.write; if the edit went on, it goes on with a warning.
 	if sb := rec.Sandbox; sb != nil && len(sb.Denied) > 0 {
-		tried, named := r.refusedOutside(sb.Denied)
+		rf := r.refusedOutside(sb.Denied)
 		failed := rec.Edit != nil && rec.Edit.Status == verify.Failed
-		if len(tried) > 0 || failed && !named {
-			rec.Barrier = &Barrier{Outside: tried, Denied: sb.Denied, CaughtBy: "sandbox"}
-			return &outOfScopeError{Outside: tried, Denied: sb.Denied, Reverted: true}
+		sb.Ignored = rf.Ignored
+		yaml := ""
+		if len(rf.Ignored) > 0 {
+			yaml = sandboxWriteYAML(r.req.Config.Sandbox, rf.Write)
+		}
+		switch {
+		case len(rf.Outside) > 0 || failed && !rf.All && len(rf.Ignored) == 0:
+			rec.Barrier = &Barrier{Outside: rf.Outside, Ignored: rf.Ignored, Denied: sb.Denied, CaughtBy: "sandbox"}
+			return &outOfScopeError{Outside: rf.Outside, Ignored: rf.Ignored, WriteYAML: yaml, Denied: sb.Denied, Reverted: true}
+		case len(rf.Ignored) > 0 && failed:
+			rec.Barrier = &Barrier{Ignored: rf.Ignored, Denied: sb.Denied, CaughtBy: "sandbox"}
+			return &outOfScopeError{Ignored: rf.Ignored, WriteYAML: yaml, Denied: sb.Denied, Reverted: true}
+		case len(rf.Ignored) > 0:
+			r.obs.Warn("the kernel sandbox refused writes to git-ignored paths outside the scope (" + strings.Join(rf.Ignored, ", ") +
+				"); the edit went on. To let its tools write there, orket.yaml needs " + yaml)
 		}
 	}
 	if rec.Edit != nil && rec.Edit.Status == verify.Failed {

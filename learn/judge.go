@@ -117,6 +117,12 @@ func (r *run) judge(ctx context.Context, runErr error) error {
 		in.Reason = "the edit command failed (" + rec.Edit.ExitText() + ")"
 	case orket.EWriteOutOfScope:
 		in.Reason = "the edit wrote outside its scope"
+		if b := rec.Barrier; b != nil && len(b.Ignored) > 0 && len(b.Outside) == 0 && len(b.Guarded) == 0 {
+			// Only git-ignored build directories the sandbox did not
+			// open: orket.yaml's sandbox.write, not the agent.
+			in.Reason = "the kernel sandbox refused writes to git-ignored paths outside the scope (" + strings.Join(b.Ignored, ", ") + ")"
+			in.Excused = "a matter of sandbox.write in orket.yaml, not of the edit"
+		}
 	case orket.EWriteProtected:
 		in.Reason = "the edit modified protected paths"
 	}
@@ -252,6 +258,8 @@ func lastLine(out string) string {
 func summary(rec *orket.Record, failed *verify.StepResult, firstError string) string {
 	var s string
 	switch {
+	case rec.Code == orket.EWriteOutOfScope && rec.Barrier != nil && len(rec.Barrier.Outside)+len(rec.Barrier.Guarded) == 0 && len(rec.Barrier.Ignored) > 0:
+		s = "the sandbox refused git-ignored paths (sandbox.write): " + strings.Join(rec.Barrier.Ignored, ", ")
 	case rec.Code == orket.EWriteOutOfScope && rec.Barrier != nil:
 		s = "wrote outside the scope: " + strings.Join(append(append([]string{}, rec.Barrier.Outside...), rec.Barrier.Guarded...), ", ")
 	case rec.Code == orket.EWriteProtected && rec.Barrier != nil:

@@ -12,6 +12,9 @@ import (
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitdir"
 	"github.com/orket/orket/store"
 )
@@ -67,6 +70,13 @@ type Policy struct {
 	// directory: the user declared it writable.
 	Write []string
 	Home  string // for "~" in Write; "" is the user's home directory
+	// Build are the git-ignored build and cache directories inside Root
+	// that the edit's toolchains write (target, .pytest_cache): the
+	// caller vouches that git ignores them and tracks nothing in them.
+	// Each is opened, never through a symbolic link; one with Make is
+	// made first when it is missing (Landlock opens only what exists).
+	// One inside a scope directory needs nothing.
+	Build []BuildDir
 	// GitDir is the repository's git directory; "" reads Root/.git (a
 	// directory, or the file of a linked worktree).
 	GitDir string
@@ -80,6 +90,13 @@ type Policy struct {
 	TempParent string
 	// Name goes into the temporary directory's name (a run id).
 	Name string
+}
+
+// A BuildDir is a git-ignored directory a toolchain writes (Policy.Build).
+type BuildDir struct {
+	Path string // repository-relative, slash-separated
+	Make bool   // make it when it is missing
+	Why  string // what writes it, for the report: "Cargo.toml"
 }
 
 // A Report is what the sandbox enforced, for the run record.
@@ -102,7 +119,7 @@ type Report struct {
 // command may write.
 type Grant struct {
 	Path string `json:"path"`           // absolute
-	For  string `json:"for"`            // scope, temp, sandbox.write, git, device
+	For  string `json:"for"`            // scope, temp, sandbox.write, build, git, device
 	Note string `json:"note,omitempty"` // created, file, ...
 	dir  bool
 	mask uint64
@@ -241,6 +258,22 @@ func New(p Policy) (*Sandbox, error) {
 		}
 	}
 	var missing []Grant
+	var fsys *fsroot.Root
+	if len(p.Build) > 0 {
+		if fsys, err = fsroot.Open(root); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		defer fsys.Close()
+	}
+	for _, b := range p.Build {
+		g := buildGrant(fsys, root, b, grants)
+		switch {
+		case g.Path != "" && g.mask == 0:
+			missing = append(missing, g) // reported, not opened
+		case g.Path != "":
+			add(g)
+		}
+	}
 	for _, w := range p.Write {
 		g, err := writeGrant(w, root, p.Home)
 		if err != nil {
@@ -309,8 +342,41 @@ func probe() (int, string) {
 	return abi, ""
 }
 
-// writeGrant makes a sandbox.write entry a grant, creating a missing
-// directory.
+// buildGrant makes a build directory a grant: nothing when it is missing
+// (and not to be made) or already inside a granted directory; a grant
+// without rights, reported, when it is not a directory (a symbolic link
+// above all: the edit may have left it there to be opened elsewhere).
+func buildGrant(fsys *fsroot.Root, root string, b BuildDir, grants []Grant) Grant {
+	abs := filepath.Join(root, filepath.FromSlash(b.Path))
+	for _, g := range grants {
+		if g.dir && g.mask&writeDir == writeDir && within(abs, g.Path) {
+			return Grant{}
+		}
+	}
+	g := Grant{Path: abs, For: "build", Note: b.Why}
+	st, err := fsys.Lstat(b.Path)
+	switch {
+	case errors.Is(err, unix.ENOENT) && b.Make:
+		if err := fsys.MkdirAll(b.Path, 0o755); err != nil {
+			g.Note += "; not opened: " + err.Error()
+			return g
+		}
+		g.Note += "; created"
+		st, err = fsys.Lstat(b.Path)
+	case errors.Is(err, unix.ENOENT):
+		return Grant{}
+	}
+	switch {
+	case err != nil:
+		g.Note += "; not opened: " + err.Error()
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		g.Note += "; not opened: not a directory (a symbolic link is never followed)"
+	default:
+		g.dir, g.mask = true, writeDir
+	}
+	return g
+}
+
 // looksLikeFile reports whether a sandbox.write entry names a file: its
 // last element has an extension (.claude.json, cache.db) and it does not
 // end with a slash. A cache directory (go-build, .npm) does not.
@@ -322,6 +388,8 @@ func looksLikeFile(w string) bool {
 	return strings.Contains(strings.TrimPrefix(base, "."), ".")
 }
 
+// writeGrant makes a sandbox.write entry a grant, creating a missing
+// directory.
 func writeGrant(w, root, home string) (Grant, error) {
 	if w == "" {
 		return Grant{}, nil

@@ -45,7 +45,7 @@ type Judgement struct {
 	Notes   []string `json:"notes,omitempty"`
 	// Counted says whether a REJECT counts as an attempt of the task: not
 	// when the failure is not the change's (the step fails without it
-	// too), nor for a run that edited nothing.
+	// too, or Input.Excused says why), nor for a run that edited nothing.
 	Counted bool `json:"counted"`
 	// Red: a REJECT of a run that edited, every failing step of which
 	// fails without the change too (main or the environment is broken).
@@ -62,6 +62,10 @@ type Input struct {
 	Approve int            // the least score that approves (0: DefaultApprove)
 	// Notes are notes from outside the steps (tests modified by the edit).
 	Notes []string
+	// Excused, when set, says why a failure is not the change's fault
+	// (the kernel sandbox refused writes to git-ignored build
+	// directories): the REJECT is not counted, and this is its note.
+	Excused string
 }
 
 // Judge scores a run: the weighted share of the steps that ran and passed
@@ -114,7 +118,10 @@ func Judge(in Input) Judgement {
 			j.Notes = append([]string{in.Reason}, j.Notes...)
 		}
 		j.Red = in.Edited && failsWithoutChange(in.Steps)
-		j.Counted = in.Edited && !j.Red
+		j.Counted = in.Edited && !j.Red && in.Excused == ""
+		if in.Excused != "" && in.Edited {
+			j.Notes = append(j.Notes, in.Excused+": not counted against the agent")
+		}
 		if j.Red {
 			j.Notes = append(j.Notes, "every failing step fails without the change too: not counted against the agent")
 		}

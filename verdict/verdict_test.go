@@ -205,3 +205,18 @@ func TestStateReadsWhatMatters(t *testing.T) {
 		}
 	}
 }
+
+// An excused failure (the sandbox's configuration, not the change) is a
+// REJECT that is not counted, and says why.
+func TestJudgeExcused(t *testing.T) {
+	j := Judge(Input{Failed: true, Edited: true, Reason: "the kernel sandbox refused writes", Excused: "a matter of sandbox.write"})
+	if j.Verdict != Reject || j.Counted || j.Red {
+		t.Fatalf("got %+v, want an uncounted REJECT", j)
+	}
+	if n := len(j.Notes); n == 0 || j.Notes[n-1] != "a matter of sandbox.write: not counted against the agent" {
+		t.Errorf("notes %q", j.Notes)
+	}
+	if j := Judge(Input{Failed: true, Edited: true, Reason: "the edit wrote outside its scope"}); !j.Counted {
+		t.Errorf("an unexcused failure is counted: %+v", j)
+	}
+}

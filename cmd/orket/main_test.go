@@ -200,6 +200,15 @@ func setupGit(e *testscript.Env) error {
 	} {
 		e.Setenv(k, v)
 	}
+	// rustup's cargo finds its toolchains in the real home's .rustup; the
+	// private HOME would hide them (sandbox_build_dirs_rust).
+	if os.Getenv("RUSTUP_HOME") == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			if fi, err := os.Stat(filepath.Join(h, ".rustup")); err == nil && fi.IsDir() {
+				e.Setenv("RUSTUP_HOME", filepath.Join(h, ".rustup"))
+			}
+		}
+	}
 	return nil
 }
 
