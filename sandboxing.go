@@ -12,6 +12,7 @@ import (
 
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/sandbox"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 )
 
@@ -193,7 +194,7 @@ func buildDirs(root string, snap *txn.Snapshot) []sandbox.BuildDir {
 func sourceDirs(snap *txn.Snapshot, dir, ext string, n int) []string {
 	set := map[string]bool{}
 	for p := range snap.Pre.Files {
-		if strings.HasSuffix(p, ext) && !strings.HasPrefix(p, ".orket/") && (dir == "." || strings.HasPrefix(p, dir+"/")) {
+		if strings.HasSuffix(p, ext) && !store.InDir(p) && (dir == "." || strings.HasPrefix(p, dir+"/")) {
 			set[path.Dir(p)] = true
 		}
 	}
