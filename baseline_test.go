@@ -50,3 +50,22 @@ func BenchmarkBaselineCached(b *testing.B) {
 	b.ReportMetric(100*float64(baseline)/float64(step), "%-of-step")
 	b.ReportMetric(float64(first.Timings["baseline_ms"]), "uncached-baseline-ms")
 }
+
+// BenchmarkKeptRun is a whole kept run on a small repository, as orket
+// run makes it with orket init's defaults (the kernel sandbox where the
+// kernel has it): an edit command that appends a line, a no-op step.
+func BenchmarkKeptRun(b *testing.B) {
+	repo, _ := testRepo(b)
+	cfg, err := config.Parse([]byte("verify:\n  default: q\n  profiles:\n    q: [{name: ok, run: \"true\"}]\n"), "orket.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := Request{Repo: repo, Config: cfg, Edit: CommandEdit{Argv: []string{"sh", "-c", "echo x >> pkg/a.txt"}},
+			Scope: []string{"pkg"}, AutoConfirm: true, Env: OSEnv()}
+		if rec, err := Execute(context.Background(), req, nil); err != nil {
+			b.Fatalf("%v %v", rec, err)
+		}
+	}
+}

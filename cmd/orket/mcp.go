@@ -303,15 +303,8 @@ func toolResult(v any, err error) *mcp.CallToolResult {
 	if err != nil {
 		p := orket.Describe(err)
 		code = p.Code
-		if _, ok := v.(*orket.Record); !ok {
-			m := map[string]any{"code": p.Code, "exit_status": p.Exit, "error": p.Msg}
-			if p.Hint != "" {
-				m["hint"] = p.Hint
-			}
-			for k, val := range p.Fields {
-				m[k] = val
-			}
-			v = m
+		if !carriesOutcome(v) {
+			v = errorObject(p)
 		}
 	}
 	b, jerr := json.MarshalIndent(v, "", "  ")

@@ -28,18 +28,24 @@ func render(o *options, result any, err error) int {
 	fmt.Fprintln(o.stderr, "orket: "+p.Line())
 	if o.json {
 		if !carriesOutcome(result) {
-			m := map[string]any{"code": p.Code, "exit_status": p.Exit, "error": p.Msg}
-			if p.Hint != "" {
-				m["hint"] = p.Hint
-			}
-			for k, v := range p.Fields {
-				m[k] = v
-			}
-			result = m
+			result = errorObject(p)
 		}
 		writeJSON(o.stdout, result)
 	}
 	return p.Exit
+}
+
+// errorObject is an outcome's JSON object when the command has no result
+// of its own to carry it: its code, exit status, message, hint and fields.
+func errorObject(p orket.Problem) map[string]any {
+	m := map[string]any{"code": p.Code, "exit_status": p.Exit, "error": p.Msg}
+	if p.Hint != "" {
+		m["hint"] = p.Hint
+	}
+	for k, v := range p.Fields {
+		m[k] = v
+	}
+	return m
 }
 
 func carriesOutcome(result any) bool {
