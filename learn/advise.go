@@ -62,7 +62,7 @@ func Advise(q AdviceQuery) Advice {
 	ck := newChecker(env, CheckBudget)
 	store := &lessons.Store{Path: LessonPath(q.Repo, q.Config)}
 	var passing []lessons.Advisory
-	adv, damaged, err := store.Advisories(lessons.Query{Command: "run", Scope: q.Scope, TouchSet: q.TouchSet,
+	adv, damaged, err := store.Advisories(lessons.Query{Scope: q.Scope, TouchSet: q.TouchSet,
 		Commands: commands, Now: q.Now, HalfLife: q.Config.Lessons.HalfLife, TopK: q.Config.Lessons.TopK,
 		Distinctive: distinctiveKinds(q.Repo), EnvFails: ck.fails, Passing: &passing})
 	if adv == nil {

@@ -41,7 +41,7 @@ func BenchmarkAdvisories(b *testing.B) {
 		path := filepath.Join(dir, fmt.Sprintf("lessons-%d.jsonl", n))
 		size := generate(b, path, n)
 		s := &Store{Path: path}
-		q := Query{Command: "run", Scope: []string{"pkg/api"}, TouchSet: []string{"pkg/api/server.go", "pkg/api/handler.go"},
+		q := Query{Scope: []string{"pkg/api"}, TouchSet: []string{"pkg/api/server.go", "pkg/api/handler.go"},
 			Commands: rootCommands("go vet ./...", "go test ./..."), Now: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC),
 			HalfLife: 14 * 24 * time.Hour, TopK: 3}
 		// The index is built once, after which appends extend it: a run
@@ -107,7 +107,7 @@ func generate(b *testing.B, path string, n int) int64 {
 		}
 		sc := scopes[rng.Intn(len(scopes))]
 		l := &Lesson{SchemaVersion: store.LessonSchema, ID: fmt.Sprintf("%032x", i), CreatedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute),
-			Command: "run", Request: Request{EditSource: "command", Argv: []string{"agent", "-p", "fix the handler"}, Scope: sc, VerifyProfile: "quick"},
+			Request: Request{EditSource: "command", Argv: []string{"agent", "-p", "fix the handler"}, Scope: sc, VerifyProfile: "quick"},
 			Repo:   RepoContext{HeadPre: "41eef37a0c5d3f0c4a3b2b1e0f9d8c7b6a5f4e3d", HeadPost: "41eef37a0c5d3f0c4a3b2b1e0f9d8c7b6a5f4e3d"},
 			Plan:   Plan{TouchSet: []string{sc[0] + "/server.go", sc[0] + "/handler.go"}, TouchCount: 2},
 			Verify: Verify{Profile: "quick", Commands: []string{"go vet ./...", "go test ./..."}, FailedStep: "test", FailedCommand: fl.cmd, ExitCode: 1, OutputTail: line[:tail], OutputBytes: int64(tail * 3), DurationMS: 4120},

@@ -31,7 +31,7 @@ func TestOverlongLineKeepsLaterLessons(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(s.indexPath()) // built anew, past the long line
-	adv, damaged, err := s.Advisories(Query{Command: "run", Scope: []string{"web"}, TouchSet: []string{"web/x.ts"},
+	adv, damaged, err := s.Advisories(Query{Scope: []string{"web"}, TouchSet: []string{"web/x.ts"},
 		Commands: rootCommands("npm test"), Now: now, HalfLife: 14 * day, TopK: 3, EnvFails: func([]preflight.Check) bool { return false },
 		Distinctive: func(kind string) bool { return kind == ".ts" }})
 	if err != nil {

@@ -15,8 +15,7 @@ import (
 
 // A Query describes the run about to start.
 type Query struct {
-	Command string   // "run"
-	Scope   []string // the run's scope patterns
+	Scope []string // the run's scope patterns
 	// TouchSet is what the run changes, or declares it will (orket run
 	// --touch); may be empty.
 	TouchSet []string

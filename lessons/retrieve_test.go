@@ -47,7 +47,7 @@ func TestAdvisoriesFoldAndExplain(t *testing.T) {
 		// no evidence.
 		lesson("other", 1*day, []string{"pkg/billing"}, []string{"pkg/billing/x.go"}, "go test ./...", []string{"type_error"}, "pkg/billing/x.go:3:1: undefined: Charge"),
 	)
-	q := Query{Command: "run", Scope: []string{"pkg/api"}, TouchSet: []string{"pkg/api/a.go"},
+	q := Query{Scope: []string{"pkg/api"}, TouchSet: []string{"pkg/api/a.go"},
 		Commands: rootCommands("go vet ./...", "go test ./..."), Now: now, HalfLife: 14 * day, TopK: 3}
 	adv, damaged, err := s.Advisories(q)
 	if err != nil || len(damaged) > 0 {
@@ -126,7 +126,7 @@ func TestEvidence(t *testing.T) {
 			if err := s.Append(tc.lessons...); err != nil {
 				t.Fatal(err)
 			}
-			adv, _, err := s.Advisories(Query{Command: "run", Scope: tc.scope, TouchSet: tc.touch, Commands: rootCommands("go test ./..."),
+			adv, _, err := s.Advisories(Query{Scope: tc.scope, TouchSet: tc.touch, Commands: rootCommands("go test ./..."),
 				Now: now, HalfLife: 14 * day, TopK: 3, Distinctive: rare})
 			if err != nil {
 				t.Fatal(err)
@@ -154,7 +154,7 @@ func pow(x float64) float64 { return mathPow(0.5, x) }
 func TestIndexFollowsTheLog(t *testing.T) {
 	s := &Store{Path: filepath.Join(t.TempDir(), "l.jsonl")}
 	day := 24 * time.Hour
-	q := Query{Command: "run", Scope: []string{"pkg/api"}, Commands: rootCommands("go test ./..."), Now: now, HalfLife: 14 * day, TopK: 5}
+	q := Query{Scope: []string{"pkg/api"}, Commands: rootCommands("go test ./..."), Now: now, HalfLife: 14 * day, TopK: 5}
 	s.Append(lesson("a", day, []string{"pkg/api"}, nil, "go test ./...", []string{"missing_env_var"}, "A is not set"))
 	adv, _, _ := s.Advisories(q)
 	if len(adv) != 1 || !s.indexFresh() {

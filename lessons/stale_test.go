@@ -48,7 +48,7 @@ func TestStaleLessons(t *testing.T) {
 			if err := s.Append(stepLesson(tc.step, tc.command, tc.dir)); err != nil {
 				t.Fatal(err)
 			}
-			adv, _, err := s.Advisories(Query{Command: "run", Scope: []string{"pkg"}, Commands: profile, Now: now, TopK: 3})
+			adv, _, err := s.Advisories(Query{Scope: []string{"pkg"}, Commands: profile, Now: now, TopK: 3})
 			if err != nil || len(adv) != 1 {
 				t.Fatalf("%d advisories, %v", len(adv), err)
 			}
@@ -76,7 +76,7 @@ func TestStaleLessons(t *testing.T) {
 func TestOneVariableOneFold(t *testing.T) {
 	s := &Store{Path: filepath.Join(t.TempDir(), "l.jsonl")}
 	s.Append(stepLesson("test", "go test ./...", ""), stepLesson("docs", "go test ./...", "docs"))
-	adv, _, err := s.Advisories(Query{Command: "run", Scope: []string{"pkg"},
+	adv, _, err := s.Advisories(Query{Scope: []string{"pkg"},
 		Commands: []StepCommand{{Command: "go test ./..."}, {Command: "go test ./...", Dir: "docs"}}, Now: now, TopK: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestOldIndexIsRebuilt(t *testing.T) {
 	if s.indexFresh() {
 		t.Fatal("an index of another version is trusted")
 	}
-	adv, _, _ := s.Advisories(Query{Command: "run", Scope: []string{"pkg"}, Commands: rootCommands("go test ./..."), Now: now, TopK: 3})
+	adv, _, _ := s.Advisories(Query{Scope: []string{"pkg"}, Commands: rootCommands("go test ./..."), Now: now, TopK: 3})
 	if len(adv) != 1 || !adv[0].Stale || !s.indexFresh() {
 		t.Errorf("advisories %+v, fresh %v", adv, s.indexFresh())
 	}

@@ -78,7 +78,7 @@ func TestANSIIsNeverStored(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("read back (-want +got):\n%s", diff)
 	}
-	adv, _, _ := s.Advisories(Query{Command: "run", Scope: []string{"pkg"}, Commands: rootCommands("go test ./...", "go vet ./..."), Now: now, TopK: 3})
+	adv, _, _ := s.Advisories(Query{Scope: []string{"pkg"}, Commands: rootCommands("go test ./...", "go vet ./..."), Now: now, TopK: 3})
 	for _, a := range adv {
 		for _, f := range []string{a.Title, a.FirstError, a.File} {
 			if strings.ContainsRune(f, 0x1b) {
