@@ -119,39 +119,12 @@ func Doctor(ctx context.Context, req DoctorRequest) (_ *DoctorReport, err error)
 	if ctx.Err() != nil {
 		return nil, orket.Errorf(orket.EInterrupted, "run orket doctor again", "orket doctor was interrupted")
 	}
-	for _, res := range results {
-		st := DoctorStep{Name: res.Name, Command: res.Command, Required: res.Required, Status: res.Status, DurationMS: res.DurationMS}
-		if res.Status == verify.Failed {
-			st.Exit = res.ExitText()
-			if c := classify.CauseOf(res.OutputTail, res.Command); c.Line != "" {
-				st.Cause = c.Line
-			} else {
-				st.Cause = lastLine(res.OutputTail)
-			}
-			if res.Required {
-				rep.Red = true
-				rep.Problems = append(rep.Problems, "step "+res.Name+" fails on HEAD without any change: "+st.Cause)
-			}
-		}
-		rep.Steps = append(rep.Steps, st)
-	}
+	rep.addSteps(results)
 	o.Root = repo.Root
 	if err := orket.SeedBaseline(repo, prof, o, results, "doctor-"+req.Env.Now().UTC().Format("20060102T150405Z"), req.Env.Now()); err != nil {
 		rep.Warnings = append(rep.Warnings, "could not keep the result as the baseline of a clean tree: "+err.Error())
 	}
-	seen := map[string]bool{}
-	for _, s := range prof.Steps {
-		name := preflight.CommandName(s.Command())
-		if name == "" || seen[name] {
-			continue
-		}
-		seen[name] = true
-		if preflight.LookPath(name, preflight.Env{Root: filepath.Join(repo.Root, filepath.FromSlash(s.Dir))}) == "" &&
-			!strings.Contains(name, "/") {
-			rep.Missing = append(rep.Missing, name)
-			rep.Problems = append(rep.Problems, "step "+s.Name+" runs "+name+", which is not installed")
-		}
-	}
+	rep.missingTools(repo.Root, prof)
 	if det, err := config.Detect(repo.Root); err == nil {
 		rep.Runtimes = checkRuntimes(repo.Root, det)
 	}
@@ -172,6 +145,45 @@ func Doctor(ctx context.Context, req DoctorRequest) (_ *DoctorReport, err error)
 		return rep, &NotReadyError{Problems: rep.Problems}
 	}
 	return rep, nil
+}
+
+// addSteps reports the steps as they ran, a failure with its cause
+// line; a required one that failed makes HEAD red.
+func (rep *DoctorReport) addSteps(results []*verify.StepResult) {
+	for _, res := range results {
+		st := DoctorStep{Name: res.Name, Command: res.Command, Required: res.Required, Status: res.Status, DurationMS: res.DurationMS}
+		if res.Status == verify.Failed {
+			st.Exit = res.ExitText()
+			if c := classify.CauseOf(res.OutputTail, res.Command); c.Line != "" {
+				st.Cause = c.Line
+			} else {
+				st.Cause = lastLine(res.OutputTail)
+			}
+			if res.Required {
+				rep.Red = true
+				rep.Problems = append(rep.Problems, "step "+res.Name+" fails on HEAD without any change: "+st.Cause)
+			}
+		}
+		rep.Steps = append(rep.Steps, st)
+	}
+}
+
+// missingTools reports the programs the profile's steps start that are
+// not installed.
+func (rep *DoctorReport) missingTools(root string, prof *config.Resolved) {
+	seen := map[string]bool{}
+	for _, s := range prof.Steps {
+		name := preflight.CommandName(s.Command())
+		if name == "" || seen[name] {
+			continue
+		}
+		seen[name] = true
+		if preflight.LookPath(name, preflight.Env{Root: filepath.Join(root, filepath.FromSlash(s.Dir))}) == "" &&
+			!strings.Contains(name, "/") {
+			rep.Missing = append(rep.Missing, name)
+			rep.Problems = append(rep.Problems, "step "+s.Name+" runs "+name+", which is not installed")
+		}
+	}
 }
 
 // A NotReadyError is orket doctor's finding that the repository is not

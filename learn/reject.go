@@ -108,27 +108,7 @@ func Reject(ctx context.Context, req RejectRequest) (_ *RejectResult, err error)
 	e.Seal(red)
 	res := &RejectResult{Code: orket.OK, Memory: orket.DisplayPath(repo, store.Path(orketDir, store.MemoryFile))}
 	mem := feedback.OpenMemory(orketDir)
-	var learnings []feedback.Learning
-	if s := summarizer(req.Config, repo, red); s != nil {
-		current, _ := mem.Read()
-		patch := ""
-		if undo.Patch != "" {
-			if root, err := repo.FS(); err == nil {
-				b, _ := root.ReadFile(undo.Patch)
-				patch = string(b)
-			}
-		}
-		text, src, err := s.Learn(ctx, feedback.Review{Subject: "run " + rec.RunID + " (" + strings.Join(rec.Plan.TouchSet, ", ") + ")",
-			Content: patch, Reason: e.Reason, Memory: string(current)}, e.Action)
-		if err != nil {
-			res.Warnings = append(res.Warnings, "memory.summarizer failed ("+err.Error()+"); the learned action is used")
-		}
-		if src == feedback.SourceSummarizer {
-			e.Learning = text
-		}
-		res.Learning, res.LearningSource = text, src
-		learnings = append(learnings, feedback.LearningOf(e, text))
-	}
+	learnings := summarizeRejection(ctx, req, rec, undo, e, red, mem, res)
 	if err := log.Record(e, red); err != nil {
 		return nil, internal("append to the feedback log", "check that .orket/memory is writable", err)
 	}
@@ -159,6 +139,35 @@ func Reject(ctx context.Context, req RejectRequest) (_ *RejectResult, err error)
 		res.Warnings = append(res.Warnings, err.Error())
 	}
 	return res, nil
+}
+
+// summarizeRejection is what memory.summarizer learns from a rejection, given the
+// rejected change and the agent memory (none without a summariser; the
+// learned action when it fails, with a warning in res).
+func summarizeRejection(ctx context.Context, req RejectRequest, rec *orket.Record, undo *feedback.Undo, e *feedback.Entry, red *redact.Redactor,
+	mem *feedback.Memory, res *RejectResult) []feedback.Learning {
+	s := summarizer(req.Config, req.Repo, red)
+	if s == nil {
+		return nil
+	}
+	current, _ := mem.Read()
+	patch := ""
+	if undo.Patch != "" {
+		if root, err := req.Repo.FS(); err == nil {
+			b, _ := root.ReadFile(undo.Patch)
+			patch = string(b)
+		}
+	}
+	text, src, err := s.Learn(ctx, feedback.Review{Subject: "run " + rec.RunID + " (" + strings.Join(rec.Plan.TouchSet, ", ") + ")",
+		Content: patch, Reason: e.Reason, Memory: string(current)}, e.Action)
+	if err != nil {
+		res.Warnings = append(res.Warnings, "memory.summarizer failed ("+err.Error()+"); the learned action is used")
+	}
+	if src == feedback.SourceSummarizer {
+		e.Learning = text
+	}
+	res.Learning, res.LearningSource = text, src
+	return []feedback.Learning{feedback.LearningOf(e, text)}
 }
 
 // countReview counts a reviewer's rejection as a rejection of the run's
