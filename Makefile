@@ -129,6 +129,7 @@ bench: build
 	@command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine; }
 	@command -v watchman >/dev/null || apt-get install -y -qq watchman || { apt-get update -qq && apt-get install -y -qq watchman; } || true
 	rm -rf bin/bench && mkdir -p bin/bench
+	BENCH_RESULTS=$(CURDIR)/bin/bench ORKET=$(CURDIR)/$(BIN) ./bench/defaults.sh
 	BENCH_SIZES="$(BENCH_SIZES)" BENCH_RUNS=$(BENCH_RUNS) BENCH_RESULTS=$(CURDIR)/bin/bench ORKET=$(CURDIR)/$(BIN) GO=$(GO) ./bench/run.sh
 	$(GO) test -timeout 30m -run '^$$' -bench HugeOutput -benchtime 3x ./verify | tee bin/bench/go-verify.txt
 	ORKET_BENCH_LESSONS=10000,100000,1000000 $(GO) test -timeout 30m -run '^$$' -bench Advisories -benchtime 5x ./lessons | tee bin/bench/go-lessons.txt

@@ -15,7 +15,8 @@ OUT=$(mktemp)
   echo "$(watchman --version 2>/dev/null | sed 's/^/watchman /' || echo 'no watchman')."
   echo
   echo '```'
-  echo "$ make bench     # bench/run.sh, then the Go benchmarks below"
+  echo "$ make bench     # bench/defaults.sh, bench/run.sh, then the Go benchmarks below"
+  echo "$ BENCH_ROUNDS=3 ./bench/defaults.sh"
   echo "$ BENCH_SIZES='10000 100000 1000000' BENCH_RUNS=10 ./bench/run.sh"
   echo '```'
   for f in "$R"/*.md; do
