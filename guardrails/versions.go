@@ -78,9 +78,9 @@ type Version struct {
 	// (approval.go); nil in versions written before approvals were
 	// recorded.
 	Approval *Approval `json:"approval,omitempty"`
-	Reason         string    `json:"reason,omitempty"`
-	Previous       int       `json:"previous,omitempty"` // the version it changed
-	Restores       int       `json:"restores,omitempty"` // a rollback: the version whose text it restores
+	Reason   string    `json:"reason,omitempty"`
+	Previous int       `json:"previous,omitempty"` // the version it changed
+	Restores int       `json:"restores,omitempty"` // a rollback: the version whose text it restores
 	// Lines are the constraints orket wrote that the text holds, with
 	// their sources.
 	Lines         []Line       `json:"lines"`
