@@ -67,14 +67,31 @@ type Escalation struct {
 type GuardrailsView struct {
 	Agent   string `json:"agent"`
 	Version int    `json:"version"`
-	// File is the text the agent reads: v<N>.md, or current.md with the
-	// demoted lines marked.
+	// File is the version's text, v<N>.md (0 and "": no approved
+	// version). An edit command reads a copy of it made for the run,
+	// checked, inert, with the demoted lines marked.
 	File    string   `json:"file"`
 	Rules   int      `json:"rules"`
 	Demoted []string `json:"demoted,omitempty"` // why, one per demoted line
 	// Text is the guardrails as the agent reads them (not in --json of a
 	// run: the file holds it).
 	Text string `json:"text,omitempty"`
+	// Who approved the version, on which clone (Synced: another one,
+	// the version came by orket sync), and whether its signature was
+	// checked (guardrails.require_signed).
+	ApprovedBy string `json:"approved_by,omitempty"`
+	Clone      string `json:"clone,omitempty"`
+	Synced     bool   `json:"synced,omitempty"`
+	Signed     bool   `json:"signed,omitempty"`
+	// Unapproved are newer versions that are not given, and why.
+	Unapproved []UnapprovedVersion `json:"unapproved,omitempty"`
+}
+
+// An UnapprovedVersion is a guardrails version without a valid approval:
+// never given to an edit command.
+type UnapprovedVersion struct {
+	Version int    `json:"version"`
+	Why     string `json:"why"`
 }
 
 // A ProposalView is a guardrails proposal a run or a review made.

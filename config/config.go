@@ -191,10 +191,22 @@ type Memory struct {
 	Remote string // the remote orket sync and memory.sync use ("origin")
 }
 
-// Guardrails sets how many versions of an agent's guardrails are kept.
+// Guardrails sets how many versions of an agent's guardrails are kept,
+// and whether their approvals must be signed.
 type Guardrails struct {
 	MaxVersions int // 10
+	// RequireSigned: an approval is signed with the approver's git
+	// signing key (gpg.format ssh), and a version is approved only when
+	// its signature verifies against AllowedSigners.
+	RequireSigned bool
+	// AllowedSigners is the allowed-signers file (ssh-keygen's format),
+	// repository-relative, read as HEAD commits it
+	// (".orket-allowed-signers").
+	AllowedSigners string
 }
+
+// DefaultAllowedSigners is guardrails.allowed_signers' default.
+const DefaultAllowedSigners = ".orket-allowed-signers"
 
 // Stats sets the runs compared before and after a guardrails version.
 type Stats struct {
@@ -233,7 +245,7 @@ func Defaults() *Config {
 		Verify:     Verify{Profiles: map[string]*Profile{}, BaselineMax: 2 * time.Minute},
 		Verdict:    Verdict{Approve: 80, EscalateAfter: 3},
 		Memory:     Memory{SummarizerTimeout: time.Minute, Remote: "origin"},
-		Guardrails: Guardrails{MaxVersions: 10},
+		Guardrails: Guardrails{MaxVersions: 10, AllowedSigners: DefaultAllowedSigners},
 		Stats:      Stats{SampleSize: 20},
 		Lessons: Lessons{
 			Path:       store.RepoPath(store.LessonsFile),

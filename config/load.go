@@ -290,7 +290,7 @@ var (
 	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight", "verdict", "escalation", "protect", "sandbox", "snapshot", "feedback", "memory", "guardrails", "stats"}
 	feedbackKeys  = []string{"keywords"}
 	memoryKeys    = []string{"summarizer", "summarizer_timeout", "sync", "remote"}
-	guardKeys     = []string{"max_versions"}
+	guardKeys     = []string{"max_versions", "require_signed", "allowed_signers"}
 	statsKeys     = []string{"sample_size"}
 	snapshotKeys  = []string{"fsmonitor"}
 	sandboxKeys   = []string{"mode", "write"}
@@ -340,7 +340,14 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 		case "guardrails":
 			err = d.mapping(v, "guardrails", guardKeys, func(key string, _, v *yaml.Node) error {
 				var err error
-				c.Guardrails.MaxVersions, err = d.integer(v, "guardrails.max_versions", 1, 1000)
+				switch key {
+				case "max_versions":
+					c.Guardrails.MaxVersions, err = d.integer(v, "guardrails.max_versions", 1, 1000)
+				case "require_signed":
+					c.Guardrails.RequireSigned, err = d.boolean(v, "guardrails.require_signed")
+				case "allowed_signers":
+					c.Guardrails.AllowedSigners, err = d.repoPath(v, "guardrails.allowed_signers")
+				}
 				return err
 			})
 		case "stats":
@@ -731,6 +738,20 @@ func (d *decoder) step(n *yaml.Node, what string) (Step, error) {
 		s.Name = s.Command()
 	}
 	return s, nil
+}
+
+// repoPath reads a repository-relative file path (no "..", not
+// absolute).
+func (d *decoder) repoPath(n *yaml.Node, what string) (string, error) {
+	s, err := d.nonEmpty(n, what)
+	if err != nil {
+		return "", err
+	}
+	clean := path.Clean(s)
+	if strings.HasPrefix(s, "/") || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(s, `\`) {
+		return "", d.errf(n, "use a repository-relative file such as .orket-allowed-signers", "%s %q is not a file of the repository", what, s)
+	}
+	return clean, nil
 }
 
 func (d *decoder) dir(n *yaml.Node, dir, what string) (string, error) {

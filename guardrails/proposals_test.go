@@ -235,7 +235,7 @@ func TestSyncedVersionsAndClash(t *testing.T) {
 	os.MkdirAll(dir, 0o755)
 	kept := NewDoc("claude code") + "\n## pkg/api\n\n- Run `go generate ./...` first <!-- gp-aaaaaaaaaaaa -->\n"
 	os.WriteFile(filepath.Join(dir, "v1.md"), []byte(kept), 0o644)
-	os.WriteFile(filepath.Join(dir, "v1.json"), []byte(`{"agent":"claude code","version":1,"created_at":"2026-07-14T09:00:00Z","approved_by":"ana","applied_lessons":["gp-aaaaaaaaaaaa"],"lines":[{"id":"gp-aaaaaaaaaaaa","section":"pkg/api","text":"Run `+"`go generate ./...`"+` first"}]}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "v1.json"), []byte(`{"agent":"claude code","version":1,"created_at":"2026-07-14T09:00:00Z","approved_by":"ana","approval":{"by":"ana","clone":"elsewhere:/src/app","time":"2026-07-14T09:00:00Z"},"applied_lessons":["gp-aaaaaaaaaaaa"],"lines":[{"id":"gp-aaaaaaaaaaaa","section":"pkg/api","text":"Run `+"`go generate ./...`"+` first"}]}`), 0o644)
 	agents := must[[]string](t)(s.Agents())
 	if diff := cmp.Diff([]string{"claude code"}, agents); diff != "" {
 		t.Fatalf("agents: %s", diff)

@@ -573,7 +573,7 @@ func (s *Store) Agents() ([]string, error) {
 			return nil, err
 		}
 		if name == "" {
-			if v, err := s.current(root, n); err == nil && v != nil {
+			if v, err := s.newest(root, n); err == nil && v != nil {
 				name = firstNonEmpty(v.Agent, n)
 			}
 		}

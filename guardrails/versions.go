@@ -74,9 +74,13 @@ type Version struct {
 	AppliedLessons []string  `json:"applied_lessons"` // the proposals this version applied
 	Changes        []Change  `json:"changes"`         // from the previous version
 	ApprovedBy     string    `json:"approved_by"`
-	Reason         string    `json:"reason,omitempty"`
-	Previous       int       `json:"previous,omitempty"` // the version it changed
-	Restores       int       `json:"restores,omitempty"` // a rollback: the version whose text it restores
+	// Approval is who approved it, on which clone, and its signature
+	// (approval.go); nil in versions written before approvals were
+	// recorded.
+	Approval *Approval `json:"approval,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	Previous int       `json:"previous,omitempty"` // the version it changed
+	Restores int       `json:"restores,omitempty"` // a rollback: the version whose text it restores
 	// Lines are the constraints orket wrote that the text holds, with
 	// their sources.
 	Lines         []Line       `json:"lines"`
@@ -157,6 +161,11 @@ type Store struct {
 	OrketDir  string
 	Config    Config
 	Proposals *ProposalLog
+	// Approvals is how versions are approved and checked here (the
+	// zero value: approvals unsigned).
+	Approvals Approvals
+
+	checks checkCache
 }
 
 // Open returns the store of the .orket directory orketDir.
@@ -327,7 +336,9 @@ func ParseVersion(b []byte) (*Version, error) {
 	return &v, nil
 }
 
-// Current returns the agent's latest version, or nil when it has none.
+// Current returns the agent's current version: its newest approved one
+// (Check), or nil when it has none. Versions after it are unapproved:
+// never given to an edit command, never built on.
 func (s *Store) Current(agent string) (*Version, error) {
 	root, err := s.root()
 	if err != nil {
@@ -338,6 +349,37 @@ func (s *Store) Current(agent string) (*Version, error) {
 }
 
 func (s *Store) current(root *fsroot.Root, agent string) (*Version, error) {
+	ns, err := s.versions(root, agent)
+	if err != nil || len(ns) == 0 {
+		return nil, err
+	}
+	for i := len(ns) - 1; i >= 0; i-- {
+		v, err := s.version(root, agent, ns[i])
+		if err != nil {
+			if i < len(ns)-1 && errors.Is(err, ErrBadVersion) {
+				continue // an older damaged json: not a version to give
+			}
+			return nil, err
+		}
+		if s.Check(context.Background(), agent, v).Approved {
+			return v, nil
+		}
+	}
+	return nil, nil
+}
+
+// Newest returns the agent's newest kept version, approved or not, or nil
+// when it has none.
+func (s *Store) Newest(agent string) (*Version, error) {
+	root, err := s.root()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return s.newest(root, agent)
+}
+
+func (s *Store) newest(root *fsroot.Root, agent string) (*Version, error) {
 	ns, err := s.versions(root, agent)
 	if err != nil || len(ns) == 0 {
 		return nil, err
@@ -421,13 +463,18 @@ func eventOf(v *Version) Event {
 	return e
 }
 
-// write writes version v (whose number is set) under the agent's lock:
+// write writes version v (whose number, text and approver are set) under
+// the agent's lock: its approval signed when signatures are required,
 // the text, then the json, then the history line; then it drops the
 // oldest versions beyond MaxVersions.
-func (s *Store) write(root *fsroot.Root, v *Version) error {
+func (s *Store) write(ctx context.Context, root *fsroot.Root, v *Version) error {
 	rel := s.agentRel(v.Agent)
 	v.Schema = store.VersionSchema
 	v.ContentSHA256 = sha([]byte(v.Text))
+	v.Approval = &Approval{By: v.ApprovedBy, Time: v.CreatedAt}
+	if err := s.sign(ctx, v); err != nil {
+		return err
+	}
 	for _, name := range []string{mdName(v.Version), jsonName(v.Version), store.HistoryFile} {
 		if err := regularOrMissing(root, rel+"/"+name); err != nil {
 			return err
@@ -532,6 +579,9 @@ func (s *Store) Approve(ctx context.Context, id, by string, now time.Time) (*Ver
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.canSign(); err != nil {
+		return nil, p, err
+	}
 	root, err := s.root()
 	if err != nil {
 		return nil, p, err
@@ -598,7 +648,7 @@ func (s *Store) Approve(ctx context.Context, id, by string, now time.Time) (*Ver
 	}
 	v := &Version{Agent: p.Agent, Version: n, CreatedAt: now, Kind: KindApproval, AppliedLessons: []string{p.ID},
 		Changes: changes, ApprovedBy: by, Previous: prev, Lines: lines, Text: text}
-	if err := s.write(root, v); err != nil {
+	if err := s.write(ctx, root, v); err != nil {
 		return nil, p, err
 	}
 	return applied(v)
@@ -717,6 +767,9 @@ func (s *Store) Rollback(ctx context.Context, agent string, to int, by, reason s
 		return nil, err
 	}
 	defer unlock()
+	if err := s.canSign(); err != nil {
+		return nil, err
+	}
 	ns, err := s.versions(root, agent)
 	if err != nil {
 		return nil, err
@@ -724,15 +777,26 @@ func (s *Store) Rollback(ctx context.Context, agent string, to int, by, reason s
 	if len(ns) == 0 {
 		return nil, fmt.Errorf("%s has no guardrails: %w", agent, ErrNoVersion)
 	}
-	cur, err := s.version(root, agent, ns[len(ns)-1])
+	cur, err := s.current(root, agent)
 	if err != nil {
 		return nil, err
 	}
+	if cur == nil {
+		return nil, fmt.Errorf("%s has no approved version to roll back from: %w", agent, ErrUnapproved)
+	}
 	if to == 0 {
-		if len(ns) < 2 {
-			return nil, fmt.Errorf("%s has only v%d: %w", agent, cur.Version, ErrNoVersion)
+		// The newest approved version before the current one.
+		for i := len(ns) - 1; i >= 0 && to == 0; i-- {
+			if ns[i] >= cur.Version {
+				continue
+			}
+			if v, err := s.version(root, agent, ns[i]); err == nil && s.Check(ctx, agent, v).Approved {
+				to = ns[i]
+			}
 		}
-		to = ns[len(ns)-2]
+		if to == 0 {
+			return nil, fmt.Errorf("%s has no approved version before v%d: %w", agent, cur.Version, ErrNoVersion)
+		}
 	}
 	if to == cur.Version {
 		return nil, fmt.Errorf("v%d is the current version: %w", to, ErrNoChange)
@@ -740,6 +804,10 @@ func (s *Store) Rollback(ctx context.Context, agent string, to int, by, reason s
 	target, err := s.version(root, agent, to)
 	if err != nil {
 		return nil, fmt.Errorf("%w (kept: %s)", err, keptList(ns))
+	}
+	if c := s.Check(ctx, agent, target); !c.Approved {
+		// Its text would come back approved by whoever rolls back.
+		return nil, fmt.Errorf("v%d is not approved: %s: %w", to, c.Why, ErrUnapproved)
 	}
 	if target.Text == cur.Text {
 		return nil, fmt.Errorf("v%d has the text of v%d: %w", to, cur.Version, ErrNoChange)
@@ -758,7 +826,7 @@ func (s *Store) Rollback(ctx context.Context, agent string, to int, by, reason s
 	v := &Version{Agent: agent, Version: n, CreatedAt: now.UTC(), Kind: KindRollback, AppliedLessons: []string{},
 		Changes: Changes(cur.Text, target.Text), ApprovedBy: by, Reason: oneLine(reason, 500), Previous: cur.Version, Restores: to,
 		Lines: append([]Line{}, target.Lines...), Text: target.Text}
-	if err := s.write(root, v); err != nil {
+	if err := s.write(ctx, root, v); err != nil {
 		return nil, err
 	}
 	return v, nil

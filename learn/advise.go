@@ -14,6 +14,7 @@ import (
 	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitrepo"
+	"github.com/orket/orket/internal/inert"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/scope"
@@ -335,10 +336,13 @@ func mainRoot(r *txn.Repo) string {
 // for the scope and the agent memory.
 func AdvisoriesMarkdown(rec *orket.Record, memory, guardrailsText string) string {
 	var b strings.Builder
-	clean := lessons.StripANSI
-	fmt.Fprintf(&b, "# orket advisories for run %s\n\nScope: %s. Verify profile: %s.\n\n", rec.RunID, strings.Join(rec.Request.Scope, ", "), rec.Request.Profile)
+	// Every field is one inert line (a line end in a remote record never
+	// starts a heading of its own); the guardrails and the memory are
+	// inert blocks.
+	clean := inert.Text
+	fmt.Fprintf(&b, "# orket advisories for run %s\n\nScope: %s. Verify profile: %s.\n\n", rec.RunID, clean(strings.Join(rec.Request.Scope, ", ")), clean(rec.Request.Profile))
 	if a := rec.Attempt; a != nil {
-		fmt.Fprintf(&b, "## Attempt %d at task %s (agent %s)\n\n", a.Number, a.Task, a.Agent)
+		fmt.Fprintf(&b, "## Attempt %d at task %s (agent %s)\n\n", a.Number, clean(a.Task), clean(a.Agent))
 		switch {
 		case len(a.Previous) == 0:
 			b.WriteString("No earlier attempt of this task was rejected.\n\n")
@@ -350,10 +354,10 @@ func AdvisoriesMarkdown(rec *orket.Record, memory, guardrailsText string) string
 		for i, p := range a.Previous {
 			fmt.Fprintf(&b, "%d. run %s: %s, score %d", i+1, p.RunID, p.Verdict, p.Score)
 			if p.FailedStep != "" {
-				fmt.Fprintf(&b, "; step `%s` failed", p.FailedStep)
+				fmt.Fprintf(&b, "; step `%s` failed", clean(p.FailedStep))
 			}
 			if len(p.Tags) > 0 {
-				fmt.Fprintf(&b, " (%s)", strings.Join(p.Tags, ", "))
+				fmt.Fprintf(&b, " (%s)", clean(strings.Join(p.Tags, ", ")))
 			}
 			fmt.Fprintf(&b, ": %s\n", clean(p.Summary))
 		}
@@ -385,10 +389,10 @@ func AdvisoriesMarkdown(rec *orket.Record, memory, guardrailsText string) string
 		fmt.Fprintf(&b, "## %d. %s\n\n", i+1, clean(a.Title))
 		fmt.Fprintf(&b, "Seen %d time(s), last %s; the step `%s` failed", a.Count, a.LastSeen.Format("2006-01-02"), clean(a.FailedCommand))
 		if a.FailedDir != "" {
-			fmt.Fprintf(&b, " in `%s`", a.FailedDir)
+			fmt.Fprintf(&b, " in `%s`", clean(a.FailedDir))
 		}
 		if len(a.Tags) > 0 {
-			fmt.Fprintf(&b, " (%s)", strings.Join(a.Tags, ", "))
+			fmt.Fprintf(&b, " (%s)", clean(strings.Join(a.Tags, ", ")))
 		}
 		b.WriteString(".\n")
 		if a.Stale {
@@ -420,7 +424,7 @@ func AdvisoriesMarkdown(rec *orket.Record, memory, guardrailsText string) string
 		if c.NotRequired != "" {
 			note = "; not required by this tree: " + c.NotRequired
 		}
-		fmt.Fprintf(&b, "- preflight %s: %s (%s%s)\n", state, clean(c.Detail), c.Source, note)
+		fmt.Fprintf(&b, "- preflight %s: %s (%s%s)\n", state, clean(c.Detail), clean(c.Source), clean(note))
 	}
 	if len(other) > 0 {
 		b.WriteString("\n## Earlier reviews\n\n")
@@ -428,15 +432,35 @@ func AdvisoriesMarkdown(rec *orket.Record, memory, guardrailsText string) string
 			fmt.Fprintf(&b, "- %s\n", clean(f.Text))
 		}
 	}
-	if g := rec.Guardrails; g != nil && guardrailsText != "" {
-		fmt.Fprintf(&b, "\n## Guardrails v%d of agent %s (%s), approved by a person\n\n", g.Version, g.Agent, g.File)
-		b.WriteString(guardrailsMarkdown(sectionsFor(clean(guardrailsText), rec.Request.Scope)))
+	if g := rec.Guardrails; g != nil && g.Version > 0 && guardrailsText != "" {
+		fmt.Fprintf(&b, "\n## Guardrails v%d of agent %s (%s), %s\n\n", g.Version, clean(g.Agent), clean(g.File), approvedBy(g))
+		b.WriteString(guardrailsMarkdown(sectionsFor(inert.Block(guardrailsText), rec.Request.Scope)))
 	}
 	if memory != "" {
 		b.WriteString("\n## Agent memory (" + store.RepoPath(store.MemoryFile) + ")\n\n")
-		b.WriteString(strings.TrimRight(clean(memory), "\n") + "\n")
+		b.WriteString(strings.TrimRight(inert.Block(memory), "\n") + "\n")
 	}
 	return b.String()
+}
+
+// approvedBy says who approved a guardrails version: the person, and
+// the clone when it came by sync; signed when its signature was checked.
+func approvedBy(g *orket.GuardrailsView) string {
+	s := "approved by " + inert.Text(g.ApprovedBy)
+	if g.Synced {
+		s += " on " + inert.Text(orDefault(g.Clone, "an unknown clone")) + " (it came by orket sync)"
+	}
+	if g.Signed {
+		s += ", signed"
+	}
+	return s
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // A PreflightRequest asks what orket run would warn about, changing

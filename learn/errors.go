@@ -42,6 +42,11 @@ func coded(err error) error {
 		p = orket.Problem{Code: orket.EUsage, Msg: err.Error(), Hint: `say why with --reason "..."`}
 	case errors.Is(err, guardrails.ErrNoChange):
 		p = orket.Problem{Code: orket.EUsage, Msg: "that version's text is the current text: " + err.Error(), Hint: "orket guardrails log lists the versions; name another with --to N"}
+	case errors.Is(err, guardrails.ErrNoSigner), errors.Is(err, guardrails.ErrSigning):
+		p = orket.Problem{Code: orket.EUsage, Msg: err.Error(),
+			Hint: "nothing was written; approvals are signed as git signs commits with ssh keys (docs/guardrails.md, Approvals and signatures)"}
+	case errors.Is(err, guardrails.ErrUnapproved):
+		p = orket.Problem{Code: orket.EUsage, Msg: err.Error(), Hint: "orket guardrails show N says why; roll back to an approved version"}
 	case errors.Is(err, guardrails.ErrBadVersion):
 		p = orket.Problem{Code: orket.EConfigInvalid, Msg: store.Dir + "/" + err.Error(),
 			Hint: "fix that file's JSON, or restore it (git show refs/orket/memory:guardrails/... after orket sync, or a backup); v<N>.md holds the text"}

@@ -3,16 +3,20 @@ package learn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	gitconfig "github.com/go-git/go-git/v5/config"
+
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/guardrails"
+	"github.com/orket/orket/internal/inert"
 	"github.com/orket/orket/redact"
 	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
@@ -46,9 +50,80 @@ func GuardrailsConfig(cfg *config.Config) guardrails.Config {
 }
 
 // openGuardrails returns the repository's guardrails store: the agents'
-// versions, the proposals, what runs were told and their votes.
+// versions (approved and checked as guardrails.require_signed says), the
+// proposals, what runs were told and their votes.
 func openGuardrails(repo *txn.Repo, cfg *config.Config) *guardrails.Store {
-	return guardrails.Open(OrketDir(repo), GuardrailsConfig(cfg))
+	st := guardrails.Open(OrketDir(repo), GuardrailsConfig(cfg))
+	st.Approvals = approvals(repo, cfg)
+	return st
+}
+
+// approvals is how this clone approves guardrails versions and checks
+// them: named by its host and main work tree; with require_signed, signed
+// by git's signing key (gpg.format ssh, user.signingkey, user.email as the
+// signer) and checked against guardrails.allowed_signers as HEAD commits
+// it.
+func approvals(repo *txn.Repo, cfg *config.Config) guardrails.Approvals {
+	host, _ := os.Hostname()
+	a := guardrails.Approvals{Clone: host + ":" + mainRoot(repo), Require: cfg.Guardrails.RequireSigned}
+	if !a.Require {
+		return a
+	}
+	allowed := cfg.Guardrails.AllowedSigners
+	if allowed == "" {
+		allowed = config.DefaultAllowedSigners
+	}
+	k := &guardrails.SSHKeygen{AllowedSigners: func() ([]byte, string, error) { return committedFile(repo, allowed) }}
+	a.Verifier = k
+	gc, err := repo.Git.ConfigScoped(gitconfig.SystemScope)
+	if err != nil {
+		a.Signer = noSigner{fmt.Errorf("%w: read git's configuration: %v", guardrails.ErrNoSigner, err)}
+		return a
+	}
+	gpg := gc.Raw.Section("gpg")
+	k.Program = gpg.Subsection("ssh").Option("program")
+	switch f := gpg.Option("format"); f {
+	case "ssh":
+		k.Key, k.Signer = gc.Raw.Section("user").Option("signingkey"), gc.User.Email
+		a.Signer = k
+	case "":
+		a.Signer = noSigner{fmt.Errorf("%w: set git's gpg.format to ssh and user.signingkey to your key (orket signs approvals with ssh keys)", guardrails.ErrNoSigner)}
+	default:
+		a.Signer = noSigner{fmt.Errorf("%w: gpg.format is %s, and orket signs approvals with ssh keys only: set gpg.format ssh and user.signingkey", guardrails.ErrNoSigner, f)}
+	}
+	return a
+}
+
+// noSigner is a signer that cannot sign, saying why.
+type noSigner struct{ err error }
+
+func (n noSigner) Principal() (string, error) { return "", n.err }
+func (n noSigner) Sign(context.Context, []byte) (*guardrails.Signature, error) {
+	return nil, n.err
+}
+
+// committedFile is a file of the repository as HEAD commits it (what a
+// person reviewed, not what an edit wrote into the work tree), and its
+// name for messages.
+func committedFile(repo *txn.Repo, rel string) ([]byte, string, error) {
+	name := rel + " at HEAD"
+	ref, err := repo.Git.Head()
+	if err != nil {
+		return nil, name, fmt.Errorf("no allowed-signers file: %s: HEAD: %v", name, err)
+	}
+	c, err := repo.Git.CommitObject(ref.Hash())
+	if err != nil {
+		return nil, name, fmt.Errorf("no allowed-signers file: %s: %v", name, err)
+	}
+	f, err := c.File(rel)
+	if err != nil {
+		return nil, name, fmt.Errorf("no allowed-signers file %s (commit one, or set guardrails.allowed_signers)", name)
+	}
+	text, err := f.Contents()
+	if err != nil {
+		return nil, name, fmt.Errorf("read %s: %v", name, err)
+	}
+	return []byte(text), name, nil
 }
 
 // guardrailsChecker checks what guardrail lines cite against the
@@ -97,7 +172,7 @@ func (r *run) prepareGuardrails(ctx context.Context) {
 	if !r.givenGuardrails() {
 		return
 	}
-	v, err := guardrailsView(ctx, r.Repo, openGuardrails(r.Repo, r.Config), r.checker(), r.Record.Request.Agent, false)
+	v, err := guardrailsView(ctx, r.Repo, openGuardrails(r.Repo, r.Config), r.checker(), r.Record.Request.Agent)
 	if err != nil {
 		r.Warn("cannot read the agent's guardrails: " + err.Error())
 		return
@@ -106,11 +181,10 @@ func (r *run) prepareGuardrails(ctx context.Context) {
 }
 
 // agentGuardrails are an agent's current guardrails as the loop holds
-// them: what a record or an agent is shown, where the text is and its
-// version.
+// them: what a record or an agent is shown, and the version (nil: none
+// approved).
 type agentGuardrails struct {
 	orket.GuardrailsView
-	path    string // File's absolute path
 	version *guardrails.Version
 }
 
@@ -127,49 +201,54 @@ func (g *agentGuardrails) view(text bool) *orket.GuardrailsView {
 	return &v
 }
 
-// guardrailsView reads an agent's current guardrails and checks what
-// they cite; write: also write the annotated copy when lines are demoted
-// (the file a run's ORKET_GUARDRAILS names). nil: the agent has none.
-func guardrailsView(ctx context.Context, repo *txn.Repo, st *guardrails.Store, ck *guardrails.Checker, agent string, write bool) (*agentGuardrails, error) {
+// guardrailsView reads an agent's current guardrails (its newest
+// approved version; the newer ones are listed as unapproved, with why)
+// and checks what they cite. Text is what an agent is given: inert
+// (control characters shown, never interpreted), demoted lines marked.
+// nil: the agent has no versions.
+func guardrailsView(ctx context.Context, repo *txn.Repo, st *guardrails.Store, ck *guardrails.Checker, agent string) (*agentGuardrails, error) {
 	if agent == "" {
 		agent = store.DefaultAgent
 	}
 	if _, err := os.Stat(filepath.Join(st.OrketDir, store.GuardrailsDir)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no agent has guardrails yet: nothing to read, and nothing is created
 	}
-	var p *guardrails.Prepared
-	if write {
-		var err error
-		if p, err = st.Prepare(ctx, agent, ck); err != nil || p == nil {
-			return nil, err
-		}
-	} else {
-		cur, err := st.Current(agent)
-		if err != nil || cur == nil {
-			return nil, err
-		}
-		p = &guardrails.Prepared{Agent: agent, Version: cur, Path: st.Path(agent, cur.Version), Text: cur.Text,
-			Evidence: ck.Check(ctx, cur.AllLines())}
-		for _, e := range p.Evidence {
-			if e.Demoted {
-				p.Demoted++
-			}
-		}
-		if p.Demoted > 0 {
-			p.Text = guardrails.Annotate(cur.Text, p.Evidence)
-		}
+	cur, err := st.Current(agent)
+	if err != nil {
+		return nil, err
 	}
-	if p.Demoted > 0 && !write {
-		// The file an edit would be given.
-		p.Path = filepath.Join(filepath.Dir(p.Path), store.CurrentView)
+	after := 0
+	if cur != nil {
+		after = cur.Version
 	}
-	v := &agentGuardrails{GuardrailsView: orket.GuardrailsView{Agent: agent, Version: p.Version.Version, File: orket.DisplayPath(repo, p.Path),
-		Text: p.Text, Rules: len(guardrails.Items(p.Version.Text))}, path: p.Path, version: p.Version}
-	for _, e := range p.Evidence {
+	unapproved, err := st.Unapproved(ctx, agent, after)
+	if err != nil {
+		return nil, err
+	}
+	if cur == nil && len(unapproved) == 0 {
+		return nil, nil
+	}
+	v := &agentGuardrails{GuardrailsView: orket.GuardrailsView{Agent: agent}}
+	for _, u := range unapproved {
+		v.Unapproved = append(v.Unapproved, orket.UnapprovedVersion{Version: u.Version, Why: u.Why})
+	}
+	if cur == nil {
+		return v, nil
+	}
+	c := st.Check(ctx, agent, cur)
+	ev := ck.Check(ctx, cur.AllLines())
+	text := cur.Text
+	for _, e := range ev {
 		if e.Demoted {
 			v.Demoted = append(v.Demoted, e.Why())
 		}
 	}
+	if len(v.Demoted) > 0 {
+		text = guardrails.Annotate(cur.Text, ev)
+	}
+	v.Version, v.File, v.Text, v.Rules = cur.Version, orket.DisplayPath(repo, st.Path(agent, cur.Version)), inert.Block(text), len(guardrails.Items(cur.Text))
+	v.ApprovedBy, v.Clone, v.Synced, v.Signed = c.By, c.Clone, c.Synced, c.Signed
+	v.version = cur
 	return v, nil
 }
 
@@ -187,14 +266,14 @@ func (r *run) exposeGuardrails(ctx context.Context) {
 		agent = store.DefaultAgent
 	}
 	st := openGuardrails(r.Repo, r.Config)
-	v, err := guardrailsView(ctx, r.Repo, st, r.checker(), agent, true)
+	v, err := guardrailsView(ctx, r.Repo, st, r.checker(), agent)
 	if err != nil {
 		r.Warn("cannot read the agent's guardrails: " + err.Error())
 	}
 	var version *guardrails.Version
 	r.Record.Guardrails = v.view(false)
-	if v != nil {
-		r.guardrailsText, r.guardrailsPath, version = v.Text, v.path, v.version
+	if v != nil && v.version != nil {
+		r.guardrailsText, version = v.Text, v.version
 	}
 	var folds []guardrails.Fold
 	for _, a := range r.Record.Advisories {

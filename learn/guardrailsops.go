@@ -161,13 +161,22 @@ func (g Guardrails) Reject(ctx context.Context, id, by, reason string, now time.
 // A GuardrailsShow is orket guardrails show: a version of an agent's
 // guardrails with its lines' votes and evidence (Version nil: none yet).
 type GuardrailsShow struct {
-	Code     orket.Code       `json:"code"`
-	Agent    string           `json:"agent"`
-	Version  *Version         `json:"version"`
+	Code    orket.Code `json:"code"`
+	Agent   string     `json:"agent"`
+	Version *Version   `json:"version"`
+	// Approval is what the version's approval is worth here: approved
+	// or not and why, who, on which clone, signed.
+	Approval ApprovalCheck `json:"approval"`
+	// Current is the version edit commands are given: the newest
+	// approved one (0: none).
+	Current  int              `json:"current"`
 	Text     string           `json:"text"`
 	Votes    map[string]Tally `json:"votes"`
 	Evidence []Evidence       `json:"evidence"`
 }
+
+// An ApprovalCheck is what a version's approval is worth on this clone.
+type ApprovalCheck = guardrails.ApprovalCheck
 
 // MarshalJSON leaves out what an agent without guardrails has not.
 func (s *GuardrailsShow) MarshalJSON() ([]byte, error) {
@@ -182,7 +191,9 @@ func (s *GuardrailsShow) MarshalJSON() ([]byte, error) {
 	return json.Marshal((*show)(s))
 }
 
-// Show reads version n of an agent's guardrails (0: the current one).
+// Show reads version n of an agent's guardrails (0: the newest, approved
+// or not), checks its approval, and names the version edit commands are
+// given.
 func (g Guardrails) Show(ctx context.Context, agent string, n int) (*GuardrailsShow, error) {
 	st := g.store()
 	res := &GuardrailsShow{Code: orket.OK, Agent: agent}
@@ -190,10 +201,18 @@ func (g Guardrails) Show(ctx context.Context, agent string, n int) (*GuardrailsS
 	if n > 0 {
 		res.Version, err = st.Version(agent, n)
 	} else {
-		res.Version, err = st.Current(agent)
+		res.Version, err = st.Newest(agent)
 	}
 	if err != nil || res.Version == nil {
 		return res, storeError(err)
+	}
+	res.Approval = st.Check(ctx, agent, res.Version)
+	cur, err := st.Current(agent)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	if cur != nil {
+		res.Current = cur.Version
 	}
 	if res.Votes, err = guardrails.OpenVotes(st.OrketDir).Tally(agent); err != nil {
 		return nil, storeError(err)

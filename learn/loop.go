@@ -45,8 +45,7 @@ type run struct {
 	red *redact.Redactor
 
 	guardCheck     *guardrails.Checker
-	guardrailsText string // the agent's guardrails as the edit reads them
-	guardrailsPath string // the file ORKET_GUARDRAILS names
+	guardrailsText string // the agent's approved guardrails as the edit reads them (inert)
 	guardVersion   *guardrails.Version
 	// exposure is what the edit was told, recorded; exposedTo the
 	// guardrails version it names (nil: none). The run's votes follow
@@ -84,14 +83,23 @@ func damagedText(file string, d []lessons.Damaged) string {
 // advisories file: ORKET_ADVISORIES and ORKET_GUARDRAILS.
 func (r *run) Brief(ctx context.Context) ([]string, func(), error) {
 	r.exposeGuardrails(ctx)
-	adv := filepath.Join(r.Repo.GitDir, "orket", "advisories-"+r.Record.RunID+".md")
-	if err := os.MkdirAll(filepath.Dir(adv), 0o755); err != nil {
+	dir := filepath.Join(r.Repo.GitDir, "orket")
+	adv := filepath.Join(dir, "advisories-"+r.Record.RunID+".md")
+	guard := filepath.Join(dir, "guardrails-"+r.Record.RunID+".md")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
-	done := func() { os.Remove(adv) }
+	done := func() { os.Remove(adv); os.Remove(guard) }
 	env := []string{"ORKET_ADVISORIES=" + adv}
-	if r.guardrailsPath != "" {
-		env = append(env, "ORKET_GUARDRAILS="+r.guardrailsPath)
+	if r.guardrailsText != "" {
+		// The edit reads the run's own copy of the version checked just
+		// now: a sync replacing v<N>.md meanwhile changes nothing it is
+		// given.
+		if err := os.WriteFile(guard, []byte(r.guardrailsText), 0o644); err != nil {
+			os.Remove(guard)
+			return nil, nil, err
+		}
+		env = append(env, "ORKET_GUARDRAILS="+guard)
 	}
 	md := AdvisoriesMarkdown(r.Record, memoryMarkdown(r.Repo), r.guardrailsText)
 	return env, done, os.WriteFile(adv, []byte(md), 0o644)

@@ -11,6 +11,7 @@ import (
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/feedback"
+	"github.com/orket/orket/internal/inert"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/redact"
@@ -171,7 +172,7 @@ func Memory(q MemoryQuery) (_ *MemoryView, err error) {
 	if adv, err := log.Advise(feedback.Query{Agent: q.Agent, Scope: q.Scope, Since: since}); err == nil && adv != nil {
 		v.Feedback = adv
 	}
-	g, err := guardrailsView(context.Background(), q.Repo, openGuardrails(q.Repo, q.Config), guardrailsChecker(q.Repo, q.Config), q.Agent, false)
+	g, err := guardrailsView(context.Background(), q.Repo, openGuardrails(q.Repo, q.Config), guardrailsChecker(q.Repo, q.Config), q.Agent)
 	if err != nil {
 		p := orket.Describe(coded(err))
 		v.Warnings = append(v.Warnings, fmt.Sprintf("the agent's guardrails are left out: %s: %s; %s", p.Code, p.Msg, p.Hint))
@@ -192,47 +193,50 @@ func Memory(q MemoryQuery) (_ *MemoryView, err error) {
 // Markdown is the view as an agent reads it (a hook's output, AGENTS.md).
 func (v *MemoryView) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# orket memory for agent %s", v.Agent)
+	// One inert line per field, inert blocks for the texts: what came
+	// from other clones is shown, never interpreted.
+	clean := inert.Text
+	fmt.Fprintf(&b, "# orket memory for agent %s", clean(v.Agent))
 	if len(v.Scope) > 0 {
-		fmt.Fprintf(&b, ", scope %s", strings.Join(v.Scope, ", "))
+		fmt.Fprintf(&b, ", scope %s", clean(strings.Join(v.Scope, ", ")))
 	}
 	b.WriteString("\n\nWhat earlier runs and reviews of this repository taught; read it before you plan. It is advice, not a rule.\n")
-	if g := v.Guardrails; g != nil {
-		fmt.Fprintf(&b, "\n## Guardrails v%d (%s), approved by a person\n\n", g.Version, g.File)
-		b.WriteString(guardrailsMarkdown(sectionsFor(lessons.StripANSI(g.Text), v.Scope)))
+	if g := v.Guardrails; g != nil && g.Version > 0 {
+		fmt.Fprintf(&b, "\n## Guardrails v%d (%s), %s\n\n", g.Version, clean(g.File), approvedBy(g))
+		b.WriteString(guardrailsMarkdown(sectionsFor(inert.Block(g.Text), v.Scope)))
 	}
 	if len(v.Patterns) > 0 {
 		b.WriteString("\n## Patterns in reviewers' rejections\n\n")
 		for _, p := range v.Patterns {
-			fmt.Fprintf(&b, "- %s: %d of %d rejections (%.0f%%): %s\n", p.Category, p.OccurrenceCount, p.TotalRejections, float64(p.Percentage), p.SuggestedCorrection)
+			fmt.Fprintf(&b, "- %s: %d of %d rejections (%.0f%%): %s\n", clean(string(p.Category)), p.OccurrenceCount, p.TotalRejections, float64(p.Percentage), clean(p.SuggestedCorrection))
 		}
 	}
 	if len(v.Feedback) > 0 {
 		b.WriteString("\n## Earlier reviews\n\n")
 		for _, f := range v.Feedback {
-			fmt.Fprintf(&b, "- %s\n", lessons.StripANSI(f.Text))
+			fmt.Fprintf(&b, "- %s\n", clean(f.Text))
 		}
 	}
 	if len(v.Advisories) > 0 {
 		b.WriteString("\n## Past failures of the checks\n\n")
 		for _, a := range v.Advisories {
-			fmt.Fprintf(&b, "- %s (seen %d time(s); `%s`)", lessons.StripANSI(a.Title), a.Count, lessons.StripANSI(a.FailedCommand))
+			fmt.Fprintf(&b, "- %s (seen %d time(s); `%s`)", clean(a.Title), a.Count, clean(a.FailedCommand))
 			if a.FirstError != "" {
-				fmt.Fprintf(&b, ": %s", lessons.StripANSI(a.FirstError))
+				fmt.Fprintf(&b, ": %s", clean(a.FirstError))
 			}
 			b.WriteString("\n")
 			for _, s := range a.SuggestedActions {
-				fmt.Fprintf(&b, "  - %s\n", lessons.StripANSI(s))
+				fmt.Fprintf(&b, "  - %s\n", clean(s))
 			}
 		}
 	}
 	for _, c := range v.Preflight {
 		if !c.OK {
-			fmt.Fprintf(&b, "- missing now: %s\n", c.Detail)
+			fmt.Fprintf(&b, "- missing now: %s\n", clean(c.Detail))
 		}
 	}
 	if v.Memory != "" {
-		fmt.Fprintf(&b, "\n## Agent memory (%s)\n\n%s", v.MemoryFile, strings.TrimRight(v.Memory, "\n")+"\n")
+		fmt.Fprintf(&b, "\n## Agent memory (%s)\n\n%s", clean(v.MemoryFile), strings.TrimRight(inert.Block(v.Memory), "\n")+"\n")
 	}
 	return b.String()
 }

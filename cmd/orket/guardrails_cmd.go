@@ -433,7 +433,9 @@ func guardrailsShowCommand(o *options, result *any) *cli.Command {
 				fmt.Fprintf(o.stdout, "agent %s has no guardrails yet (orket lessons review approves proposals)\n", agent)
 				return nil
 			}
-			fmt.Fprintf(o.stdout, "%s (v%d, %s by %s, %s)\n\n", gs.File(agent, v.Version), v.Version, v.Kind, inert.Text(v.ApprovedBy), v.CreatedAt.Format("2006-01-02 15:04"))
+			a := res.Approval
+			fmt.Fprintf(o.stdout, "%s (v%d, %s by %s, %s)\n", gs.File(agent, v.Version), v.Version, v.Kind, inert.Text(orDefault(a.By, v.ApprovedBy)), v.CreatedAt.Format("2006-01-02 15:04"))
+			fmt.Fprintln(o.stdout, approvalLine(a, v.Version, res.Current)+"\n")
 			fmt.Fprint(o.stdout, v.Text) // inert on stdout: a synced version may come from anyone who can push
 			var notes []string
 			for _, l := range v.AllLines() {
@@ -452,6 +454,35 @@ func guardrailsShowCommand(o *options, result *any) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// approvalLine says what a version's approval is worth here, and which
+// version edit commands are given.
+func approvalLine(a learn.ApprovalCheck, n, current int) string {
+	given := "no version is given to edit commands"
+	if current > 0 {
+		given = fmt.Sprintf("edit commands are given v%d", current)
+	}
+	if !a.Approved {
+		return fmt.Sprintf("UNAPPROVED: %s; it is never given to an edit command (%s)", inert.Text(a.Why), given)
+	}
+	s := "approved by " + inert.Text(a.By)
+	switch {
+	case a.Synced:
+		s += " on " + inert.Text(orDefault(a.Clone, "an unknown clone")) + " (it came by orket sync)"
+	default:
+		s += " on this clone"
+	}
+	if a.Signed {
+		s += "; signed by " + inert.Text(a.Signer) + ", checked against the allowed signers"
+	}
+	if a.Edited {
+		s += "; its text was edited after the approval"
+	}
+	if current != n {
+		s += "; " + given
+	}
+	return s
 }
 
 func guardrailsDiffCommand(o *options, result *any) *cli.Command {

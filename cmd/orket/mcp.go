@@ -285,7 +285,7 @@ func (s *mcpServer) guardrailsResource(context.Context, *mcp.ReadResourceRequest
 		return nil, fmt.Errorf("%s", orket.Describe(err).Line())
 	}
 	text := "No guardrails approved for agent " + s.agent + " yet.\n"
-	if g := v.Guardrails; g != nil {
+	if g := v.Guardrails; g != nil && g.Version > 0 {
 		text = g.Text
 	}
 	return markdownResource("orket://guardrails", text), nil

@@ -493,11 +493,19 @@ func (p *runPrinter) Advised(res *orket.Record) {
 		}
 	}
 	if g := res.Guardrails; g != nil {
-		s := fmt.Sprintf("  guardrails v%d of agent %s: %d rule(s), given as ORKET_GUARDRAILS (%s)", g.Version, g.Agent, g.Rules, g.File)
-		if len(g.Demoted) > 0 {
-			s += fmt.Sprintf("; %d demoted: %s", len(g.Demoted), inert.Text(strings.Join(g.Demoted, "; ")))
+		if g.Version > 0 {
+			s := fmt.Sprintf("  guardrails v%d of agent %s: %d rule(s), given as ORKET_GUARDRAILS (%s)", g.Version, g.Agent, g.Rules, g.File)
+			if g.Synced {
+				s += fmt.Sprintf("; approved by %s on %s", inert.Text(g.ApprovedBy), inert.Text(orDefault(g.Clone, "an unknown clone")))
+			}
+			if len(g.Demoted) > 0 {
+				s += fmt.Sprintf("; %d demoted: %s", len(g.Demoted), inert.Text(strings.Join(g.Demoted, "; ")))
+			}
+			p.line("%s", s)
 		}
-		p.line("%s", s)
+		for _, u := range g.Unapproved {
+			p.line("  %s guardrails v%d of agent %s is not approved, not given: %s (orket guardrails show %d)", p.paint(yellow, "!"), u.Version, g.Agent, inert.Text(u.Why), u.Version)
+		}
 	}
 	if a := res.Attempt; a != nil && len(a.Previous) > 0 {
 		last := a.Previous[len(a.Previous)-1]
