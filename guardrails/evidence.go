@@ -26,7 +26,6 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
-	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitdir"
 	"github.com/orket/orket/internal/gitignore"
 	"github.com/orket/orket/internal/gitrepo"
@@ -669,54 +668,4 @@ func Annotate(text string, ev []Evidence) string {
 		}
 	}
 	return join(raws, text)
-}
-
-// Prepared is what a run is given: the guardrails' version, the path of
-// the text to read (ORKET_GUARDRAILS) and the evidence of its lines.
-type Prepared struct {
-	Agent    string
-	Version  *Version
-	Path     string // v<N>.md, or current.md when lines are demoted
-	Text     string
-	Evidence []Evidence
-	Demoted  int
-}
-
-// Prepare checks the agent's current guardrails just before a run: when
-// a line is demoted it writes the annotated text to
-// .orket/guardrails/<agent>/current.md (atomically) and returns that
-// path, else the version's own file. It returns nil when the agent has
-// no guardrails.
-func (s *Store) Prepare(ctx context.Context, agent string, ck *Checker) (*Prepared, error) {
-	cur, err := s.Current(agent)
-	if err != nil || cur == nil {
-		return nil, err
-	}
-	p := &Prepared{Agent: agent, Version: cur, Path: s.Path(agent, cur.Version), Text: cur.Text}
-	if ck != nil {
-		p.Evidence = ck.Check(ctx, cur.AllLines())
-	}
-	for _, e := range p.Evidence {
-		if e.Demoted {
-			p.Demoted++
-		}
-	}
-	if p.Demoted == 0 {
-		return p, nil
-	}
-	p.Text = Annotate(cur.Text, p.Evidence)
-	root, err := s.root()
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	rel := s.agentRel(agent) + "/" + store.CurrentView
-	if err := regularOrMissing(root, rel); err != nil {
-		return nil, err
-	}
-	if err := root.WriteFile(rel, []byte(p.Text), 0o644, fsroot.Options{}); err != nil {
-		return nil, err
-	}
-	p.Path = filepath.Join(s.OrketDir, filepath.FromSlash(rel))
-	return p, nil
 }

@@ -108,9 +108,9 @@ func generate(b *testing.B, path string, n int) int64 {
 		sc := scopes[rng.Intn(len(scopes))]
 		l := &Lesson{SchemaVersion: store.LessonSchema, ID: fmt.Sprintf("%032x", i), CreatedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute),
 			Request: Request{EditSource: "command", Argv: []string{"agent", "-p", "fix the handler"}, Scope: sc, VerifyProfile: "quick"},
-			Repo:   RepoContext{HeadPre: "41eef37a0c5d3f0c4a3b2b1e0f9d8c7b6a5f4e3d", HeadPost: "41eef37a0c5d3f0c4a3b2b1e0f9d8c7b6a5f4e3d"},
-			Plan:   Plan{TouchSet: []string{sc[0] + "/server.go", sc[0] + "/handler.go"}, TouchCount: 2},
-			Verify: Verify{Profile: "quick", Commands: []string{"go vet ./...", "go test ./..."}, FailedStep: "test", FailedCommand: fl.cmd, ExitCode: 1, OutputTail: line[:tail], OutputBytes: int64(tail * 3), DurationMS: 4120},
+			Repo:    RepoContext{HeadPre: "41eef37a0c5d3f0c4a3b2b1e0f9d8c7b6a5f4e3d", HeadPost: "41eef37a0c5d3f0c4a3b2b1e0f9d8c7b6a5f4e3d"},
+			Plan:    Plan{TouchSet: []string{sc[0] + "/server.go", sc[0] + "/handler.go"}, TouchCount: 2},
+			Verify:  Verify{Profile: "quick", Commands: []string{"go vet ./...", "go test ./..."}, FailedStep: "test", FailedCommand: fl.cmd, ExitCode: 1, OutputTail: line[:tail], OutputBytes: int64(tail * 3), DurationMS: 4120},
 			Classification: Classification{Tags: []string{fl.tag}, Confidence: 0.9, FirstError: fl.first,
 				Signals: []classify.Signal{{Source: "regex", Rule: "r." + fl.tag, Tag: fl.tag, Match: fl.first}}},
 			Advice:  classify.Advice{Title: "Title for " + fl.tag, Summary: "summary", SuggestedActions: []string{"do the thing"}, PreflightChecks: []preflight.Check{{Type: preflight.EnvVarPresent, Name: "DATABASE_URL"}}},

@@ -19,7 +19,7 @@
 //	  memory/AGENT_MEMORY.md      the agent memory a person reads and edits
 //	  memory/passing/             each step's last passing output
 //	  guardrails/<agent>/vN.md    approved rules, vN.json (VersionSchema),
-//	                              history.jsonl (HistorySchema), current.md
+//	                              history.jsonl (HistorySchema)
 //	  rejected/                   changes a reviewer rejected, and files
 //	                              people drop there; rejected/done/ once reviewed
 //	  runs/<run-id>.json          run records (RunSchema), runs/<run-id>/change.patch
@@ -76,7 +76,6 @@ const (
 // The files of an agent's guardrails directory (GuardrailsDir/<agent>).
 const (
 	HistoryFile = "history.jsonl"
-	CurrentView = "current.md" // the current version with demoted lines marked
 )
 
 // The schema strings records carry in their schema_version.

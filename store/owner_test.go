@@ -18,7 +18,7 @@ import (
 func TestOnlyStoreNamesTheState(t *testing.T) {
 	var names []string
 	for _, n := range []string{LessonsFile, EvaluationsFile, TasksFile, FeedbackFile, ProposalsFile, ExposuresFile,
-		VotesFile, MemoryFile, PassingDir, GuardrailsDir, RejectedDir, RejectedDone, RunsDir, EscalationsDir, HistoryFile, CurrentView} {
+		VotesFile, MemoryFile, PassingDir, GuardrailsDir, RejectedDir, RejectedDone, RunsDir, EscalationsDir, HistoryFile} {
 		if strings.ContainsAny(n, "/.") { // "runs" or "rejected" alone are words too
 			names = append(names, regexp.QuoteMeta(n))
 		}
