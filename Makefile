@@ -45,7 +45,7 @@ race_pkgs     = $(shell $(GO) list $(RACE_PKGS))
 plain_pkgs    = $(filter-out $(race_pkgs),$(shell $(GO) list ./...))
 TEST_TIMEOUT ?= 15m
 LONG_TIMEOUT ?= 60m
-LONG_TESTS   := TestBarrierSuite|TestRevertRestoresEverything|TestRecoverFromRef|TestHostileEdits|TestPlainGitRestore|TestSSH|TestEightClones|TestHugeOutputKeepsATail|TestCrashPoints|TestAttemptCountSurvivesKills|TestRejectSurvivesKills|TestRejectAsksOnATerminal|TestConcurrentAppenders|TestLongLineCuts|TestWriter200MB
+LONG_TESTS   := TestBarrierSuite|TestRevertRestoresEverything|TestRecoverFromRef|TestHostileEdits|TestPlainGitRestore|TestSSH|TestEightClones|TestHugeOutputKeepsATail|TestCrashPoints|TestAttemptCountSurvivesKills|TestRejectSurvivesKills|TestSyncPullSurvivesKills|TestRejectAsksOnATerminal|TestConcurrentAppenders|TestLongLineCuts|TestWriter200MB
 LONG_FUZZTIME ?= 20s
 
 race:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/testhook"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verdict"
 )
@@ -150,7 +151,10 @@ func ResolveTask(a TaskAction) (_ *TaskResult, err error) {
 	if agentState, err := store.State(a.Task, st.Escalation.Agent); err == nil {
 		res.Cleared = len(agentState.Attempts)
 	}
-	return res, store.Event(&verdict.TaskEvent{Time: a.Now.UTC(), Type: verdict.EventResolve, Task: a.Task, Reason: a.Reason, By: a.By})
+	testhook.Point("resolve:before-event")
+	err = store.Event(&verdict.TaskEvent{Time: a.Now.UTC(), Type: verdict.EventResolve, Task: a.Task, Reason: a.Reason, By: a.By})
+	testhook.Point("resolve:after-event")
+	return res, err
 }
 
 // ResetTask starts an agent's count (every agent's, when none is named)

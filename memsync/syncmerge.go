@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/orket/orket/internal/flock"
+	"github.com/orket/orket/internal/testhook"
 	"github.com/orket/orket/store"
 )
 
@@ -210,6 +211,7 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 	if err := s.objs.sync(); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("sync the memory's objects: %w", err)
 	}
+	testhook.Point("sync:objects-synced")
 
 	// Write back: the memory first (a person may be saving it: if so,
 	// start over with nothing written), then the logs, the guardrails,
@@ -217,6 +219,7 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 	if err := mp.write(s); err != nil {
 		return plumbing.ZeroHash, err
 	}
+	testhook.Point("sync:memory-written")
 	writes, inPlace := len(gp.writes) > 0, false
 	for _, p := range plans {
 		writes = writes || p.write_
@@ -226,6 +229,7 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 		if err := saveJSON(s.root, journalFile, journal{Commit: next.String()}); err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("write the sync journal: %w", err)
 		}
+		testhook.Point("sync:journal-written")
 	}
 	nst := &state{Version: stateVersion, Commit: next.String(), Logs: map[string]*logState{}, Infos: map[string]shardInfo{}}
 	for _, p := range plans {
@@ -234,6 +238,7 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 			return plumbing.ZeroHash, fmt.Errorf("write %s: %w", p.log.Name, err)
 		}
 		nst.Logs[p.log.Name] = ls
+		testhook.Point("sync:log-written")
 		if s.o.Retention.Logs != (store.Retention{}) {
 			for _, sh := range ls.Shards {
 				if in, ok := in.infos[sh.Blob]; ok {
@@ -250,6 +255,7 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 	if err := gp.write(s); err != nil {
 		return plumbing.ZeroHash, err
 	}
+	testhook.Point("sync:guardrails-written")
 	// The state need not be durable: one that does not match costs a
 	// slow sync, never a record.
 	if in.st == nil || writes || next != in.base || !sameState(in.st, nst) {
@@ -265,6 +271,7 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 		if err := s.store.CheckAndSetReference(plumbing.NewHashReference(plumbing.ReferenceName(RefName), next), old); err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("update %s: %w", RefName, err)
 		}
+		testhook.Point("sync:ref-updated")
 	}
 	if inPlace || !in.journal.IsZero() {
 		if err := removeFile(s.root, journalFile); err != nil {
