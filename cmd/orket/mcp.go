@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
@@ -54,6 +55,10 @@ count attempts as orket run does. See docs/integrations.md.`,
 // the command line: each call reads orket.yaml afresh, and a run is
 // orket.Execute with learning, as orket run's is.
 type mcpServer struct {
+	// mu serves one call at a time: the SDK runs each on a goroutine of
+	// its own, and the repository handle is not shared between them.
+	// (Two servers on one repository wait on its lock.)
+	mu      sync.Mutex
 	o       *options
 	repo    *orket.Repo
 	scope   scope.Scope // what every call may write, at most
@@ -163,13 +168,29 @@ func (s *mcpServer) callScope(given []string) ([]string, error) {
 }
 
 // within reports whether everything pattern p can name lies inside the
-// server's scope: a path the scope contains, or a glob whose fixed part
-// is one.
+// server's scope: p is one of the server's patterns, or everything below
+// p's fixed part (a directory's whole tree) lies below a directory the
+// server's scope holds whole (a literal pattern, or one ending in /**).
+// A glob of the server's such as pkg/* holds no directory whole: a call
+// may only repeat it.
 func (s *mcpServer) within(p string) bool {
-	if base := scope.Base(p); base != p {
-		return base != "" && s.scope.Contains(base) && !strings.Contains(p, "..")
+	if strings.Contains(p, "..") {
+		return false
 	}
-	return s.scope.Contains(p)
+	base := scope.Base(p)
+	for _, sp := range s.scope.Patterns() {
+		if p == sp {
+			return true
+		}
+		dir := strings.TrimSuffix(sp, "/**")
+		if scope.Base(dir) != dir || dir == "" {
+			continue // a glob: it holds no directory whole
+		}
+		if base != "" && (base == dir || strings.HasPrefix(base, dir+"/")) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *mcpServer) env() orket.Env {
@@ -193,6 +214,8 @@ func (s *mcpServer) run(ctx context.Context, edit orket.Edit, scopes []string, p
 }
 
 func (s *mcpServer) applyPatch(ctx context.Context, _ *mcp.CallToolRequest, in patchInput) (*mcp.CallToolResult, any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	scopes, err := s.callScope(in.Scope)
 	if err != nil {
 		return toolResult(nil, err), nil, nil
@@ -206,11 +229,15 @@ func (s *mcpServer) applyPatch(ctx context.Context, _ *mcp.CallToolRequest, in p
 }
 
 func (s *mcpServer) verify(ctx context.Context, _ *mcp.CallToolRequest, in verifyInput) (*mcp.CallToolResult, any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	res, err := s.run(ctx, orket.VerifyOnly{Base: in.Base}, s.scope.Patterns(), in.Profile, "", "")
 	return res, nil, err
 }
 
 func (s *mcpServer) preflight(_ context.Context, _ *mcp.CallToolRequest, in scopeInput) (*mcp.CallToolResult, any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	scopes, err := s.callScope(in.Scope)
 	if err != nil {
 		return toolResult(nil, err), nil, nil
@@ -232,6 +259,8 @@ func (s *mcpServer) memoryView(scopes []string) (*learn.MemoryView, error) {
 }
 
 func (s *mcpServer) memory(_ context.Context, _ *mcp.CallToolRequest, in scopeInput) (*mcp.CallToolResult, any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	scopes, err := s.callScope(in.Scope)
 	if err != nil {
 		return toolResult(nil, err), nil, nil
@@ -248,6 +277,8 @@ type taskView struct {
 }
 
 func (s *mcpServer) task(_ context.Context, _ *mcp.CallToolRequest, in taskInput) (*mcp.CallToolResult, any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if in.Task == "" {
 		return toolResult(nil, orket.Errorf(orket.EUsage, "name the task, as the runs name it", "task: no task named")), nil, nil
 	}
@@ -272,6 +303,8 @@ func (s *mcpServer) task(_ context.Context, _ *mcp.CallToolRequest, in taskInput
 }
 
 func (s *mcpServer) memoryResource(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	v, err := s.memoryView(s.scope.Patterns())
 	if err != nil {
 		return nil, fmt.Errorf("%s", orket.Describe(err).Line())
@@ -280,6 +313,8 @@ func (s *mcpServer) memoryResource(context.Context, *mcp.ReadResourceRequest) (*
 }
 
 func (s *mcpServer) guardrailsResource(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	v, err := s.memoryView(s.scope.Patterns())
 	if err != nil {
 		return nil, fmt.Errorf("%s", orket.Describe(err).Line())

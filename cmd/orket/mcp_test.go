@@ -233,3 +233,27 @@ func TestMCPTwoClients(t *testing.T) {
 		t.Errorf("verifications overlapped: %v\n%s", events, data)
 	}
 }
+
+// TestMCPGlobScope: a server started with a glob scope (pkg/*, the files
+// directly in pkg) holds no directory whole: a call may repeat the glob,
+// never name a directory or a deeper glob under it.
+func TestMCPGlobScope(t *testing.T) {
+	bin := orketBinary(t)
+	dir := mcpRepo(t, filepath.Join(t.TempDir(), "log"))
+	shell(t, dir, "mkdir -p pkg/sub && printf 'deep\\n' > pkg/sub/f.txt && git add -A && git commit -qm sub")
+	cs := connect(t, bin, dir, "--scope", "pkg/*")
+	before := fingerprintOf(t, dir)
+	for _, wide := range [][]string{{"pkg/sub"}, {"pkg/sub/**"}, {"pkg/**"}, {"pkg"}} {
+		v, isErr := call(t, cs, "apply_patch", map[string]any{"patch": patchOf("pkg/sub/f.txt", "deep", "widened"), "scope": wide})
+		if !isErr || v["code"] != "E_WRITE_OUT_OF_SCOPE" {
+			t.Errorf("scope %v under the server's pkg/*: error %v, %v", wide, isErr, v)
+		}
+	}
+	if fingerprintOf(t, dir) != before {
+		t.Fatal("a call outside the server's glob scope changed the tree")
+	}
+	v, isErr := call(t, cs, "apply_patch", map[string]any{"patch": patchOf("pkg/b.txt", "two", "three"), "scope": []string{"pkg/*"}})
+	if isErr || v["code"] != "OK" {
+		t.Errorf("the server's own glob: error %v, %v", isErr, v)
+	}
+}
