@@ -68,6 +68,16 @@ func (r *run) baseline(ctx context.Context, cause error, saved string) error {
 	if len(steps) == 0 {
 		return nil
 	}
+	t := r.req.Env.Now()
+	b := &BaselineRun{}
+	for _, s := range steps {
+		b.Steps = append(b.Steps, s.Name)
+	}
+	cache := r.baselineCache()
+	key := r.baselineKey(steps)
+	hit := cache.find(key, t)
+	// Slow steps are run again only within verify.baseline_max; a cached
+	// result of them is reused whatever they took.
 	var took int64
 	for _, s := range r.rec.Steps {
 		for _, c := range steps {
@@ -76,21 +86,14 @@ func (r *run) baseline(ctx context.Context, cause error, saved string) error {
 			}
 		}
 	}
-	if time.Duration(took)*time.Millisecond > r.baselineMax {
+	if hit == nil && time.Duration(took)*time.Millisecond > r.baselineMax {
 		for _, s := range vf.Failed {
 			s.Baseline = "not run again: its steps took longer than verify.baseline_max (" + r.baselineMax.String() + ")"
 		}
 		return nil
 	}
-	t := r.req.Env.Now()
-	b := &BaselineRun{}
-	for _, s := range steps {
-		b.Steps = append(b.Steps, s.Name)
-	}
 	r.rec.Baseline = b
-	cache := r.baselineCache()
-	key := r.baselineKey(steps)
-	if hit := cache.find(key); hit != nil {
+	if hit != nil {
 		b.CachedFrom = hit.RunID
 		r.judgeBaseline(vf.Failed, hit.results(), false)
 		b.Red = failsWithoutChange(vf.Failed)
@@ -156,6 +159,8 @@ func (r *run) judgeBaseline(failed, results []*verify.StepResult, raw bool) {
 	for _, s := range failed {
 		res := byName[s.Name]
 		switch {
+		case res == nil && broke == "":
+			s.Baseline = "not run again: interrupted"
 		case res == nil:
 			s.Baseline = "not reached: step " + broke + " fails without the change"
 		case res.Interrupted:
@@ -225,7 +230,9 @@ func (r *run) baselineKey(steps []config.Step) string {
 // the tree content names, run with o, in the repository at root.
 func baselineKeyOf(tree plumbing.Hash, prof *config.Resolved, steps []config.Step, o verify.Options, root string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "tree %s\nfail_fast %v parallel %v\n", tree, prof.FailFast, prof.Parallel)
+	// The tail's bounds too: a cached tail cut shorter would make every
+	// line of a longer one look new.
+	fmt.Fprintf(h, "tree %s\nfail_fast %v parallel %v\ntail %+v\n", tree, prof.FailFast, prof.Parallel, o.Tail)
 	for _, s := range steps {
 		def, _ := json.Marshal(s)
 		fmt.Fprintf(h, "step %s %v\n", def, o.Skip[s.Name] || !verify.WhenMatches(s, o.TouchSet))
@@ -277,6 +284,12 @@ func program(s config.Step, repo string) string {
 // baselineCacheSize bounds the baseline cache: its newest entries stay.
 const baselineCacheSize = 200
 
+// baselineTTL is how long a cached baseline is reused: what its key
+// cannot see (a service started, a dependency installed in an ignored
+// directory) changes a result too, and the cache is for the failures of
+// one stretch of work. orket task resolve empties the cache.
+const baselineTTL = time.Hour
+
 // A baselineCache keeps the baselines of a work tree's runs
 // (.orket/cache/baselines.jsonl), each under its key: a failure of the
 // same steps on the same tree in the same environment reuses one.
@@ -305,9 +318,10 @@ func (r *run) baselineCache() *baselineCache {
 	return &baselineCache{log: &store.Log{Path: store.Path(filepath.Join(r.req.Repo.Root, store.Dir), store.BaselinesFile)}}
 }
 
-// find returns the newest entry under key; nil when there is none (or the
-// cache cannot be read: the steps then run).
-func (c *baselineCache) find(key string) *baselineEntry {
+// find returns the newest entry under key younger than baselineTTL at
+// now; nil when there is none (or the cache cannot be read: the steps
+// then run).
+func (c *baselineCache) find(key string, now time.Time) *baselineEntry {
 	if key == "" {
 		return nil
 	}
@@ -317,7 +331,7 @@ func (c *baselineCache) find(key string) *baselineEntry {
 			return nil
 		}
 		var e baselineEntry
-		if json.Unmarshal(line, &e) == nil && e.Key == key && e.Schema == store.BaselineSchema {
+		if json.Unmarshal(line, &e) == nil && e.Key == key && e.Schema == store.BaselineSchema && now.Sub(e.Time) < baselineTTL {
 			hit = &e
 		}
 		return nil
@@ -346,8 +360,24 @@ func SeedBaseline(repo *Repo, prof *config.Resolved, o verify.Options, results [
 		err = ensureOrketDir(root)
 	}
 	for i := 0; err == nil && i < len(results) && i < len(prof.Steps); i++ {
+		if prof.Parallel && i < len(prof.Steps)-1 {
+			// Run in parallel, a later step's failure may have cut an
+			// earlier one short: only the whole profile's result is kept.
+			continue
+		}
 		key := baselineKeyOf(tree, prof, prof.Steps[:i+1], o, repo.Root)
 		err = cache.add(newBaselineEntry(key, runID, now, results[:i+1]), now)
+	}
+	return err
+}
+
+// ClearBaselines empties the baseline cache of the work tree at repo: a
+// person's word that what failed without any change is mended (orket task
+// resolve).
+func ClearBaselines(repo *Repo) error {
+	err := os.Remove(store.Path(filepath.Join(repo.Root, store.Dir), store.BaselinesFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
 	return err
 }

@@ -3,8 +3,10 @@ package orket
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/txn"
 )
 
 // BenchmarkBaselineCached measures what the baseline costs a failure of
@@ -68,4 +70,40 @@ func BenchmarkKeptRun(b *testing.B) {
 			b.Fatalf("%v %v", rec, err)
 		}
 	}
+}
+
+// TestCleanTreeContent: the name of a clean tree's content that orket
+// doctor seeds the baseline cache under is the one a run's snapshot of
+// that tree gets, so that the run finds what doctor measured.
+func TestCleanTreeContent(t *testing.T) {
+	repo, _ := testRepo(t)
+	sh(t, repo.Root, "git add -A && git commit -qm clean")
+	tx, err := repo.Begin(txn.Start{RunID: "t", Command: "test", Time: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	r := &run{req: Request{Repo: repo}}
+	got := r.snapshotContent(tx.Snapshot().Commit)
+	if err := tx.End(); err != nil {
+		t.Fatal(err)
+	}
+	head, err := repo.Git.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := cleanTreeContent(r.treeOfCommit(head.Hash())); got != want || got.IsZero() {
+		t.Errorf("a clean snapshot's content is %s, cleanTreeContent of HEAD's tree %s", got, want)
+	}
+	// A dirty tree is another content.
+	sh(t, repo.Root, "echo dirty >> pkg/a.txt")
+	tx, err = repo.Begin(txn.Start{RunID: "t2", Command: "test", Time: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	if dirty := r.snapshotContent(tx.Snapshot().Commit); dirty == got {
+		t.Error("a dirty tree has the clean tree's content name")
+	}
+	tx.End()
 }

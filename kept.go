@@ -91,6 +91,11 @@ func (r *run) recordKept() error {
 			k.Index = nil // a --worktree candidate's index is HEAD's: as Before
 		} else if e, ok := snap.IndexEntry(p); ok {
 			k.Index = &FileState{OID: e.OID.String(), Mode: e.Mode.String()}
+			if f == nil || e.OID != f.OID {
+				// A staged content the work tree did not hold: kept
+				// reachable too, so a gc cannot take it before a reject.
+				before["orket-index/"+p] = e.OID
+			}
 		}
 		if k.After, err = stateOf(root, p); err != nil {
 			return err

@@ -502,7 +502,9 @@ func markReviewed(tasks string, runs []Run) error {
 		}
 	})
 	for i := range runs {
-		if reviewed[runs[i].RunID] {
+		// A run verification rejected (kept with --keep-on-fail) is
+		// counted there already.
+		if reviewed[runs[i].RunID] && !runs[i].Failed() {
 			runs[i].Reviewed = true
 		}
 	}

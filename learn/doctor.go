@@ -119,9 +119,17 @@ func Doctor(ctx context.Context, req DoctorRequest) (_ *DoctorReport, err error)
 	if ctx.Err() != nil {
 		return nil, orket.Errorf(orket.EInterrupted, "run orket doctor again", "orket doctor was interrupted")
 	}
+	// The copy's path in the output is the work tree's to a run.
+	real, _ := filepath.EvalSymlinks(copyDir)
+	for _, res := range results {
+		res.OutputTail = strings.ReplaceAll(res.OutputTail, copyDir, repo.Root)
+		if real != "" && real != copyDir {
+			res.OutputTail = strings.ReplaceAll(res.OutputTail, real, repo.Root)
+		}
+	}
 	rep.addSteps(results)
 	o.Root = repo.Root
-	if err := orket.SeedBaseline(repo, prof, o, results, "doctor-"+req.Env.Now().UTC().Format("20060102T150405Z"), req.Env.Now()); err != nil {
+	if err := seedBaseline(ctx, repo, prof, o, results, req.Env.Now()); err != nil {
 		rep.Warnings = append(rep.Warnings, "could not keep the result as the baseline of a clean tree: "+err.Error())
 	}
 	rep.missingTools(repo.Root, prof)
@@ -184,6 +192,18 @@ func (rep *DoctorReport) missingTools(root string, prof *config.Resolved) {
 			rep.Problems = append(rep.Problems, "step "+s.Name+" runs "+name+", which is not installed")
 		}
 	}
+}
+
+// seedBaseline keeps doctor's result as the baseline of the clean tree,
+// under the repository's lock: .orket is part of a running transaction,
+// which must not see it change.
+func seedBaseline(ctx context.Context, repo *txn.Repo, prof *config.Resolved, o verify.Options, results []*verify.StepResult, now time.Time) error {
+	unlock, err := repo.Lock(ctx, false, true, txn.Holder{RunID: "doctor", PID: os.Getpid(), Started: now, Command: "orket doctor"})
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return orket.SeedBaseline(repo, prof, o, results, "doctor-"+now.UTC().Format("20060102T150405Z"), now)
 }
 
 // A NotReadyError is orket doctor's finding that the repository is not

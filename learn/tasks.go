@@ -43,6 +43,8 @@ type TaskResult struct {
 	Escalation *orket.Escalation `json:"escalation,omitempty"`
 	// Applied names the paths --apply wrote back.
 	Applied []string `json:"applied,omitempty"`
+	// Warnings are what went wrong without changing the outcome.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // TaskStatus is a task as orket task list shows it, per agent.
@@ -154,6 +156,13 @@ func ResolveTask(a TaskAction) (_ *TaskResult, err error) {
 	testhook.Point("resolve:before-event")
 	err = store.Event(&verdict.TaskEvent{Time: a.Now.UTC(), Type: verdict.EventResolve, Task: a.Task, Reason: a.Reason, By: a.By})
 	testhook.Point("resolve:after-event")
+	if err == nil {
+		// What failed without any change is mended, the person says: the
+		// baselines cached before are not to be reused.
+		if cerr := orket.ClearBaselines(a.Repo); cerr != nil {
+			res.Warnings = append(res.Warnings, "could not empty the baseline cache: "+cerr.Error())
+		}
+	}
 	return res, err
 }
 

@@ -109,12 +109,8 @@ func (s *Snapshot) IndexEntry(p string) (*File, bool) {
 	if s.idx == nil {
 		return nil, false
 	}
-	list := s.idx.list
-	i := sort.Search(len(list), func(i int) bool { return list[i].Name >= p })
-	for ; i < len(list) && list[i].Name == p; i++ {
-		if e := &list[i]; e.Stage == 0 && !e.IntentToAdd {
-			return &File{Mode: e.Mode, OID: e.Hash}, true
-		}
+	if e := s.idx.entry(p); e != nil {
+		return &File{Mode: e.Mode, OID: e.Hash}, true
 	}
 	return nil, false
 }

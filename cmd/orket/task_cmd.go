@@ -213,6 +213,9 @@ func taskDone(o *options, result *any, res *learn.TaskResult, err error, format 
 	if !o.json {
 		fmt.Fprintf(o.stdout, format+"\n", res.Cleared)
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(o.stderr, "orket: warning: "+w)
+	}
 	return nil
 }
 
