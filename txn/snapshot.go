@@ -267,6 +267,9 @@ func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ii.conv, err = r.readConversions(ii); err != nil {
+		return nil, err
+	}
 	lap("index")
 	sc, err := r.newScanner(ii)
 	if err != nil {
@@ -327,16 +330,29 @@ func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 		// those only the ones the last snapshot did not read as they are.
 		toHash = cache.reuse(pre, v.unknown)
 	}
-	for _, p := range v.attrs {
-		if err := checkAttributes(filepath.Join(r.Root, filepath.FromSlash(p)), p); err != nil {
-			w.close()
-			return nil, err
-		}
-	}
 	root, err := r.FS()
 	if err != nil {
 		w.close()
 		return nil, err
+	}
+	// A .gitattributes the index does not track converts too: what the
+	// index vouched for below it is read after all.
+	attrs := v.attrs
+	for p := range pre.Ignored {
+		if baseName(p) == ".gitattributes" {
+			attrs = append(attrs, p)
+		}
+	}
+	if added := ii.conv.addFound(root, attrs); added != nil {
+		unknown := setOf(v.unknown)
+		for p, f := range pre.Files {
+			if !unknown[p] && below(added, p) {
+				f.OID = plumbing.ZeroHash
+				v.unknown = append(v.unknown, p)
+				toHash = append(toHash, p)
+			}
+		}
+		sort.Strings(v.unknown)
 	}
 	if err := hashAll(root, pre, toHash); err != nil {
 		w.close()
@@ -375,7 +391,7 @@ func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 	}
 	m.Perms = s.perms
 	for _, p := range stored {
-		if !scope.Reserved(p) {
+		if !scope.Reserved(p) && ii.gitReports(p, pre.Files[p]) {
 			s.dirty = true
 			break
 		}
