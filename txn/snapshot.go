@@ -575,7 +575,8 @@ func (r *Repo) indexBlob(ow *objectWriter, gs *gitState) (plumbing.Hash, error) 
 //
 //	index        the index file as it was
 //	worktree/    every file the index does not hold (untracked, modified)
-//	deleted      tracked paths absent from the tree, one per line
+//	deleted      tracked paths absent from the tree (skip-worktree ones
+//	             too), one per line
 //	empty-dirs   empty directories, one per line
 //	perms        permission bits that are not 644 or 755: "mode path" lines
 //	refs         HEAD and every local branch and tag: "id name" lines
@@ -607,7 +608,7 @@ func (w *objectWriter) snapshotCommit(m *manifest, stored []string, pre *Tree, g
 		return err
 	}
 	for name, b := range map[string][]byte{
-		"manifest.json": mj, "deleted": []byte(joinLines(m.Deleted)), "empty-dirs": []byte(joinLines(m.EmptyDirs)),
+		"manifest.json": mj, "deleted": []byte(joinLines(absentPaths(m.Deleted, pre, ii))), "empty-dirs": []byte(joinLines(m.EmptyDirs)),
 		"refs": []byte(refsText(gs)), "perms": []byte(permsText(m.Perms)), "restore.sh": []byte(restoreScript(m.RunID)),
 		"guard-modes": []byte(guardModesText(m.GuardModes)),
 	} {
@@ -658,6 +659,26 @@ func (w *objectWriter) snapshotCommit(m *manifest, stored []string, pre *Tree, g
 	sig := object.Signature{Name: "orket", Email: "orket@localhost", When: m.Start}
 	id, err = w.encode(&object.Commit{Author: sig, Committer: sig, TreeHash: root, ParentHashes: commits, Message: restoreMessage(m.RunID)})
 	return id, tags, err
+}
+
+// absentPaths are the paths restore.sh removes: the tracked files absent
+// from the tree (deleted), and those a sparse checkout keeps out of it
+// (skip-worktree entries without a file), which git checkout-index and
+// git clean leave as an edit made them.
+func absentPaths(deleted []string, pre *Tree, ii *indexInfo) []string {
+	out := deleted
+	for i := range ii.list {
+		if e := &ii.list[i]; e.SkipWorktree && e.Stage == 0 && pre.Files[e.Name] == nil {
+			if len(out) == len(deleted) {
+				out = append([]string(nil), deleted...)
+			}
+			out = append(out, e.Name)
+		}
+	}
+	if len(out) > len(deleted) {
+		sort.Strings(out)
+	}
+	return out
 }
 
 // keyTree names git-state blobs by where they live: "gitdir:HEAD" is
@@ -779,7 +800,10 @@ fi
 git checkout-index --all --force
 git clean -fdq
 git -c tar.umask=022 archive "$ref:worktree" | tar -x
-git cat-file blob "$ref:deleted" | while IFS= read -r p; do rm -f -- "$p"; done
+git cat-file blob "$ref:deleted" | while IFS= read -r p; do
+  rm -f -- "$p"
+  case "$p" in */*) rmdir -p -- "${p%/*}" 2>/dev/null || true ;; esac
+done
 git cat-file blob "$ref:empty-dirs" | while IFS= read -r d; do mkdir -p -- "$d"; done
 if has perms; then
   git cat-file blob "$ref:perms" | while read -r mode p; do chmod "$mode" -- "$p"; done
