@@ -122,3 +122,22 @@ func TestShapes(t *testing.T) {
 		}
 	})
 }
+
+// TestChangedSinceFileModeFalse: under core.fileMode=false the executable
+// bit is not a change git reports, so a verify-only run's diff from a
+// revision leaves it out; a content change is still one.
+func TestChangedSinceFileModeFalse(t *testing.T) {
+	dir := shapeRepo(t, `printf '#!/bin/sh\n' > run.sh; printf 'c\n' > c.txt`, shapesAfter["filemode-false"])
+	r := open(t, dir)
+	got, _, err := r.ChangedSince("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("ChangedSince = %v, want nothing (only the executable bit differs)", got)
+	}
+	sh(t, dir, `printf 'd\n' > c.txt`)
+	if got, _, err = r.ChangedSince(""); err != nil || !cmp.Equal(got, []string{"c.txt"}) {
+		t.Errorf("ChangedSince = %v, %v, want [c.txt]", got, err)
+	}
+}
