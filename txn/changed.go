@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -82,12 +83,20 @@ func (r *Repo) ChangedSince(rev string) ([]string, map[string]*File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// Under core.fileMode=false git does not see the executable bit.
+	noFileMode := false
+	if raw, err := r.config(); err == nil {
+		noFileMode = strings.EqualFold(raw.Section("core").Option("filemode"), "false")
+	}
+	sameMode := func(a, b filemode.FileMode) bool {
+		return a == b || noFileMode && a != filemode.Symlink && b != filemode.Symlink
+	}
 	var changed []string
 	for p, f := range cur.Files {
 		if scope.Reserved(p) {
 			continue
 		}
-		if b := base[p]; b == nil || b.Mode != f.Mode || b.OID != f.OID {
+		if b := base[p]; b == nil || !sameMode(b.Mode, f.Mode) || b.OID != f.OID {
 			changed = append(changed, p)
 		}
 	}

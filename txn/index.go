@@ -26,6 +26,9 @@ type indexInfo struct {
 	gitlinks map[string]bool
 	files    int      // stage-0 entries that are files (not intent-to-add, not gitlinks)
 	trailer  [20]byte // the index's checksum: it names its content
+	// conv, if set, names the paths whose bytes in the work tree the
+	// index's stat data does not vouch for (a snapshot's index).
+	conv *conversions
 }
 
 func parseIndex(b []byte, mtime time.Time) (*indexInfo, error) {
@@ -43,9 +46,6 @@ func parseIndex(b []byte, mtime time.Time) (*indexInfo, error) {
 	var cur []int32
 	for i := range list {
 		e := &list[i]
-		if e.SkipWorktree {
-			return nil, &UnsupportedError{Path: ".git/index", Reason: "sparse checkout (skip-worktree entries) is not supported"}
-		}
 		// Entries are sorted: consecutive ones mostly share a directory,
 		// and a directory's direct entries are in order, if not adjacent.
 		if d := parentDir(e.Name); d != lastDir {
@@ -118,7 +118,16 @@ func (ii *indexInfo) clean(p string, f *File) (*indexEntry, bool) {
 }
 
 // vouches reports whether e's content is f's: same stat, and not racy.
+// Where git converts content (ii.conv), a clean stat says only that git
+// would store the file as e's blob, not that its bytes are the blob's:
+// the index does not vouch for them.
 func (ii *indexInfo) vouches(e *indexEntry, f *File) bool {
+	return ii.gitClean(e, f) && !ii.conv.applies(e.Name)
+}
+
+// gitClean reports whether git, trusting the index's stat data, takes
+// the file for e's content: same stat, and not racy.
+func (ii *indexInfo) gitClean(e *indexEntry, f *File) bool {
 	return statMatches(f, e) && e.Mtime < ii.mtime.UnixNano()
 }
 

@@ -8,8 +8,15 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	format "github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitdir"
@@ -118,11 +125,92 @@ func openAt(root, dotgit string, fi os.FileInfo) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := git.PlainOpenWithOptions(root, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	r, err := plainOpen(root, gitDir, common)
 	if err != nil {
 		return nil, &UnsupportedError{Path: root, Reason: "cannot open the repository: " + err.Error()}
 	}
 	return &Repo{Root: root, GitDir: gitDir, CommonDir: common, Git: r}, nil
+}
+
+// plainOpen opens the repository of the work tree root with go-git.
+// go-git refuses a repository with extensions.worktreeConfig (git's
+// per-worktree configuration, which git sparse-checkout turns on), though
+// nothing it does for orket reads differently: such a repository is
+// opened with the extension hidden from go-git, and orket reads
+// config.worktree itself (see Repo.config).
+func plainOpen(root, gitDir, common string) (*git.Repository, error) {
+	g, err := git.PlainOpenWithOptions(root, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if err == nil || !errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion) && !errors.Is(err, git.ErrUnknownExtension) {
+		return g, err
+	}
+	var fs billy.Filesystem = osfs.New(gitDir)
+	if filepath.Clean(gitDir) != filepath.Clean(common) {
+		fs = dotgit.NewRepositoryFilesystem(fs, osfs.New(common))
+	}
+	g, err2 := git.Open(worktreeConfigStorage{filesystem.NewStorage(fs, cache.NewObjectLRUDefault())}, osfs.New(root))
+	if err2 != nil {
+		return nil, err // go-git's own refusal: another extension
+	}
+	return g, nil
+}
+
+// worktreeConfigStorage is a repository's storage whose configuration
+// does not show extensions.worktreeConfig to go-git.
+type worktreeConfigStorage struct{ *filesystem.Storage }
+
+func (s worktreeConfigStorage) Config() (*gitconfig.Config, error) {
+	cfg, err := s.Storage.Config()
+	if err == nil && cfg.Raw != nil && cfg.Raw.HasSection("extensions") {
+		cfg.Raw.Section("extensions").RemoveOption("worktreeConfig")
+	}
+	return cfg, err
+}
+
+// config is the repository's configuration as git reads it: system,
+// global, local, and with extensions.worktreeConfig the work tree's own
+// config.worktree over them.
+func (r *Repo) config() (*format.Config, error) {
+	cfg, err := r.Git.ConfigScoped(gitconfig.SystemScope)
+	if err != nil {
+		return nil, err
+	}
+	raw := cfg.Raw
+	if !worktreeConfigOn(r.CommonDir) {
+		return raw, nil
+	}
+	f, err := os.Open(filepath.Join(r.GitDir, "config.worktree"))
+	if os.IsNotExist(err) {
+		return raw, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	wt := format.New()
+	if err := format.NewDecoder(f).Decode(wt); err != nil {
+		return nil, fmt.Errorf("config.worktree: %w", err)
+	}
+	for _, sec := range wt.Sections {
+		for _, o := range sec.Options {
+			raw.Section(sec.Name).SetOption(o.Key, o.Value)
+		}
+	}
+	return raw, nil
+}
+
+// worktreeConfigOn reports whether the repository's own configuration
+// turns extensions.worktreeConfig on.
+func worktreeConfigOn(common string) bool {
+	f, err := os.Open(filepath.Join(common, "config"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	c := format.New()
+	if format.NewDecoder(f).Decode(c) != nil {
+		return false
+	}
+	return strings.EqualFold(c.Section("extensions").Option("worktreeConfig"), "true")
 }
 
 // isBare reports whether d looks like a bare repository's directory.
@@ -151,7 +239,7 @@ func (r *Repo) blob(id plumbing.Hash) (plumbing.EncodedObject, error) {
 }
 
 func (r *Repo) reopen() error {
-	g, err := git.PlainOpenWithOptions(r.Root, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	g, err := plainOpen(r.Root, r.GitDir, r.CommonDir)
 	if err != nil {
 		return err
 	}

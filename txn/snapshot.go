@@ -263,6 +263,9 @@ func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ii.conv, err = r.readConversions(ii); err != nil {
+		return nil, err
+	}
 	lap("index")
 	sc, err := r.newScanner(ii)
 	if err != nil {
@@ -323,16 +326,29 @@ func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 		// those only the ones the last snapshot did not read as they are.
 		toHash = cache.reuse(pre, v.unknown)
 	}
-	for _, p := range v.attrs {
-		if err := checkAttributes(filepath.Join(r.Root, filepath.FromSlash(p)), p); err != nil {
-			w.close()
-			return nil, err
-		}
-	}
 	root, err := r.FS()
 	if err != nil {
 		w.close()
 		return nil, err
+	}
+	// A .gitattributes the index does not track converts too: what the
+	// index vouched for below it is read after all.
+	attrs := v.attrs
+	for p := range pre.Ignored {
+		if baseName(p) == ".gitattributes" {
+			attrs = append(attrs, p)
+		}
+	}
+	if added := ii.conv.addFound(root, attrs); added != nil {
+		unknown := setOf(v.unknown)
+		for p, f := range pre.Files {
+			if !unknown[p] && below(added, p) {
+				f.OID = plumbing.ZeroHash
+				v.unknown = append(v.unknown, p)
+				toHash = append(toHash, p)
+			}
+		}
+		sort.Strings(v.unknown)
 	}
 	if err := hashAll(root, pre, toHash); err != nil {
 		w.close()
@@ -371,7 +387,7 @@ func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 	}
 	m.Perms = s.perms
 	for _, p := range stored {
-		if !scope.Reserved(p) {
+		if !scope.Reserved(p) && ii.gitReports(p, pre.Files[p]) {
 			s.dirty = true
 			break
 		}
@@ -555,7 +571,8 @@ func (r *Repo) indexBlob(ow *objectWriter, gs *gitState) (plumbing.Hash, error) 
 //
 //	index        the index file as it was
 //	worktree/    every file the index does not hold (untracked, modified)
-//	deleted      tracked paths absent from the tree, one per line
+//	deleted      tracked paths absent from the tree (skip-worktree ones
+//	             too), one per line
 //	empty-dirs   empty directories, one per line
 //	perms        permission bits that are not 644 or 755: "mode path" lines
 //	refs         HEAD and every local branch and tag: "id name" lines
@@ -587,7 +604,7 @@ func (w *objectWriter) snapshotCommit(m *manifest, stored []string, pre *Tree, g
 		return err
 	}
 	for name, b := range map[string][]byte{
-		"manifest.json": mj, "deleted": []byte(joinLines(m.Deleted)), "empty-dirs": []byte(joinLines(m.EmptyDirs)),
+		"manifest.json": mj, "deleted": []byte(joinLines(absentPaths(m.Deleted, pre, ii))), "empty-dirs": []byte(joinLines(m.EmptyDirs)),
 		"refs": []byte(refsText(gs)), "perms": []byte(permsText(m.Perms)), "restore.sh": []byte(restoreScript(m.RunID)),
 		"guard-modes": []byte(guardModesText(m.GuardModes)),
 	} {
@@ -638,6 +655,26 @@ func (w *objectWriter) snapshotCommit(m *manifest, stored []string, pre *Tree, g
 	sig := object.Signature{Name: "orket", Email: "orket@localhost", When: m.Start}
 	id, err = w.encode(&object.Commit{Author: sig, Committer: sig, TreeHash: root, ParentHashes: commits, Message: restoreMessage(m.RunID)})
 	return id, tags, err
+}
+
+// absentPaths are the paths restore.sh removes: the tracked files absent
+// from the tree (deleted), and those a sparse checkout keeps out of it
+// (skip-worktree entries without a file), which git checkout-index and
+// git clean leave as an edit made them.
+func absentPaths(deleted []string, pre *Tree, ii *indexInfo) []string {
+	out := deleted
+	for i := range ii.list {
+		if e := &ii.list[i]; e.SkipWorktree && e.Stage == 0 && pre.Files[e.Name] == nil {
+			if len(out) == len(deleted) {
+				out = append([]string(nil), deleted...)
+			}
+			out = append(out, e.Name)
+		}
+	}
+	if len(out) > len(deleted) {
+		sort.Strings(out)
+	}
+	return out
 }
 
 // keyTree names git-state blobs by where they live: "gitdir:HEAD" is
@@ -759,7 +796,10 @@ fi
 git checkout-index --all --force
 git clean -fdq
 git -c tar.umask=022 archive "$ref:worktree" | tar -x
-git cat-file blob "$ref:deleted" | while IFS= read -r p; do rm -f -- "$p"; done
+git cat-file blob "$ref:deleted" | while IFS= read -r p; do
+  rm -f -- "$p"
+  case "$p" in */*) rmdir -p -- "${p%/*}" 2>/dev/null || true ;; esac
+done
 git cat-file blob "$ref:empty-dirs" | while IFS= read -r d; do mkdir -p -- "$d"; done
 if has perms; then
   git cat-file blob "$ref:perms" | while read -r mode p; do chmod "$mode" -- "$p"; done

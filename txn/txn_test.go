@@ -309,10 +309,11 @@ var cmpEmpty = cmp.Transformer("nilToEmpty", func(s []string) []string {
 
 func TestUnsupported(t *testing.T) {
 	for _, tc := range []struct{ name, script, want string }{
-		{"autocrlf", `git config core.autocrlf true`, "core.autocrlf"},
-		{"filemode", `git config core.filemode false`, "core.filemode"},
-		{"lfs-filter", `printf '*.bin filter=lfs\n' > .gitattributes`, "filter=lfs"},
-		{"nested-eol", `printf '*.txt eol=crlf\n' > docs/.gitattributes`, "eol=crlf"},
+		{"symlinks", `git config core.symlinks false`, "git config core.symlinks true"},
+		{"ignorecase", `git config core.ignorecase true`, "git config core.ignorecase false"},
+		{"split-index-config", `git config core.splitIndex true`, "git config core.splitIndex false"},
+		{"split-index", `git -c core.splitIndex=true update-index --split-index`, "git update-index --no-split-index"},
+		{"sparse-index", `git sparse-checkout init --cone --sparse-index`, "git sparse-checkout init --no-sparse-index"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := dirtyRepo(t)

@@ -129,7 +129,8 @@ func TestScripts(t *testing.T) {
 }
 
 // scriptCondition adds [mounts]: the script can mount a small tmpfs in a
-// mount namespace of its own (unshare -rm), to fill a real disk.
+// mount namespace of its own (unshare -rm), to fill a real disk; and
+// [lfs]: git lfs runs (see haveLFS).
 func scriptCondition(cond string) (bool, error) {
 	switch cond {
 	case "mounts":
@@ -137,13 +138,33 @@ func scriptCondition(cond string) (bool, error) {
 			mountsOK = exec.Command("unshare", "-rm", "sh", "-c", "d=$(mktemp -d); mount -t tmpfs -o size=64k tmpfs \"$d\" && umount \"$d\"; r=$?; rmdir \"$d\"; exit $r").Run() == nil
 		})
 		return mountsOK, nil
+	case "lfs":
+		lfsOnce.Do(func() { lfsOK = haveLFS() })
+		return lfsOK, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
+// haveLFS reports whether git lfs runs, installing git-lfs from the
+// distribution's packages when it is missing and this is root on a system
+// with apt-get ([lfs]: scripts skip, saying so, only when it cannot).
+func haveLFS() bool {
+	if exec.Command("git", "lfs", "version").Run() == nil {
+		return true
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
+		return false
+	}
+	cmd := exec.Command("sh", "-c", "apt-get install -y -qq git-lfs >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq git-lfs; }")
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	return cmd.Run() == nil && exec.Command("git", "lfs", "version").Run() == nil
 }
 
 var (
 	mountsOnce sync.Once
 	mountsOK   bool
+	lfsOnce    sync.Once
+	lfsOK      bool
 )
 
 // setupGit gives each script a private HOME and git identity, so the

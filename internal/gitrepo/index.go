@@ -35,9 +35,10 @@ type IndexEntry struct {
 }
 
 // IsFile reports whether an entry stands for a file the work tree must
-// hold: stage 0, not an intent to add, not a submodule.
+// hold: stage 0, not an intent to add, not a submodule, not outside a
+// sparse checkout (skip-worktree: git neither writes nor expects it).
 func (e *IndexEntry) IsFile() bool {
-	return e.Stage == 0 && !e.IntentToAdd && e.Mode != filemode.Submodule
+	return e.Stage == 0 && !e.IntentToAdd && !e.SkipWorktree && e.Mode != filemode.Submodule
 }
 
 // ErrIndexFormat reports an index that does not parse.
@@ -209,9 +210,9 @@ func (r *indexReader) extensions() (map[string][]byte, error) {
 		size := int(binary.BigEndian.Uint32(body[off+4:]))
 		switch sig {
 		case "link":
-			return nil, errors.New("split index (core.splitIndex) is not supported; run git update-index --no-split-index")
+			return nil, errors.New("a split index is not supported; run git config core.splitIndex false && git update-index --no-split-index")
 		case "sdir":
-			return nil, errors.New("sparse index is not supported")
+			return nil, errors.New("a sparse index (index.sparse=true) is not supported; run git sparse-checkout init --no-sparse-index (a sparse checkout with a full index is)")
 		}
 		if off+8+size <= len(body) {
 			ext[sig] = body[off+8 : off+8+size]
