@@ -253,7 +253,11 @@ func Override(ctx context.Context, a TaskAction, apply bool) (_ *TaskResult, err
 		return nil, err
 	}
 	if ev.Verdict != verdict.Reject && ev.Verdict != verdict.Escalate {
-		return nil, orket.Errorf(orket.EUsage, "override accepts a rejected run", "run %s was not rejected (%s)", ev.RunID, ev.Verdict)
+		// A run that passed and a reviewer rejected counts as rejected:
+		// a person may accept it anyway.
+		if reviewed, err := store.Reviewed(ev.RunID); err != nil || !reviewed {
+			return nil, orket.Errorf(orket.EUsage, "override accepts a rejected run", "run %s was not rejected (%s)", ev.RunID, ev.Verdict)
+		}
 	}
 	st, err := store.State(ev.Task, ev.Agent)
 	if err != nil {

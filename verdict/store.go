@@ -374,6 +374,17 @@ type evalHead struct {
 // quote is always escaped, so they cannot be part of one.
 var verifyOnlyField = []byte(`"edit_source":"none"`)
 
+// Reviewed reports whether a reviewer rejected the run (a review task
+// event names it).
+func (s *Store) Reviewed(runID string) (bool, error) {
+	found := false
+	_, err := s.EachEvent(func(e *TaskEvent) error {
+		found = found || e.Type == EventReview && e.RunID == runID
+		return nil
+	})
+	return found, err
+}
+
 // Find returns the evaluation of a run, or nil.
 func (s *Store) Find(runID string) (*Evaluation, error) {
 	var found *Evaluation

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -116,10 +117,10 @@ func (s *mcpServer) serve(ctx context.Context) error {
 		Description: "the agent's guardrails a person approved"}, s.guardrailsResource)
 	t := &mcp.IOTransport{Reader: io.NopCloser(s.o.stdin), Writer: nopWriteCloser{s.o.rawStdout}}
 	err := server.Run(ctx, t)
-	if ctx.Err() != nil || err == nil || strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "closed") {
+	if ctx.Err() != nil || err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.ErrClosedPipe) {
 		return nil // the client went away: the server's work is done
 	}
-	return orket.Errorf(orket.EInternal, "check that the client speaks MCP over stdio", "orket mcp: %v", err)
+	return orket.Errorf(orket.EUsage, "orket mcp is started by an MCP client, which speaks JSON-RPC on its stdin and stdout", "orket mcp: %v", err)
 }
 
 type nopWriteCloser struct{ io.Writer }
