@@ -114,6 +114,10 @@ fuzz:
 	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzApplyDelta$$' -fuzztime=$(FUZZTIME) ./txn
 	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzPackEntry$$' -fuzztime=$(FUZZTIME) ./txn
 	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzObject$$' -fuzztime=$(FUZZTIME) ./internal/rawjson
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzMatch$$' -fuzztime=$(FUZZTIME) ./internal/gitignore
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzText$$' -fuzztime=$(FUZZTIME) ./internal/inert
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./patch
+	$(GO) test -timeout $(TEST_TIMEOUT) -run='^$$' -fuzz='^FuzzWriter$$' -fuzztime=$(FUZZTIME) ./redact
 
 demo: build
 	ORKET=$(CURDIR)/$(BIN) ./testdata/demo.sh
