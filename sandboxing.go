@@ -122,21 +122,37 @@ var buildNames = []string{"target", "build", "dist", ".gradle", "node_modules/.c
 // sources (each is a rule of the sandbox, carried in the environment).
 const maxPycache = 256
 
+// buildManifestDepth is how deep below the root a manifest names a
+// project, as orket init looks for them.
+const buildManifestDepth = 2
+
 // buildDirs are the git-ignored directories in the repository that its
-// toolchains, as detection finds them now (config.Detect), write when
-// they build and test (docs/sandbox.md): made when missing where the
-// toolchain always writes them (a crate's target, a Python project's
-// .pytest_cache and the __pycache__ beside its sources, .mypy_cache and
-// .ruff_cache when those steps are detected, node_modules/.cache of a
-// package with node_modules), opened when already there for the other
-// buildNames at the root and in each project's directory. Only
-// directories git ignores and tracks nothing in are named, judged by
-// the rules the snapshot read.
+// toolchains write when they build and test (docs/sandbox.md): made when
+// missing where the toolchain always writes them (a crate's target, a
+// Python project's .pytest_cache and the __pycache__ beside its sources,
+// .mypy_cache and .ruff_cache beside mypy's and ruff's own configuration
+// files, node_modules/.cache of a package with node_modules), opened when
+// already there for the other buildNames at the root and in each
+// project's directory. Only directories git ignores and tracks nothing in
+// are named, judged by the rules the snapshot read. The manifests and the
+// Python sources are found in the snapshot's list of the tree, in one
+// pass: every command edit pays for this, and walking the disk for them
+// (config.Detect) cost 250 ms a run on a tree of 100,000 files.
 func buildDirs(root string, snap *txn.Snapshot) []sandbox.BuildDir {
-	det, err := config.Detect(root)
-	if err != nil {
-		return nil
+	var manifests []string
+	pyDirs := map[string]bool{}
+	for p := range snap.Pre.Files {
+		if store.InDir(p) {
+			continue
+		}
+		switch base := path.Base(p); {
+		case strings.HasSuffix(base, ".py"):
+			pyDirs[path.Dir(p)] = true
+		case buildManifest[base] && strings.Count(p, "/") <= buildManifestDepth && !hiddenDir(p):
+			manifests = append(manifests, p)
+		}
 	}
+	sort.Strings(manifests)
 	var out []sandbox.BuildDir
 	seen := map[string]bool{}
 	add := func(dir, name string, make bool, why string) {
@@ -147,18 +163,16 @@ func buildDirs(root string, snap *txn.Snapshot) []sandbox.BuildDir {
 		seen[p] = true
 		out = append(out, sandbox.BuildDir{Path: p, Make: make, Why: why})
 	}
-	steps := map[string]bool{}
-	for _, s := range det.Steps {
-		steps[s.Name] = true
-	}
-	step := func(dir, name string) bool {
-		if dir != "." {
-			name = dir + ":" + name
+	has := func(dir string, names ...string) bool {
+		for _, n := range names {
+			if snap.Pre.Files[path.Join(dir, n)] != nil {
+				return true
+			}
 		}
-		return steps[name]
+		return false
 	}
 	projects := []string{"."}
-	for _, m := range det.Found {
+	for _, m := range manifests {
 		dir, file := path.Dir(m), path.Base(m)
 		projects = append(projects, dir)
 		switch file {
@@ -168,15 +182,15 @@ func buildDirs(root string, snap *txn.Snapshot) []sandbox.BuildDir {
 			if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(dir), "node_modules")); err == nil && fi.IsDir() {
 				add(dir, "node_modules/.cache", true, m)
 			}
-		case "pyproject.toml", "pytest.ini", "setup.cfg":
+		default: // a Python project's
 			add(dir, ".pytest_cache", true, m)
-			if step(dir, "mypy") {
+			if has(dir, "mypy.ini", ".mypy.ini") {
 				add(dir, ".mypy_cache", true, m)
 			}
-			if step(dir, "ruff") {
+			if has(dir, "ruff.toml", ".ruff.toml") {
 				add(dir, ".ruff_cache", true, m)
 			}
-			for _, d := range sourceDirs(snap, dir, ".py", maxPycache) {
+			for _, d := range sourceDirs(pyDirs, dir, maxPycache) {
 				add(d, "__pycache__", true, m)
 			}
 		}
@@ -189,24 +203,35 @@ func buildDirs(root string, snap *txn.Snapshot) []sandbox.BuildDir {
 	return out
 }
 
-// sourceDirs returns the directories below dir (the first n, sorted)
-// that hold files of the tree ending in ext.
-func sourceDirs(snap *txn.Snapshot, dir, ext string, n int) []string {
-	set := map[string]bool{}
-	for p := range snap.Pre.Files {
-		if strings.HasSuffix(p, ext) && !store.InDir(p) && (dir == "." || strings.HasPrefix(p, dir+"/")) {
-			set[path.Dir(p)] = true
+// buildManifest names the manifests of the toolchains that write build
+// or cache directories beside them.
+var buildManifest = map[string]bool{"Cargo.toml": true, "package.json": true, "pyproject.toml": true, "pytest.ini": true, "setup.cfg": true}
+
+// hiddenDir reports whether a path lies in a directory whose name starts
+// with a dot: no project keeps its manifest there.
+func hiddenDir(p string) bool {
+	for _, d := range strings.Split(path.Dir(p), "/") {
+		if strings.HasPrefix(d, ".") && d != "." {
+			return true
 		}
 	}
-	dirs := make([]string, 0, len(set))
-	for d := range set {
-		dirs = append(dirs, d)
+	return false
+}
+
+// sourceDirs returns the directories of dirs at or below dir (the first
+// n, sorted).
+func sourceDirs(dirs map[string]bool, dir string, n int) []string {
+	var out []string
+	for d := range dirs {
+		if dir == "." || d == dir || strings.HasPrefix(d, dir+"/") {
+			out = append(out, d)
+		}
 	}
-	sort.Strings(dirs)
-	if len(dirs) > n {
-		dirs = dirs[:n]
+	sort.Strings(out)
+	if len(out) > n {
+		out = out[:n]
 	}
-	return dirs
+	return out
 }
 
 // deniedPath finds the path a refused write names in a line of output, as
