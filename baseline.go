@@ -22,6 +22,7 @@ import (
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/preflight"
 	"github.com/orket/orket/store"
+	"github.com/orket/orket/verdict"
 	"github.com/orket/orket/verify"
 )
 
@@ -96,7 +97,7 @@ func (r *run) baseline(ctx context.Context, cause error, saved string) error {
 	if hit != nil {
 		b.CachedFrom = hit.RunID
 		r.judgeBaseline(vf.Failed, hit.results(), false)
-		b.Red = failsWithoutChange(vf.Failed)
+		b.Red = verdict.FailsWithoutChange(vf.Failed)
 		r.phaseTime("baseline", t)
 		b.DurationMS = r.rec.Timings["baseline_ms"]
 		r.obs.Phase(PhaseBaseline, r.rec)
@@ -110,7 +111,7 @@ func (r *run) baseline(ctx context.Context, cause error, saved string) error {
 	prof := &config.Resolved{Name: r.prof.Name, Steps: steps, FailFast: r.prof.FailFast, Parallel: r.prof.Parallel}
 	results := verify.Run(ctx, prof, r.verifyOptions())
 	r.judgeBaseline(vf.Failed, results, true)
-	b.Red = failsWithoutChange(vf.Failed)
+	b.Red = verdict.FailsWithoutChange(vf.Failed)
 	r.phaseTime("baseline", t)
 	b.DurationMS = r.rec.Timings["baseline_ms"]
 	if key != "" && ctx.Err() == nil && !anyInterrupted(results) {
@@ -183,17 +184,6 @@ func (r *run) judgeBaseline(failed, results []*verify.StepResult, raw bool) {
 			}
 		}
 	}
-}
-
-// failsWithoutChange reports whether every failed step fails without the
-// change too.
-func failsWithoutChange(failed []*verify.StepResult) bool {
-	for _, s := range failed {
-		if s.Baseline != verify.FailsToo {
-			return false
-		}
-	}
-	return len(failed) > 0
 }
 
 func anyInterrupted(results []*verify.StepResult) bool {

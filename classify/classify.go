@@ -173,13 +173,6 @@ type miss struct {
 	reason string
 }
 
-// run applies every rule to evidence. Patterns are matched against
-// evidence; a rule's Requires and Unless conditions are read in context
-// (the whole output, of which evidence may be a part).
-func (c *Classifier) run(evidence, context string, wantMisses bool) ([]hit, []miss) {
-	return c.runCommand(evidence, context, "", wantMisses)
-}
-
 // runCommand is run for a step whose command line is command: rules with
 // a Command pattern apply only when it matches command.
 func (c *Classifier) runCommand(evidence, context, command string, wantMisses bool) ([]hit, []miss) {

@@ -128,20 +128,6 @@ func TestFirstError(t *testing.T) {
 	}
 }
 
-var cmpEmpty = cmp.Transformer("nilToEmpty", func(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-})
-
-var cmpEmptyChecks = cmp.Transformer("nilToEmptyChecks", func(s []preflight.Check) []preflight.Check {
-	if s == nil {
-		return []preflight.Check{}
-	}
-	return s
-})
-
 // FuzzClassify feeds arbitrary output: the classifier never panics, every
 // check it extracts is valid, and Plain keeps every line where it was.
 func FuzzClassify(f *testing.F) {

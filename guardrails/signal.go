@@ -54,10 +54,6 @@ func (s Severity) Rank() int {
 	return 0
 }
 
-// Tags whose failure is the environment's rather than the code's.
-var envTags = map[string]bool{classify.MissingEnvVar: true, classify.MissingDependency: true, classify.PortInUse: true,
-	classify.DBConnectionFailed: true, classify.BuildConfigError: true}
-
 // Tags whose failure says the code is wrong.
 var codeTags = map[string]bool{classify.TestAssertionFailed: true, classify.TypeError: true}
 

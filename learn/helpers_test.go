@@ -8,7 +8,6 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
-	"github.com/orket/orket/internal/fingerprint"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verify"
 )
@@ -81,13 +80,4 @@ printf 'dirty\n' >> docs/d.md
 		t.Fatal(err)
 	}
 	return r, cfg
-}
-
-func fp(t *testing.T, dir string) string {
-	t.Helper()
-	s, err := fingerprint.Of(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

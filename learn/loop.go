@@ -46,7 +46,6 @@ type run struct {
 
 	guardCheck     *guardrails.Checker
 	guardrailsText string // the agent's approved guardrails as the edit reads them (inert)
-	guardVersion   *guardrails.Version
 	// exposure is what the edit was told, recorded; exposedTo the
 	// guardrails version it names (nil: none). The run's votes follow
 	// from them.

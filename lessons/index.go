@@ -52,17 +52,6 @@ func unesc(s string) string {
 	return unescaper.Replace(s)
 }
 
-func unescList(s string) []string {
-	if s == "" {
-		return nil
-	}
-	l := strings.Split(s, "\x1f")
-	for i := range l {
-		l[i] = unesc(l[i])
-	}
-	return l
-}
-
 func indexLine(l *Lesson, offset, length int64) string {
 	var loc Location
 	if l.Classification.Location != nil {

@@ -1,7 +1,6 @@
 package memsync
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -268,7 +267,5 @@ func countDup(ids []string) (dup []string) {
 	}
 	return dup
 }
-
-func contains(b, sub string) bool { return bytes.Contains([]byte(b), []byte(sub)) }
 
 func gitInit(dir string, bare bool) (*git.Repository, error) { return git.PlainInit(dir, bare) }

@@ -10,11 +10,10 @@ package redact
 // as one rule).
 type ruleSet [2]uint64
 
-func (s *ruleSet) add(i int)                { s[i>>6] |= 1 << (uint(i) & 63) }
-func (s ruleSet) has(i int) bool            { return s[i>>6]&(1<<(uint(i)&63)) != 0 }
-func (s ruleSet) empty() bool               { return s[0]|s[1] == 0 }
-func (s *ruleSet) union(t ruleSet)          { s[0] |= t[0]; s[1] |= t[1] }
-func (s ruleSet) intersects(t ruleSet) bool { return s[0]&t[0]|s[1]&t[1] != 0 }
+func (s *ruleSet) add(i int)       { s[i>>6] |= 1 << (uint(i) & 63) }
+func (s ruleSet) has(i int) bool   { return s[i>>6]&(1<<(uint(i)&63)) != 0 }
+func (s ruleSet) empty() bool      { return s[0]|s[1] == 0 }
+func (s *ruleSet) union(t ruleSet) { s[0] |= t[0]; s[1] |= t[1] }
 
 const maxRules = 128
 

@@ -109,14 +109,6 @@ func (ii *indexInfo) tracked(p string) bool {
 	return hi > lo && !ii.gitlinks[p]
 }
 
-// clean reports whether the index vouches for a file's content: the stat
-// matches and the file was not modified in the same instant the index was
-// written (git's racy-clean rule).
-func (ii *indexInfo) clean(p string, f *File) (*indexEntry, bool) {
-	e := ii.entry(p)
-	return e, e != nil && ii.vouches(e, f)
-}
-
 // vouches reports whether e's content is f's: same stat, and not racy.
 // Where git converts content (ii.conv), a clean stat says only that git
 // would store the file as e's blob, not that its bytes are the blob's:

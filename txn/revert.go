@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -251,8 +250,6 @@ func parentDir(p string) string {
 	}
 	return ""
 }
-
-func (r *Repo) abs(p string) string { return filepath.Join(r.Root, filepath.FromSlash(p)) }
 
 // writeBlob writes a file's recorded content and mode, atomically and
 // beneath root.

@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -140,11 +139,6 @@ type dirResult struct {
 	paths []string // its files, in directory order
 	files []*File  // and what they are
 	info  dirInfo
-}
-
-// scanStats counts what a scan did.
-type scanStats struct {
-	Dirs, Files int
 }
 
 // scan walks the tree. OIDs stay zero except where the index vouches for
@@ -713,15 +707,6 @@ func (s *scanner) gitlink(d string) bool {
 	return false
 }
 
-func (s *scanner) tracked(p string) bool {
-	for _, ii := range s.idx {
-		if ii.tracked(p) {
-			return true
-		}
-	}
-	return false
-}
-
 func (s *scanner) trackedDir(d string) bool {
 	for _, ii := range s.idx {
 		if ii.dirs[d] {
@@ -753,27 +738,6 @@ func statFile(st *unix.Stat_t, f *File) bool {
 		return false
 	}
 	return true
-}
-
-func fileOf(fi fs.FileInfo) (*File, bool) {
-	st, _ := fi.Sys().(*syscall.Stat_t)
-	f := &File{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Perm: unixPerm(fi.Mode())}
-	if st != nil {
-		f.Ctime = st.Ctim.Sec*1e9 + st.Ctim.Nsec
-		f.Ino = st.Ino
-	}
-	switch m := fi.Mode(); {
-	case m.IsRegular():
-		f.Mode = filemode.Regular
-		if m&0o100 != 0 {
-			f.Mode = filemode.Executable
-		}
-	case m&fs.ModeSymlink != 0:
-		f.Mode = filemode.Symlink
-	default:
-		return nil, false
-	}
-	return f, true
 }
 
 // hashFile returns the git blob id of a path's content (a symlink's target
@@ -887,22 +851,6 @@ func parentDirs(p string) []string {
 		out = append(out, d)
 	}
 	return out
-}
-
-// unixPerm is a FileMode's permission, set-id and sticky bits as the
-// kernel spells them (04755).
-func unixPerm(m fs.FileMode) uint32 {
-	p := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		p |= unix.S_ISUID
-	}
-	if m&fs.ModeSetgid != 0 {
-		p |= unix.S_ISGID
-	}
-	if m&fs.ModeSticky != 0 {
-		p |= unix.S_ISVTX
-	}
-	return p
 }
 
 // fileMode is unixPerm the other way round.

@@ -137,9 +137,6 @@ func (ii *indexInfo) gitReports(p string, f *File) bool {
 	return true
 }
 
-// any reports whether any path is converted.
-func (c *conversions) any() bool { return c != nil && (c.all || len(c.dirs) > 0) }
-
 // readConversions reads what converts content in the repository: the
 // configuration, the attributes files outside the tree (the system's,
 // core.attributesFile, info/attributes) and the .gitattributes files the

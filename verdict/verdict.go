@@ -117,7 +117,7 @@ func Judge(in Input) Judgement {
 			j.Score = 0
 			j.Notes = append([]string{in.Reason}, j.Notes...)
 		}
-		j.Red = in.Edited && failsWithoutChange(in.Steps)
+		j.Red = in.Edited && FailsWithoutChange(in.Steps)
 		j.Counted = in.Edited && !j.Red && in.Excused == ""
 		if in.Excused != "" && in.Edited {
 			j.Notes = append(j.Notes, in.Excused+": not counted against the agent")
@@ -136,9 +136,9 @@ func Judge(in Input) Judgement {
 	return j
 }
 
-// failsWithoutChange reports whether every failing required step failed
+// FailsWithoutChange reports whether every failing required step failed
 // on the tree without the change too.
-func failsWithoutChange(steps []*verify.StepResult) bool {
+func FailsWithoutChange(steps []*verify.StepResult) bool {
 	any := false
 	for _, s := range steps {
 		if s.FailedRequired() {
