@@ -165,3 +165,49 @@ func TestAdviceForUnclassified(t *testing.T) {
 		t.Errorf("advice %+v", a)
 	}
 }
+
+// TestLinterByCommand: a linter no rule names (a team's own) is known by
+// its command line and its `path:line[:col]: message` findings; the same
+// lines from another command, and a compiler's error line from a lint
+// step, are not lint.
+func TestLinterByCommand(t *testing.T) {
+	c := New(nil)
+	for _, tt := range []struct {
+		command, output string
+		lint            bool
+	}{
+		{"go run ./tools/stocklint ./...", "internal/stock/stock.go:42:1: SR001 exported function Reserved has no doc comment\nstocklint: 1 problem(s)\n", true},
+		{"node scripts/lint.js src", "src/checkout/index.js:12: error  Unexpected console statement (log through src/log.js)  no-console\n\n1 problem(s)\n", true},
+		{"make lint", "app/models.py:7:80: W-LEN line longer than 79 characters\n", true},
+		{"go run ./tools/report ./...", "internal/stock/stock.go:42:1: SR001 exported function Reserved has no doc comment\n", false},
+		{"make lint", "src/a.c:3:5: error: unknown type name 'foo'\n", false},
+		{"npm run lint", "sh: 1: eslint: not found\n", false},
+	} {
+		res := c.ClassifyCommand(tt.output, tt.command)
+		if got := slices.Contains(res.Tags, LintError); got != tt.lint {
+			t.Errorf("%s: %q: tags %v, want lint_error %v", tt.command, tt.output, res.Tags, tt.lint)
+		}
+	}
+}
+
+// TestJSAPIShape: JavaScript's errors of an API whose shape changed
+// under its callers are type errors; a property read of undefined (most
+// often a value never set) and the words without a stack are not.
+func TestJSAPIShape(t *testing.T) {
+	c := New(nil)
+	stack := "      at quote (file:///w/src/checkout/index.js:5:15)\n      at TestContext.<anonymous> (file:///w/test/checkout.test.js:7:3)\n"
+	for _, tt := range []struct {
+		output string
+		typ    bool
+	}{
+		{"✖ quote charges fees (1.2ms)\n  TypeError: serviceFee is not a function\n" + stack, true},
+		{"file:///w/src/checkout/index.js:2\nimport { fee } from '../pricing/index.js';\n         ^^^\nSyntaxError: The requested module '../pricing/index.js' does not provide an export named 'fee'\n    at ModuleJob._instantiate (node:internal/modules/esm/module_job:123:21)\n", true},
+		{"  TypeError: Cannot read properties of undefined (reading 'total')\n" + stack, false},
+		{"TypeError: serviceFee is not a function\n", false},
+	} {
+		res := c.ClassifyCommand(tt.output, "node --test")
+		if got := slices.Contains(res.Tags, TypeError); got != tt.typ {
+			t.Errorf("%q: tags %v, want type_error %v", tt.output, res.Tags, tt.typ)
+		}
+	}
+}

@@ -410,6 +410,18 @@ var builtin = sync.OnceValue(func() []Rule {
 			Reject:  regexp.MustCompile(`\(report(?:MissingImports|MissingModuleSource|UnusedImport|UnusedVariable)\)$`)},
 		{ID: "ruby-php.type-error", Tag: TypeError, Tool: "ruby/php", Confidence: 0.6,
 			Pattern: regexp.MustCompile(`(?m): (?:no implicit conversion of \w+ into \w+|\w+ can't be coerced into \w+|wrong argument type \w+ \(expected \w+\)) \(TypeError\)$|Uncaught TypeError: `)},
+		// JavaScript's API shape: a call of what is no longer a function,
+		// under a stack of the project's files, and an ES module that no
+		// longer exports what another imports; as a terminal shows them and
+		// as node --test's TAP quotes them (its diagnostics behind "# ").
+		// (A property read of undefined is not: most often a value that
+		// was never set.)
+		{ID: "js.type-error", Tag: TypeError, Tool: "node", Confidence: 0.6,
+			Pattern:  regexp.MustCompile(`(?m)^\s*(?:Uncaught )?TypeError(?: \[\w+\])?: (\S+ is not a (?:function|constructor))$|^(?:# )?\s*SyntaxError: The requested module '[^']+' does not provide an export named '[^']+'$`),
+			Requires: regexp.MustCompile(`(?m)^(?:# )?\s+(?:at )?(?:.* \()?(?:file://)?[^\s()]+\.[cm]?[jt]sx?:\d+:\d+\)?$|^(?:# )?file://\S+\.[cm]?[jt]sx?:\d+$`)},
+		{ID: "js.type-error.tap", Tag: TypeError, Tool: "node --test (TAP)", Confidence: 0.6,
+			Pattern:  regexp.MustCompile(`(?m)^\s+error: '(\S+ is not a (?:function|constructor))'$`),
+			Requires: regexp.MustCompile(`(?m)^\s+name: 'TypeError'$`)},
 		{ID: "python.type-error", Tag: TypeError, Tool: "python", Confidence: 0.6,
 			Pattern:  regexp.MustCompile(`(?m)^(?:E\s+)?TypeError: (.+)$`),
 			Requires: regexp.MustCompile(`(?m)^Traceback \(most recent call last\):|^E\s+TypeError: `),
@@ -482,6 +494,14 @@ var builtin = sync.OnceValue(func() []Rule {
 		{ID: "formatter.list", Tag: LintError, Tool: "terraform fmt/gofmt/shfmt", Confidence: 0.8,
 			Pattern: regexp.MustCompile(`(?m)^\S+\.(?:tf|tfvars|hcl|go|sh|bash)$`),
 			Command: regexp.MustCompile(`\b(?:(?:terraform|tofu) fmt\b[^|;&]*-check|(?:gofmt|shfmt)\b[^|;&]*\s-l\b)`)},
+		// A linter no rule was written for (a team's own, a new one): its
+		// command line says it is a linter, and it prints a finding a
+		// line, `path:line[:col]: message`. A compiler's or type
+		// checker's error line (": error: ") is left to their rules.
+		{ID: "linter.findings", Tag: LintError, Tool: "a linter, by its command", Confidence: 0.75,
+			Pattern: regexp.MustCompile(`(?m)^\S+\.[A-Za-z]\w{0,5}:\d+(?::\d+)?:? +[^\s:].*$`),
+			Reject:  regexp.MustCompile(`: (?:fatal )?error: `),
+			Command: regexp.MustCompile(`(?i)lint`)},
 		{ID: "standard", Tag: LintError, Tool: "standard/ts-standard", Confidence: 0.85,
 			Pattern:  regexp.MustCompile(`(?m)^\s+\S+\.[cm]?[jt]sx?:\d+:\d+: .+ \((?:@?[\w-]+/)?[\w-]+\)$`),
 			Requires: regexp.MustCompile(`(?m)^(?:ts-)?standard: `)},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/orket/orket/classify"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/store"
 )
@@ -271,5 +273,35 @@ func TestSyncedVersionsAndClash(t *testing.T) {
 	hist = must[[]Event](t)(s.History("claude code"))
 	if len(hist) != 2 {
 		t.Errorf("history: %+v", hist)
+	}
+}
+
+// TestSpreadCluster: a failure met in two scopes is proposed at its
+// second signal, for everywhere; met twice in one scope, it waits for
+// its third.
+func TestSpreadCluster(t *testing.T) {
+	r := newRepo(t)
+	r.fail(dbEnv, 3, t0) // enough signals for proposals at all
+	inOne := vetFail
+	r.fail(inOne, 2, t0.Add(5*time.Hour))
+	spread := failure{agent: "claude", cmd: "go run ./tools/lint ./...", step: "lint", tag: classify.LintError,
+		first: "pkg/a/a.go:3:1: XL01 exported function A has no doc comment", action: "run the linter (and the formatter) locally on the touched files",
+		scope: []string{"pkg/a"}}
+	r.fail(spread, 1, t0.Add(8*time.Hour))
+	spread.scope = []string{"pkg/b"}
+	must[struct{}](t)(struct{}{}, r.les.Append(spread.lesson(9, t0.Add(9*time.Hour))))
+
+	got := Propose(DefaultConfig(), Input{Agent: "claude", Signals: r.signals("claude"), Now: t0.Add(10 * time.Hour)})
+	var sections []string
+	for _, p := range got {
+		sections = append(sections, fmt.Sprintf("%s %d %s", p.Cluster.Section, p.Count, p.LessonText))
+	}
+	if len(got) != 2 || got[1].Count != 2 || got[1].Cluster.Section != Everywhere ||
+		!strings.Contains(got[1].LessonText, "`go run ./tools/lint ./...`") {
+		t.Fatalf("proposals:\n%s", strings.Join(sections, "\n"))
+	}
+	r.fail(inOne, 1, t0.Add(11*time.Hour))
+	if got := Propose(DefaultConfig(), Input{Agent: "claude", Signals: r.signals("claude"), Now: t0.Add(12 * time.Hour)}); len(got) != 3 {
+		t.Errorf("a third signal in one scope: %d proposals", len(got))
 	}
 }

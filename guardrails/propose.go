@@ -187,7 +187,7 @@ func Propose(cfg Config, in Input) []*Proposal {
 	for _, id := range order {
 		g := groups[id]
 		n := len(g.members)
-		if n < cfg.MinClusterSize || float64(n) <= cfg.FrequencyThreshold*float64(total) {
+		if n < minSize(cfg, g.cluster, g.members) || float64(n) <= cfg.FrequencyThreshold*float64(total) {
 			continue
 		}
 		ps := prior[id]
@@ -243,6 +243,33 @@ func Propose(cfg Config, in Input) []*Proposal {
 		return out[i].ID < out[j].ID
 	})
 	return out
+}
+
+// spreadClusterSize is how many signals a failure needs when they were
+// met in different scopes: one hazard in two places is a convention of
+// the repository already (a linter's rule, code that calls what a change
+// alters), and a third place is where a rule would have helped.
+const spreadClusterSize = 2
+
+// minSize is the signals cluster c needs for a proposal:
+// cfg.MinClusterSize, or spreadClusterSize for a failure whose signals
+// were met in more than one scope.
+func minSize(cfg Config, c Cluster, members []Signal) int {
+	if c.Kind == KindFold && cfg.MinClusterSize > spreadClusterSize && scopes(members) > 1 {
+		return spreadClusterSize
+	}
+	return cfg.MinClusterSize
+}
+
+// scopes counts the distinct scopes of ss's scoped runs.
+func scopes(ss []Signal) int {
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if k := scopeKey(s.Context.Scope); k != "" {
+			seen[k] = true
+		}
+	}
+	return len(seen)
 }
 
 // ProposeRemovals proposes to remove the agent's guardrail lines whose
@@ -458,7 +485,7 @@ func lessonText(c Cluster, members []Signal) string {
 			action = "make sure " + cmd + where + " passes before you finish"
 		case strings.Contains(action, "before the run"):
 			action = strings.Replace(action, "before the run", "before "+cmd+where, 1)
-		case !strings.Contains(action, " before "):
+		case !strings.Contains(" "+strings.ToLower(action)+" ", " before "):
 			action += " before " + cmd + where
 		default:
 			// The action says when already: one "before" is enough.

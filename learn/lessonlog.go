@@ -309,6 +309,7 @@ func (ll LessonLog) Reclassify(ctx context.Context) (*Changed, error) {
 			if flaky {
 				l.Advice.Title = "Flaky step " + l.Verify.FailedStep + ": " + l.Advice.Title
 			}
+			adviseCallers(l)
 			return true
 		})
 		return err

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,6 +98,7 @@ func (r *run) recordLessons() error {
 			Advice:  advice,
 			Outcome: lessons.Outcome{Code: string(rec.Code), RunID: rec.RunID},
 		}
+		adviseCallers(l)
 		red := r.red.WithValues(r.stepEnvValues(s.Name)...)
 		if !flaky {
 			// The variables named in the output are read from it redacted:
@@ -122,6 +124,18 @@ func (r *run) recordLessons() error {
 	id := rec.LessonIDs[0]
 	rec.LessonID = &id
 	return autoPrune(store, cfg.Lessons.Retention, r.Env.Now())
+}
+
+// callersAction is what a lesson of lessons.BrokeCallers asks first.
+const callersAction = "before you change a function's signature or what a module exports, find the code that calls it and update it in the same change (or keep the old form beside the new)"
+
+// adviseCallers puts callersAction first in the advice of a lesson whose
+// change broke the code that calls what it changed (the lesson's
+// location names that code).
+func adviseCallers(l *lessons.Lesson) {
+	if lessons.BrokeCallers(l) && !slices.Contains(l.Advice.SuggestedActions, callersAction) {
+		l.Advice.SuggestedActions = append([]string{callersAction}, l.Advice.SuggestedActions...)
+	}
 }
 
 // autoPrune applies retention once the log holds more lessons than it

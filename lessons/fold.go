@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -49,6 +50,12 @@ func FoldCause(l *Lesson) string {
 		sort.Strings(checks)
 		return strings.Join(checks, "; ")
 	}
+	if BrokeCallers(l) {
+		// Whatever the compiler or runtime said (too few arguments, an
+		// export gone, not a function), the hazard is one: a change to
+		// what other code calls, made without that code.
+		return brokeCallers
+	}
 	if tags := l.Classification.Tags; len(tags) == 1 && tags[0] == lintTag {
 		// A linter's findings differ by rule and place; the hazard is
 		// the linter rejecting a change: one fold per linter.
@@ -73,6 +80,24 @@ func FoldCause(l *Lesson) string {
 
 // lintTag is classify's tag for a linter's findings.
 const lintTag = "lint_error"
+
+// brokeCallers is the fold cause of BrokeCallers's lessons.
+const brokeCallers = "a change broke code it did not touch: the code that calls what it changed"
+
+// BrokeCallers reports whether a lesson's failure is a type error (a
+// call with the wrong arguments, a name or an export that is gone) in a
+// file its change did not touch: the change altered what other code
+// calls, and left that code as it was.
+func BrokeCallers(l *Lesson) bool {
+	c := &l.Classification
+	if len(c.Tags) != 1 || c.Tags[0] != typeTag || c.Location == nil || len(c.Location.Files) == 0 || len(l.Plan.TouchSet) == 0 {
+		return false
+	}
+	return !slices.Contains(l.Plan.TouchSet, c.Location.Files[0])
+}
+
+// typeTag is classify's tag for code that does not type-check.
+const typeTag = "type_error"
 
 // minLiteralWords is how many words a masked cause keeps for it to name
 // a hazard by itself (see FoldKey).

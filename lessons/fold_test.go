@@ -35,6 +35,13 @@ func TestFoldKey(t *testing.T) {
 		l.Verify.FailedCommand = "flake8 invoice"
 		return l
 	}
+	// A type error at where, in a run that changed touched.
+	mkType := func(cause, where, touched string) *Lesson {
+		l := mk([]string{"type_error"}, cause, "")
+		l.Classification.Location.Files = []string{where}
+		l.Plan.TouchSet = []string{touched}
+		return l
+	}
 	env := preflight.Check{Type: preflight.EnvVarPresent, Name: "BILLING_KEY"}
 	for _, tc := range []struct {
 		name string
@@ -54,6 +61,12 @@ func TestFoldKey(t *testing.T) {
 			mk(nil, "billing_test.go:12: got 3, want 4", "TestCharge"),
 			mk(nil, "users_test.go:30: got 1, want 2", "TestLookup"), false},
 		{"one linter, two rules", mkLint("invoice/a.py:3:1: F401 'os' imported but unused"), mkLint("invoice/b.py:9:101: E501 line too long (107 > 100 characters)"), true},
+		{"callers broken two ways in two places",
+			mkType("shop/cart.go:9:20: not enough arguments in call to price.Price", "shop/cart.go", "lib/price/price.go"),
+			mkType("shop/report.go:7:7: assignment mismatch: 1 variable but stock.Level returns 2 values", "shop/report.go", "lib/stock/stock.go"), true},
+		{"a type error in the file changed is not the callers'",
+			mkType("shop/cart.go:9:20: not enough arguments in call to price.Price", "shop/cart.go", "lib/price/price.go"),
+			mkType("lib/price/price.go:9:20: not enough arguments in call to price.Price", "lib/price/price.go", "lib/price/price.go"), false},
 		{"other tags", mk([]string{"lint_error"}, "x.go:1: SH001 TODO without an owner", ""), mk(nil, "x.go:1: SH001 TODO without an owner", ""), false},
 	} {
 		if same := FoldKey(tc.a) == FoldKey(tc.b); same != tc.same {

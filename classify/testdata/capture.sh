@@ -3102,6 +3102,108 @@ sec_families() {
 	fresh
 	printf 'public class Env {\n  public static void main(String[] a) {\n    System.out.println(System.getenv("AWS_REGION").toUpperCase());\n  }\n}\n' >Env.java
 	cap java-getenv-null $ENV "" env -u AWS_REGION java Env.java
+
+	# A team's own linters (linter.findings), written from the learning
+	# benchmark's traces: known by their command line alone.
+	ver go version
+	fresh; gomod
+	mkdir -p tools/teamlint pkg/stock
+	cat >tools/teamlint/main.go <<'GO'
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+)
+
+func main() {
+	fset := token.NewFileSet()
+	n := 0
+	files, _ := filepath.Glob("pkg/*/*.go")
+	for _, p := range files {
+		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.IsExported() && fn.Doc == nil {
+				fmt.Printf("%s: TL001 exported function %s has no doc comment\n", fset.Position(fn.Pos()), fn.Name.Name)
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		fmt.Printf("teamlint: %d problem(s)\n", n)
+		os.Exit(1)
+	}
+}
+GO
+	printf 'package stock\n\n// Level is what is on hand.\nfunc Level() int { return 3 }\n\nfunc Reserved() int { return 1 }\n' >pkg/stock/stock.go
+	cap team-go-linter $LINT "" go run ./tools/teamlint
+	ver node --version
+	fresh
+	mkdir -p scripts src/checkout
+	cat >scripts/lint.mjs <<'JS'
+import { readFileSync } from 'node:fs';
+const rules = [{ id: 'no-console', re: /console\.log\(/, msg: 'Unexpected console statement' }];
+let n = 0;
+for (const file of process.argv.slice(2)) {
+  readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
+    for (const r of rules) {
+      if (r.re.test(line)) {
+        console.log(`${file}:${i + 1}: error  ${r.msg}  ${r.id}`);
+        n++;
+      }
+    }
+  });
+}
+if (n > 0) {
+  console.log(`\n${n} problem(s)`);
+  process.exit(1);
+}
+JS
+	printf "export function quote(face) {\n  console.log('quote', face);\n  return face + 1;\n}\n" >src/checkout/index.js
+	cap team-node-linter $LINT "" node scripts/lint.mjs src/checkout/index.js
+	ver python3 --version
+	fresh
+	mkdir -p tools app
+	cat >tools/lint.py <<'PY'
+import ast, sys
+n = 0
+for path in sys.argv[1:]:
+    tree = ast.parse(open(path).read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ExceptHandler) and node.type is None:
+            print(f"{path}:{node.lineno}:{node.col_offset + 1}: HL201 bare except hides errors")
+            n += 1
+sys.exit(1 if n else 0)
+PY
+	printf 'def load(p):\n    try:\n        return open(p).read()\n    except:\n        return ""\n' >app/io.py
+	cap team-python-linter $LINT "" python3 tools/lint.py app/io.py
+
+	# JavaScript's API-shape errors (js.type-error): a function that is not
+	# one any more, and an export gone, met by their callers' tests, as
+	# node --test prints them to a pipe (TAP) and to a terminal.
+	ver node --version
+	for shape in not-a-function missing-export; do
+		fresh
+		printf '{"type":"module"}\n' >package.json
+		mkdir -p src/pricing src/checkout test
+		if [ $shape = not-a-function ]; then
+			printf 'export const serviceFee = 150;\n' >src/pricing/index.js
+		else
+			printf 'export function fee(face) {\n  return 150;\n}\n' >src/pricing/index.js
+		fi
+		printf "import { serviceFee } from '../pricing/index.js';\nexport function quote(face) {\n  return face + serviceFee(face);\n}\n" >src/checkout/index.js
+		printf "import test from 'node:test';\nimport assert from 'node:assert/strict';\nimport { quote } from '../src/checkout/index.js';\ntest('quote adds the fee', () => {\n  assert.equal(quote(1000), 1150);\n});\n" >test/checkout.test.js
+		cap node-test-$shape $TYPE "" node --test
+		cap node-test-$shape-spec $TYPE "" node --test --test-reporter=spec
+	done
 }
 
 # sec_baseline: pairs of one step's output, passing then failing, for the
