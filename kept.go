@@ -394,7 +394,10 @@ func (rec *Record) undo(ctx context.Context, tx *txn.Txn, repo *txn.Repo, root *
 	if err := tx.Edit(); err != nil {
 		return err
 	}
-	if err := tx.TakeOut(paths, before, index); err != nil {
+	// A --worktree run's files before it are HEAD's blobs (see
+	// recordKept), which git converts on checkout in some repositories.
+	fromGit := rec.Request.EditSource == "worktree"
+	if err := tx.TakeOut(paths, before, index, fromGit); err != nil {
 		return err
 	}
 	for _, d := range rec.KeptDirs {
@@ -407,11 +410,19 @@ func (rec *Record) undo(ctx context.Context, tx *txn.Txn, repo *txn.Repo, root *
 			return err
 		}
 	}
-	// The proof: every path holds what it held before the run.
+	// The proof: every path holds what it held before the run (a
+	// converted blob: what git makes of the file).
 	for _, k := range rec.Kept {
 		now, err := stateOf(root, k.Path)
 		if err != nil {
 			return err
+		}
+		if fromGit && now != nil && k.Before != nil && now.Mode == k.Before.Mode && tx.Converted(k.Path) {
+			oid, err := repo.CleanedOID(k.Path)
+			if err != nil {
+				return err
+			}
+			now.OID = oid.String()
 		}
 		if !now.equal(k.Before) {
 			return fmt.Errorf("%s does not hold its content from before the run", k.Path)

@@ -358,7 +358,7 @@ func (r *run) undo(ctx context.Context, cause error) error {
 		return err
 	}
 	if _, ok := r.req.Edit.(WorktreeEdit); ok && r.edited {
-		if err := r.tx.TakeOut(rec.Plan.TouchSet, r.worktreeBase, nil); err != nil {
+		if err := r.tx.TakeOut(rec.Plan.TouchSet, r.worktreeBase, nil, true); err != nil {
 			return &Error{Code: EInternal, Err: err, Msg: "take the candidate out: " + err.Error(),
 				Hint: "your changes are in " + DisplayPath(r.req.Repo, saved) + "; restore them with git apply"}
 		}

@@ -31,9 +31,10 @@ func (e *CommitError) Unwrap() error { return e.Err }
 // tree, with the user's own git: their identity (from every level of
 // their configuration), their hooks (pre-commit, commit-msg,
 // core.hooksPath) and their signing (commit.gpgsign). Other staged
-// changes stay staged and are not committed (git commit --only). It is
-// the one place product code runs git: only git gives git's behaviour
-// here.
+// changes stay staged and are not committed (git commit --only). Only
+// git gives git's behaviour here, so this is one of the few places
+// product code runs git (the others: filters.go's, memsync's credential
+// helper).
 func (r *Repo) gitCommit(ctx context.Context, paths []string, msg string, env []string) (plumbing.Hash, error) {
 	var files []string
 	for _, p := range paths {

@@ -16,12 +16,14 @@ import (
 	"github.com/orket/orket/internal/gitrepo"
 )
 
-// resetPaths puts the named paths back as base (a commit's files, from
-// TreeOf) has them in the working tree, and as index has them in the
-// index (nil: as base): files base has are rewritten, others removed; a
-// path index lacks leaves the index. It is how a failed --worktree
-// candidate is taken out, and a rejected run's change.
-func (r *Repo) resetPaths(paths []string, base, index map[string]*File) error {
+// resetPaths puts the named paths back as base has them in the working
+// tree, and as index has them in the index (nil: as base): files base has
+// are rewritten, others removed; a path index lacks leaves the index. It
+// is how a failed --worktree candidate is taken out, and a rejected run's
+// change. checkout, when set, names the paths whose base is a blob git
+// converts on checkout (base a commit's files): they are written as git
+// checks them out.
+func (r *Repo) resetPaths(paths []string, base, index map[string]*File, checkout func(string) bool) error {
 	root, err := r.FS()
 	if err != nil {
 		return err
@@ -40,7 +42,11 @@ func (r *Repo) resetPaths(paths []string, base, index map[string]*File) error {
 		if g.Perm == 0 {
 			g.Perm = permNow(root, p, f.Mode)
 		}
-		if err := r.writeBlob(root, p, &g); err != nil {
+		write := r.writeBlob
+		if checkout != nil && g.Mode != filemode.Symlink && checkout(p) {
+			write = r.writeCheckedOut
+		}
+		if err := write(root, p, &g); err != nil {
 			errs = append(errs, err)
 		}
 	}

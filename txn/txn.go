@@ -193,15 +193,22 @@ func (t *Txn) Revert() (*Reverted, error) {
 // afterwards undoes whatever they wrote.
 func (t *Txn) Baseline() error { return t.advance(PhaseBaseline) }
 
-// TakeOut puts the named paths back as base has them (a commit's files,
-// from TreeOf) in the working tree, and as index has them in the index
-// (nil: as base): how a failed --worktree candidate leaves the tree, and
-// a rejected run's change. Save the change first.
-func (t *Txn) TakeOut(paths []string, base, index map[string]*File) error {
+// TakeOut puts the named paths back as base has them in the working
+// tree, and as index has them in the index (nil: as base): how a failed
+// --worktree candidate leaves the tree, and a rejected run's change. With
+// fromGit, base holds git's blobs (a commit's files, from TreeOf): where
+// git converts content (LFS, end-of-line conversion, filters) each is
+// written as git would check it out; without it, base holds the work
+// tree's own bytes (a snapshot's). Save the change first.
+func (t *Txn) TakeOut(paths []string, base, index map[string]*File, fromGit bool) error {
 	if err := t.advance(PhaseTakeOut); err != nil {
 		return err
 	}
-	err := t.r.resetPaths(paths, base, index)
+	var checkout func(string) bool
+	if fromGit {
+		checkout = t.Converted
+	}
+	err := t.r.resetPaths(paths, base, index, checkout)
 	testhook.Point("taken-out")
 	return err
 }
