@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -105,7 +109,9 @@ git clone -q -b main remote.git b 2>/dev/null
 	// What an uninterrupted pull gives.
 	clean := filepath.Join(work, "clean")
 	shell(t, work, "cp -a b clean")
+	began := time.Now()
 	must(run(clean, nil, "sync", "--pull"))
+	took := time.Since(began)
 	want := memoryRecords(t, clean)
 	if n := len(want["failure_lessons.jsonl"]); n != 5 {
 		t.Fatalf("the clean pull holds %d lessons, want 5", n)
@@ -125,6 +131,62 @@ git clone -q -b main remote.git b 2>/dev/null
 			}
 		})
 	}
+	// And at random moments of a pull: anywhere between its start and
+	// how long an uninterrupted one took.
+	kills := 24
+	if testing.Short() {
+		kills = 4
+	}
+	rnd := seeded(t)
+	for i := range kills {
+		delay := time.Duration(rnd.Int64N(int64(took)))
+		t.Run(fmt.Sprintf("random-%d-%s", i, delay.Round(time.Millisecond)), func(t *testing.T) {
+			dir := filepath.Join(work, fmt.Sprintf("random-%d", i))
+			shell(t, work, "cp -a b "+filepath.Base(dir))
+			if out, err := killAfter(run(dir, nil, "sync", "--pull"), delay); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			must(run(dir, nil, "sync", "--pull"))
+			if diff := cmp.Diff(want, memoryRecords(t, dir)); diff != "" {
+				t.Errorf("after a kill %s into the pull and another pull, the memory differs from an uninterrupted pull (-want +got):\n%s", delay, diff)
+			}
+		})
+	}
+}
+
+// seeded is a random source for a test's random kill points, seeded from
+// ORKET_TEST_SEED when set (to replay a failure), else from the clock;
+// the seed is logged.
+func seeded(t *testing.T) *rand.Rand {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("ORKET_TEST_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("ORKET_TEST_SEED=%q: %v", s, err)
+		}
+		seed = n
+	}
+	t.Logf("random kill points: ORKET_TEST_SEED=%d replays them", seed)
+	return rand.New(rand.NewPCG(seed, seed))
+}
+
+// killAfter starts cmd, sends it SIGKILL after delay unless it ended
+// first, and waits for it; its error is only a failure to start, or an
+// end other than success or that kill.
+func killAfter(cmd *exec.Cmd, delay time.Duration) ([]byte, error) {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	timer := time.AfterFunc(delay, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	timer.Stop()
+	if err != nil && cmd.ProcessState.String() != "signal: killed" {
+		return out.Bytes(), fmt.Errorf("%s: %v", strings.Join(cmd.Args, " "), err)
+	}
+	return out.Bytes(), nil
 }
 
 // TestResolveSurvivesKills kills orket task resolve just before and just
@@ -169,5 +231,42 @@ func TestResolveSurvivesKills(t *testing.T) {
 				t.Errorf("the task is not open after resolving:\n%s", list)
 			}
 		})
+	}
+	// And at random moments of a resolve.
+	rnd := seeded(t)
+	var took time.Duration
+	for i := range 6 {
+		dir := crashRepo(t)
+		orket := func(args ...string) *exec.Cmd {
+			cmd := exec.Command(bin, args...)
+			cmd.Dir = dir
+			return cmd
+		}
+		if out, err := orket("escalate", "T", "--reason", "stuck").CombinedOutput(); err != nil {
+			t.Fatalf("escalate: %v\n%s", err, out)
+		}
+		if i == 0 { // the first, uninterrupted, times one
+			began := time.Now()
+			if out, err := orket("task", "resolve", "T", "--reason", "fixed").CombinedOutput(); err != nil {
+				t.Fatalf("resolve: %v\n%s", err, out)
+			}
+			took = time.Since(began)
+			continue
+		}
+		delay := time.Duration(rnd.Int64N(int64(took)))
+		if out, err := killAfter(orket("task", "resolve", "T", "--reason", "fixed"), delay); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		list, err := orket("task", "list").CombinedOutput()
+		if err != nil || strings.Contains(string(list), "warning") || !strings.Contains(string(list), "ESCALATED") && !strings.Contains(string(list), "open") {
+			t.Fatalf("after a kill %s into a resolve: %v\n%s", delay, err, list)
+		}
+		out, err := orket("task", "resolve", "T", "--reason", "fixed").CombinedOutput()
+		if err != nil && !strings.Contains(string(out), "not escalated") {
+			t.Errorf("resolving again after a kill %s in: %v\n%s", delay, err, out)
+		}
+		if list, _ := orket("task", "list").CombinedOutput(); !strings.Contains(string(list), "open") {
+			t.Errorf("the task is not open after a kill %s in and resolving again:\n%s", delay, list)
+		}
 	}
 }
