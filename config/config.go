@@ -196,17 +196,25 @@ type Memory struct {
 type Guardrails struct {
 	MaxVersions int // 10
 	// RequireSigned: an approval is signed with the approver's git
-	// signing key (gpg.format ssh), and a version is approved only when
-	// its signature verifies against AllowedSigners.
+	// signing key (gpg.format ssh or openpgp), and a version is approved
+	// only when its signature verifies against AllowedSigners (ssh) or
+	// AllowedKeys (OpenPGP).
 	RequireSigned bool
 	// AllowedSigners is the allowed-signers file (ssh-keygen's format),
 	// repository-relative, read as HEAD commits it
 	// (".orket-allowed-signers").
 	AllowedSigners string
+	// AllowedKeys is the file of allowed OpenPGP public keys (gpg
+	// --export --armor), repository-relative, read as HEAD commits it
+	// (".orket-allowed-keys.asc").
+	AllowedKeys string
 }
 
 // DefaultAllowedSigners is guardrails.allowed_signers' default.
 const DefaultAllowedSigners = ".orket-allowed-signers"
+
+// DefaultAllowedKeys is guardrails.allowed_keys' default.
+const DefaultAllowedKeys = ".orket-allowed-keys.asc"
 
 // Stats sets the runs compared before and after a guardrails version.
 type Stats struct {
@@ -245,7 +253,7 @@ func Defaults() *Config {
 		Verify:     Verify{Profiles: map[string]*Profile{}, BaselineMax: 2 * time.Minute},
 		Verdict:    Verdict{Approve: 80, EscalateAfter: 3},
 		Memory:     Memory{SummarizerTimeout: time.Minute, Remote: "origin"},
-		Guardrails: Guardrails{MaxVersions: 10, AllowedSigners: DefaultAllowedSigners},
+		Guardrails: Guardrails{MaxVersions: 10, AllowedSigners: DefaultAllowedSigners, AllowedKeys: DefaultAllowedKeys},
 		Stats:      Stats{SampleSize: 20},
 		Lessons: Lessons{
 			Path:       store.RepoPath(store.LessonsFile),

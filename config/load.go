@@ -290,7 +290,7 @@ var (
 	topKeys       = []string{"version", "scope", "verify", "lessons", "classify", "preflight", "verdict", "escalation", "protect", "sandbox", "snapshot", "feedback", "memory", "guardrails", "stats"}
 	feedbackKeys  = []string{"keywords"}
 	memoryKeys    = []string{"summarizer", "summarizer_timeout", "sync", "remote"}
-	guardKeys     = []string{"max_versions", "require_signed", "allowed_signers"}
+	guardKeys     = []string{"max_versions", "require_signed", "allowed_signers", "allowed_keys"}
 	statsKeys     = []string{"sample_size"}
 	snapshotKeys  = []string{"fsmonitor"}
 	sandboxKeys   = []string{"mode", "write"}
@@ -347,6 +347,8 @@ func (d *decoder) top(c *Config, n *yaml.Node) error {
 					c.Guardrails.RequireSigned, err = d.boolean(v, "guardrails.require_signed")
 				case "allowed_signers":
 					c.Guardrails.AllowedSigners, err = d.repoPath(v, "guardrails.allowed_signers")
+				case "allowed_keys":
+					c.Guardrails.AllowedKeys, err = d.repoPath(v, "guardrails.allowed_keys")
 				}
 				return err
 			})

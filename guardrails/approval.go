@@ -41,17 +41,32 @@ type Approval struct {
 
 // A Signature is a signature made by a Signer.
 type Signature struct {
-	Format    string // "ssh"
+	Format    string // FormatSSH or FormatOpenPGP
 	Principal string
 	Text      string // armored
 }
 
 // A Signer signs approvals with the approver's key.
 type Signer interface {
+	// Format is the kind of signature it makes ("ssh", "openpgp"),
+	// part of what is signed.
+	Format() string
 	// Principal is who the signatures will name (before signing: it is
 	// part of what is signed).
 	Principal() (string, error)
 	Sign(ctx context.Context, payload []byte) (*Signature, error)
+}
+
+// Verifiers checks a signature with the verifier of its format.
+type Verifiers map[string]Verifier
+
+// Verify is the Verify of sig's format's verifier.
+func (vs Verifiers) Verify(ctx context.Context, payload []byte, sig Signature) error {
+	v := vs[sig.Format]
+	if v == nil {
+		return fmt.Errorf("signatures of format %q cannot be checked here", sig.Format)
+	}
+	return v.Verify(ctx, payload, sig)
 }
 
 // A Verifier checks an approval's signature against the signers the
@@ -145,7 +160,7 @@ func (s *Store) sign(ctx context.Context, v *Version) error {
 	if err != nil {
 		return err
 	}
-	a.Principal, a.Format = p, "ssh"
+	a.Principal, a.Format = p, s.Approvals.Signer.Format()
 	sig, err := s.Approvals.Signer.Sign(ctx, ApprovalPayload(v.Agent, v.Version, v.Kind, a, v.Text))
 	if err != nil {
 		return fmt.Errorf("%w of v%d: %w", ErrSigning, v.Version, err)
@@ -206,7 +221,7 @@ func (s *Store) Check(ctx context.Context, agent string, v *Version) ApprovalChe
 	if ok {
 		return got
 	}
-	if a.Format != "ssh" {
+	if a.Format != FormatSSH && a.Format != FormatOpenPGP {
 		c.Why = fmt.Sprintf("its signature is of an unknown format %q", a.Format)
 	} else if err := s.Approvals.Verifier.Verify(ctx, payload, Signature{Format: a.Format, Principal: a.Principal, Text: a.Signature}); err != nil {
 		c.Why = "its signature does not hold: " + err.Error()

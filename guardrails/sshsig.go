@@ -38,6 +38,13 @@ var (
 	_ Verifier = (*SSHKeygen)(nil)
 )
 
+// FormatSSH is the format of an ssh-keygen signature, as git's
+// gpg.format names it.
+const FormatSSH = "ssh"
+
+// Format is FormatSSH.
+func (k *SSHKeygen) Format() string { return FormatSSH }
+
 func (k *SSHKeygen) program() string {
 	if k.Program != "" {
 		return k.Program
@@ -94,7 +101,7 @@ func (k *SSHKeygen) Sign(ctx context.Context, payload []byte) (*Signature, error
 	if err != nil {
 		return nil, err
 	}
-	return &Signature{Format: "ssh", Principal: p, Text: string(sig)}, nil
+	return &Signature{Format: FormatSSH, Principal: p, Text: string(sig)}, nil
 }
 
 // Verify checks that sig is a good signature of payload (ssh-keygen -Y

@@ -60,21 +60,26 @@ func openGuardrails(repo *txn.Repo, cfg *config.Config) *guardrails.Store {
 
 // approvals is how this clone approves guardrails versions and checks
 // them: named by its host and main work tree; with require_signed, signed
-// by git's signing key (gpg.format ssh, user.signingkey, user.email as the
-// signer) and checked against guardrails.allowed_signers as HEAD commits
-// it.
+// by git's signing key as git commit -S signs (gpg.format ssh: ssh-keygen
+// and user.signingkey; openpgp, git's default: gpg and user.signingkey,
+// else user.email's key; user.email names the signer) and checked against
+// guardrails.allowed_signers (ssh) or guardrails.allowed_keys (OpenPGP)
+// as HEAD commits them.
 func approvals(repo *txn.Repo, cfg *config.Config) guardrails.Approvals {
 	host, _ := os.Hostname()
 	a := guardrails.Approvals{Clone: host + ":" + mainRoot(repo), Require: cfg.Guardrails.RequireSigned}
 	if !a.Require {
 		return a
 	}
-	allowed := cfg.Guardrails.AllowedSigners
-	if allowed == "" {
-		allowed = config.DefaultAllowedSigners
+	committed := func(rel, def string) func() ([]byte, string, error) {
+		if rel == "" {
+			rel = def
+		}
+		return func() ([]byte, string, error) { return committedFile(repo, rel) }
 	}
-	k := &guardrails.SSHKeygen{AllowedSigners: func() ([]byte, string, error) { return committedFile(repo, allowed) }}
-	a.Verifier = k
+	k := &guardrails.SSHKeygen{AllowedSigners: committed(cfg.Guardrails.AllowedSigners, config.DefaultAllowedSigners)}
+	g := &guardrails.GPG{AllowedKeys: committed(cfg.Guardrails.AllowedKeys, config.DefaultAllowedKeys)}
+	a.Verifier = guardrails.Verifiers{guardrails.FormatSSH: k, guardrails.FormatOpenPGP: g}
 	gc, err := repo.Git.ConfigScoped(gitconfig.SystemScope)
 	if err != nil {
 		a.Signer = noSigner{fmt.Errorf("%w: read git's configuration: %v", guardrails.ErrNoSigner, err)}
@@ -82,14 +87,19 @@ func approvals(repo *txn.Repo, cfg *config.Config) guardrails.Approvals {
 	}
 	gpg := gc.Raw.Section("gpg")
 	k.Program = gpg.Subsection("ssh").Option("program")
+	if g.Program = gpg.Subsection("openpgp").Option("program"); g.Program == "" {
+		g.Program = gpg.Option("program")
+	}
+	key := gc.Raw.Section("user").Option("signingkey")
 	switch f := gpg.Option("format"); f {
-	case "ssh":
-		k.Key, k.Signer = gc.Raw.Section("user").Option("signingkey"), gc.User.Email
+	case guardrails.FormatSSH:
+		k.Key, k.Signer = key, gc.User.Email
 		a.Signer = k
-	case "":
-		a.Signer = noSigner{fmt.Errorf("%w: set git's gpg.format to ssh and user.signingkey to your key (orket signs approvals with ssh keys)", guardrails.ErrNoSigner)}
+	case "", guardrails.FormatOpenPGP:
+		g.Key, g.Signer = key, gc.User.Email
+		a.Signer = g
 	default:
-		a.Signer = noSigner{fmt.Errorf("%w: gpg.format is %s, and orket signs approvals with ssh keys only: set gpg.format ssh and user.signingkey", guardrails.ErrNoSigner, f)}
+		a.Signer = noSigner{fmt.Errorf("%w: gpg.format is %s, and orket signs approvals with ssh or OpenPGP keys: set gpg.format to ssh or openpgp", guardrails.ErrNoSigner, f)}
 	}
 	return a
 }
@@ -97,6 +107,7 @@ func approvals(repo *txn.Repo, cfg *config.Config) guardrails.Approvals {
 // noSigner is a signer that cannot sign, saying why.
 type noSigner struct{ err error }
 
+func (n noSigner) Format() string             { return "" }
 func (n noSigner) Principal() (string, error) { return "", n.err }
 func (n noSigner) Sign(context.Context, []byte) (*guardrails.Signature, error) {
 	return nil, n.err
