@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/run.sh: the transaction benchmarks of make bench, in one run.
 #   1. orket run on a small repository: a profile of one no-op step,
-#      against running the step directly (SPEC 9: under 50 ms).
+#      against running the step directly (target: under 50 ms).
 #   2. for each size in BENCH_SIZES (default 10,000, 100,000 and
 #      1,000,000 files), a repository made by bench/gen.sh (its index
 #      refreshed after the racy-git second, so git status re-hashes

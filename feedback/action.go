@@ -4,8 +4,7 @@ import (
 	"strings"
 )
 
-// NoReason is the reason recorded when a reviewer gave none (seed 000,
-// edge case 1).
+// NoReason is the reason recorded when a reviewer gave none.
 const NoReason = "No reason provided"
 
 // UnclearAction is the learned action of a rejection without a reason.
@@ -51,8 +50,8 @@ type Learned struct {
 	Action       string   `json:"learned_action"`
 }
 
-// Corrections are seed 000's learned-action templates without the
-// environment: the correction a pattern of the category suggests.
+// Corrections are the learned-action templates without the environment:
+// the correction a pattern of the category suggests.
 var Corrections = map[Category]string{
 	Examples:     "Validate all code examples",
 	Specificity:  "Add concrete use cases and scenarios",
@@ -62,9 +61,9 @@ var Corrections = map[Category]string{
 	Other:        "Review the reasons given",
 }
 
-// Learn categorises reason and derives its learned action (seed 000,
-// phase 3). An empty reason is recorded as NoReason, category Other,
-// action "Review: unclear issue".
+// Learn categorises reason and derives its learned action
+// (docs/feedback.md, Learned actions). An empty reason is recorded as
+// NoReason, category Other, action "Review: unclear issue".
 //
 // The templates: examples "Validate all code examples in
 // {environment}", specificity "Add concrete use cases and scenarios",

@@ -1,7 +1,8 @@
 package feedback
 
-// Benchmarks for SPEC section 9's figures: categorising a reason under
-// 50 ms; patterns over 10,000 feedback entries under 200 ms. Run with
+// Benchmarks for the targets of docs/benchmarks.md: categorising a
+// reason under 50 ms; patterns over 10,000 feedback entries under 200 ms.
+// Run with
 //
 //	go test -run '^$' -bench . -benchtime 200x ./feedback
 

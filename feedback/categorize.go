@@ -12,8 +12,8 @@ import (
 // A Category is what a reviewer's reason is about.
 type Category string
 
-// The categories, in priority order (seed 000): when a reason matches
-// keywords of several, the first wins.
+// The categories, in priority order: when a reason matches keywords of
+// several, the first wins.
 const (
 	Examples     Category = "examples"
 	Specificity  Category = "specificity"
@@ -26,8 +26,8 @@ const (
 // Categories lists the categories in priority order, Other last.
 var Categories = []Category{Examples, Specificity, Clarity, Completeness, Relevance, Other}
 
-// Keywords are seed 000's complete keyword lists ("Categorization
-// Reference"), verbatim, Portuguese then English. Matching normalises
+// Keywords are the built-in keyword lists (the table of
+// docs/feedback.md), Portuguese then English. Matching normalises
 // both sides (see Normalize), so "não funciona" and "doesn't work" in a
 // reason match "nao funciona" and "doesn't work" here.
 var Keywords = map[Category]Lists{
@@ -53,7 +53,7 @@ var Keywords = map[Category]Lists{
 	},
 }
 
-// Lists are one category's keywords in the two languages of seed 000.
+// Lists are one category's keywords in Portuguese and English.
 type Lists struct {
 	PT []string
 	EN []string
@@ -89,13 +89,13 @@ var defaultCategorizer = sync.OnceValue(func() *Categorizer {
 	return c
 })
 
-// Default returns the categorizer of seed 000's lists alone.
+// Default returns the categorizer of the built-in lists alone.
 func Default() *Categorizer { return defaultCategorizer() }
 
-// Categorize categorises reason with seed 000's lists.
+// Categorize categorises reason with the built-in lists.
 func Categorize(reason string) Match { return Default().Categorize(reason) }
 
-// NewCategorizer returns a categorizer of seed 000's lists plus extra
+// NewCategorizer returns a categorizer of the built-in lists plus extra
 // keywords per category (orket.yaml's feedback.keywords), which rank
 // after the listed ones of their category. A category name that is not
 // one of the five, or a keyword that normalises to nothing, is an error.

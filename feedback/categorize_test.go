@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// keywordSentences puts every keyword of seed 000's reference lists in a
+// keywordSentences puts every keyword of the built-in lists in a
 // sentence, as reviewers write them: Portuguese with its accents, English
 // with straight and curly apostrophes. No sentence holds a keyword of a
 // higher-priority category.
@@ -109,7 +109,8 @@ func TestEveryKeyword(t *testing.T) {
 	}
 }
 
-// TestSeedKeywordLists: the lists are seed 000's, verbatim and in order.
+// TestSeedKeywordLists: the lists are docs/feedback.md's table, verbatim
+// and in order.
 func TestSeedKeywordLists(t *testing.T) {
 	seed := map[Category][2]string{
 		Examples:     {"exemplo, errado, nao funciona, incorreto, falha, quebrado", "example, wrong, doesn't work, incorrect, fails, broken, error, bug"},

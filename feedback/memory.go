@@ -22,8 +22,8 @@ import (
 	"github.com/orket/orket/store"
 )
 
-// MemoryTemplate is the agent memory as orket first writes it (docs/feedback.md,
-// seed 002).
+// MemoryTemplate is the agent memory as orket first writes it
+// (docs/feedback.md, The agent memory).
 const MemoryTemplate = `# Agent Memory
 
 Learnings from past reviews of changes in this repository, for agents to read before they plan. Edit or prune anything here: orket only appends.
@@ -131,8 +131,8 @@ const (
 	tableDelimiter = "|------|------|------|--------|----------|----------------|"
 )
 
-// The headings orket looks for, normalised (seed 000 wrote the log's in
-// Portuguese).
+// The headings orket looks for, normalised: also the Portuguese ones
+// some memory files use ("Padrões", "Log de Rejeicoes").
 var (
 	patternsHeadings  = []string{"patterns", "padroes"}
 	rejectionHeadings = []string{"rejection log", "log de rejeicoes", "rejections"}

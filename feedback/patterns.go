@@ -28,8 +28,7 @@ func IsPattern(count, total int) bool {
 	return count >= PatternMin && count*100 > PatternShare*total
 }
 
-// A Percent is a share of rejections, written with one decimal as seed
-// 000 writes it (40.0).
+// A Percent is a share of rejections, written with one decimal (40.0).
 type Percent float64
 
 func percent(n, total int) Percent {
@@ -101,9 +100,8 @@ var categoryNames = func() []string {
 }()
 
 // Finish finds the patterns among the counts: most rejections first,
-// then in priority order. Other is never a pattern: it names no concern
-// to correct (seed 000's no-pattern example has other at 60%); it counts
-// in the total.
+// then in priority order. Other is never a pattern, whatever its share:
+// it names no concern to correct; it counts in the total.
 func (a *Analysis) Finish() *Analysis {
 	a.Patterns = a.Patterns[:0]
 	for _, cat := range Categories[:len(Categories)-1] {
@@ -128,7 +126,7 @@ func Analyze(entries []*Entry, agent string) *Analysis {
 }
 
 // Analyze counts the rejections of agent in the log since a time (zero:
-// all of them; SPEC's window is retention's max_age). It decodes only
+// all of them; a run passes lessons.retention.max_age). It decodes only
 // the fields it counts.
 func (l *Log) Analyze(agent string, since time.Time) (*Analysis, error) {
 	a := NewAnalysis(agent)
@@ -169,7 +167,8 @@ func (a *Analysis) Percentages() map[Category]Percent {
 	return out
 }
 
-// PatternObject is seed 000's "pattern detection output".
+// PatternObject is the object orket feedback patterns --json gives for
+// a pattern.
 type PatternObject struct {
 	PatternDetected         bool     `json:"pattern_detected"`
 	Category                Category `json:"category"`
@@ -182,7 +181,8 @@ type PatternObject struct {
 	LearnedActions          []string `json:"learned_actions,omitempty"`
 }
 
-// NoPatternObject is seed 000's "no pattern output".
+// NoPatternObject is the object orket feedback patterns --json gives
+// when there is no pattern.
 type NoPatternObject struct {
 	PatternDetected bool                 `json:"pattern_detected"`
 	TotalRejections int                  `json:"total_rejections"`
@@ -197,7 +197,7 @@ const (
 	TooFewPatternMessage = "No recurring pattern detected yet (need at least 3 rejections in a category)"
 )
 
-// PatternObjects returns seed 000's object for each pattern.
+// PatternObjects returns a PatternObject for each pattern.
 func (a *Analysis) PatternObjects() []PatternObject {
 	out := []PatternObject{}
 	for _, p := range a.Patterns {
@@ -208,9 +208,9 @@ func (a *Analysis) PatternObjects() []PatternObject {
 	return out
 }
 
-// NoPatternObject returns seed 000's object for an analysis without a
-// pattern. Its message says what is missing: the 30% share, or (some
-// category is over 30% with fewer than 3 rejections) the data.
+// NoPatternObject returns the object of an analysis without a pattern.
+// Its message says what is missing: the 30% share, or (some category is
+// over 30% with fewer than 3 rejections) the data.
 func (a *Analysis) NoPatternObject() NoPatternObject {
 	msg := NoPatternMessage
 	for cat, n := range a.Counts {
@@ -221,9 +221,8 @@ func (a *Analysis) NoPatternObject() NoPatternObject {
 	return NoPatternObject{TotalRejections: a.Total, Categories: a.Percentages(), Message: msg, Agent: a.Agent}
 }
 
-// PatternsDetected is the "patterns_detected" object of seed 000's
-// success output: the share of each category named, and whether one is
-// a pattern.
+// PatternsDetected is the "patterns_detected" object of a Logged: the
+// share of each category named, and whether one is a pattern.
 type PatternsDetected struct {
 	Percentages       map[Category]Percent
 	ThresholdExceeded bool
@@ -268,8 +267,8 @@ func (p *PatternsDetected) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Logged is seed 000's success output for a logged rejection, with the
-// entry's id, the run and what the undo did.
+// Logged is what orket reject --json prints for a logged rejection,
+// with the entry's id, the run and what the undo did.
 type Logged struct {
 	RejectionLogged         bool             `json:"rejection_logged"`
 	ArtifactType            string           `json:"artifact_type"`
@@ -437,7 +436,7 @@ type Query struct {
 	Agent string   // whose patterns ("" is "default")
 	Scope []string // the run's scope patterns
 	Touch []string // its touch set, when planned (a patch); empty otherwise
-	// Since bounds the window (zero: every entry; SPEC: retention).
+	// Since bounds the window (zero: every entry; a run: retention's max_age).
 	Since time.Time
 	// MaxPast bounds the past-rejection advisories (0: 3).
 	MaxPast int

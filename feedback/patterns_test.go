@@ -54,7 +54,7 @@ func TestIsPattern(t *testing.T) {
 		{3, 3, true},      // 100%, and 3 of them
 		{2, 2, false},     // 100%, but 2 in all
 		{2, 5, false},     // 40%, but 2
-		{1, 1, false},     // first rejection (seed 000 edge case 5)
+		{1, 1, false},     // the first rejection
 		{0, 0, false},     // nothing
 		{301, 1000, true}, // 30.1%
 	} {
@@ -92,7 +92,7 @@ func TestAnalyze(t *testing.T) {
 	if every.Total != 15 || len(every.Patterns) != 1 || every.Patterns[0].Category != Specificity || every.Patterns[0].Percentage != 33.3 {
 		t.Errorf("every agent: %+v", every.Patterns)
 	}
-	// Other is never a pattern (seed 000's no-pattern example: other 60%).
+	// Other is never a pattern, even at 60%.
 	o := Analyze(entries("a", Examples, Clarity, Other, Other, Other), "a")
 	if len(o.Patterns) != 0 {
 		t.Errorf("other made a pattern: %+v", o.Patterns)
@@ -109,7 +109,7 @@ func TestSeedObjects(t *testing.T) {
 		t.Errorf("pattern objects\n got %s\nwant %s", got, want)
 	}
 
-	// Seed 000's no-pattern example: 5 rejections, examples 20, clarity 20, other 60.
+	// No pattern: 5 rejections, examples 20, clarity 20, other 60.
 	n := Analyze(entries("default", Examples, Clarity, Other, Other, Other), "default")
 	if len(n.PatternObjects()) != 0 {
 		t.Fatal("pattern found")

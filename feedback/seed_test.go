@@ -1,8 +1,8 @@
 package feedback
 
-// Seed 000's test cases 1-5 and acceptance scenarios 1-4, on real files:
-// the feedback log, the agent memory, the analysis and advisories, as
-// the reject command and the run use them.
+// Review feedback end to end, in five test cases and four acceptance
+// scenarios, on real files: the feedback log, the agent memory, the
+// analysis and advisories, as the reject command and the run use them.
 
 import (
 	"context"
@@ -121,7 +121,7 @@ func TestSeed4AmbiguousCategorization(t *testing.T) {
 	if m := Categorize("Examples are incomplete"); m.Category != Examples {
 		t.Errorf("category %s, want examples (priority over completeness)", m.Category)
 	}
-	// Seed 000's edge case 2 as well.
+	// Three categories' keywords in one reason.
 	if m := Categorize("Examples are vague and incomplete"); m.Category != Examples {
 		t.Errorf("category %s", m.Category)
 	}

@@ -54,7 +54,9 @@ type Review struct {
 	Memory  string // the current agent memory
 }
 
-// Prompt returns seed 002's review prompt for r.
+// Prompt returns the review prompt for r: the task, then the rejected
+// change, the reason and the current memory, each under its heading,
+// then the form of the answer (docs/feedback.md, The summariser).
 func (r Review) Prompt() string {
 	var b strings.Builder
 	subject := r.Subject

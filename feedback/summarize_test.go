@@ -69,7 +69,7 @@ func TestSummarize(t *testing.T) {
 	if want := "Never show untested examples. Run them in the verify profile first."; got != want {
 		t.Errorf("learning %q, want %q", got, want)
 	}
-	// The prompt is seed 002's, with the change, the reason and the memory.
+	// The review prompt, with the change, the reason and the memory.
 	b, _ := os.ReadFile(stdin)
 	prompt := string(b)
 	for _, want := range []string{
