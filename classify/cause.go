@@ -436,113 +436,24 @@ var (
 // what a test binary printed before it failed without a failing test (in
 // TestMain, in init), whichever the output shows first.
 func goCause(lines []string) (Cause, bool) {
-	failAt, panicAt, buildAt, raceAt, pkgAt := -1, -1, -1, -1, -1
-	for i, l := range lines {
-		switch {
-		case failAt < 0 && strings.Contains(l, "--- FAIL: ") && goTestFail().MatchString(l):
-			failAt = i
-		case panicAt < 0 && (strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ")) && goroutineAfter(lines, i):
-			panicAt = i
-		case raceAt < 0 && l == "WARNING: DATA RACE":
-			raceAt = i
-		case buildAt < 0 && strings.Contains(l, ".go:") && goCompile().MatchString(l):
-			buildAt = i
-		case pkgAt < 0 && strings.HasPrefix(l, "FAIL\t"):
-			pkgAt = i
-		}
-	}
-	// earliest reports whether line i was found before every other line
-	// found.
-	earliest := func(i int, others ...int) bool {
-		for _, o := range others {
-			if o >= 0 && o < i {
-				return false
-			}
-		}
-		return i >= 0
-	}
+	g := findGoMarks(lines)
+	test, msgAt := g.failingTest()
 	var c Cause
-	test, msgAt := "", -1
-	if failAt >= 0 {
-		test, msgAt = goFailure(lines, failAt)
-		if msgAt >= 0 {
-			if m := goTestLog().FindStringSubmatch(lines[msgAt]); m[2] == "testing.go" {
-				// "testing.go:1712: race detected during execution of
-				// test": the race report above is the cause.
-				msgAt = -1
-			}
-		}
-	}
 	switch {
-	case earliest(buildAt, failAt, panicAt, raceAt):
-		m := goCompile().FindStringSubmatch(lines[buildAt])
-		var files fileList
-		files.add(m[1])
-		c = Cause{Line: lines[buildAt], LineNo: buildAt + 1, Files: files, Tool: "go-build"}
-		for j := buildAt - 1; j >= 0; j-- {
-			if h := goPkgHeader().FindStringSubmatch(lines[j]); h != nil && !strings.HasPrefix(h[1], "[") {
-				c.Package = h[1]
-				break
-			}
-			if !goCompile().MatchString(lines[j]) && !strings.HasPrefix(lines[j], "# ") && !strings.HasPrefix(lines[j], "\t") {
-				break
-			}
-		}
-	case msgAt >= 0 && earliest(msgAt, panicAt):
+	case earliest(g.buildAt, g.failAt, g.panicAt, g.raceAt):
+		c = g.buildCause()
+	case msgAt >= 0 && earliest(msgAt, g.panicAt):
 		line, files := goMessage(lines, msgAt)
 		c = Cause{Line: line, LineNo: msgAt + 1, Test: test, Files: files, Tool: "go-test"}
-	case raceAt >= 0:
-		c = Cause{Line: lines[raceAt], LineNo: raceAt + 1, Test: test, Tool: "go-test"}
-		var files fileList
-		for j := raceAt + 1; j < len(lines) && !strings.HasPrefix(lines[j], "=================="); j++ {
-			if m := goFrame().FindStringSubmatch(lines[j]); m != nil {
-				files.add(m[1])
-			}
-		}
-		c.Files = files
-	case panicAt >= 0:
-		c = Cause{Line: lines[panicAt], LineNo: panicAt + 1, Tool: "go-panic"}
-		if failAt >= 0 && failAt < panicAt {
-			c.Test = test
-		}
-		var files fileList
-		for j := panicAt + 1; j < len(lines) && !goPkgFail().MatchString(lines[j]) && !strings.HasPrefix(lines[j], "exit status "); j++ {
-			l := lines[j]
-			if c.Test == "" && j == panicAt+1 && strings.TrimSpace(l) == "running tests:" && j+1 < len(lines) {
-				// A test timed out: the first test running.
-				if name, _, ok := strings.Cut(strings.TrimSpace(lines[j+1]), " "); ok {
-					c.Test = name
-				}
-			}
-			if m := goFrame().FindStringSubmatch(l); m != nil {
-				files.add(m[1])
-			}
-		}
-		c.Files = files
-		if failAt >= 0 || pkgAt >= 0 {
-			c.Tool = "go-test"
-		}
-	case failAt >= 0:
+	case g.raceAt >= 0:
+		c = g.raceCause(test)
+	case g.panicAt >= 0:
+		c = g.panicCause(test)
+	case g.failAt >= 0:
 		// A test failed without a word (t.Fail, t.FailNow).
-		c = Cause{Line: "--- FAIL: " + test, LineNo: failAt + 1, Test: test, Tool: "go-test"}
-	case pkgAt >= 0:
-		// The test binary failed with no test failing: in TestMain or
-		// init, or killed. What it printed last says why.
-		c = Cause{Line: lines[pkgAt], LineNo: pkgAt + 1, Tool: "go-test"}
-		for j := pkgAt - 1; j >= 0; j-- {
-			t := strings.TrimSpace(lines[j])
-			if t == "" || goExitLine().MatchString(t) {
-				if strings.HasPrefix(t, "ok  ") || strings.HasPrefix(t, "?   ") {
-					break
-				}
-				continue
-			}
-			if strings.HasPrefix(t, "FAIL\t") || strings.HasPrefix(t, "--- ") || strings.HasPrefix(t, "=== ") {
-				break
-			}
-			c.Line, c.LineNo, c.Files = t, j+1, filesIn(t)
-			break
-		}
+		c = Cause{Line: "--- FAIL: " + test, LineNo: g.failAt + 1, Test: test, Tool: "go-test"}
+	case g.pkgAt >= 0:
+		c = g.binaryCause()
 	default:
 		return Cause{}, false
 	}
@@ -550,6 +461,148 @@ func goCause(lines []string) (Cause, bool) {
 		c.Package = goPackageAfter(lines, c.LineNo-1)
 	}
 	return c, true
+}
+
+// goMarks are the lines goCause chooses between: the first failing test,
+// panic or fatal error, compile error, data race and failing package of
+// the output, each -1 when there is none.
+type goMarks struct {
+	lines                                   []string
+	failAt, panicAt, buildAt, raceAt, pkgAt int
+}
+
+// findGoMarks finds the first line of each kind goCause reads.
+func findGoMarks(lines []string) goMarks {
+	g := goMarks{lines: lines, failAt: -1, panicAt: -1, buildAt: -1, raceAt: -1, pkgAt: -1}
+	for i, l := range lines {
+		switch {
+		case g.failAt < 0 && strings.Contains(l, "--- FAIL: ") && goTestFail().MatchString(l):
+			g.failAt = i
+		case g.panicAt < 0 && (strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ")) && goroutineAfter(lines, i):
+			g.panicAt = i
+		case g.raceAt < 0 && l == "WARNING: DATA RACE":
+			g.raceAt = i
+		case g.buildAt < 0 && strings.Contains(l, ".go:") && goCompile().MatchString(l):
+			g.buildAt = i
+		case g.pkgAt < 0 && strings.HasPrefix(l, "FAIL\t"):
+			g.pkgAt = i
+		}
+	}
+	return g
+}
+
+// earliest reports whether line i was found before every other line
+// found.
+func earliest(i int, others ...int) bool {
+	for _, o := range others {
+		if o >= 0 && o < i {
+			return false
+		}
+	}
+	return i >= 0
+}
+
+// failingTest returns the first failing test's name and the line of its
+// message, or -1 for the line when it printed none (or only the testing
+// package's race notice).
+func (g goMarks) failingTest() (test string, msgAt int) {
+	test, msgAt = "", -1
+	if g.failAt >= 0 {
+		test, msgAt = goFailure(g.lines, g.failAt)
+		if msgAt >= 0 {
+			if m := goTestLog().FindStringSubmatch(g.lines[msgAt]); m[2] == "testing.go" {
+				// "testing.go:1712: race detected during execution of
+				// test": the race report above is the cause.
+				msgAt = -1
+			}
+		}
+	}
+	return test, msgAt
+}
+
+// buildCause is the first compile error, in the package whose header is
+// above it.
+func (g goMarks) buildCause() Cause {
+	lines, buildAt := g.lines, g.buildAt
+	m := goCompile().FindStringSubmatch(lines[buildAt])
+	var files fileList
+	files.add(m[1])
+	c := Cause{Line: lines[buildAt], LineNo: buildAt + 1, Files: files, Tool: "go-build"}
+	for j := buildAt - 1; j >= 0; j-- {
+		if h := goPkgHeader().FindStringSubmatch(lines[j]); h != nil && !strings.HasPrefix(h[1], "[") {
+			c.Package = h[1]
+			break
+		}
+		if !goCompile().MatchString(lines[j]) && !strings.HasPrefix(lines[j], "# ") && !strings.HasPrefix(lines[j], "\t") {
+			break
+		}
+	}
+	return c
+}
+
+// raceCause is the data race report, with the files of its frames.
+func (g goMarks) raceCause(test string) Cause {
+	lines, raceAt := g.lines, g.raceAt
+	c := Cause{Line: lines[raceAt], LineNo: raceAt + 1, Test: test, Tool: "go-test"}
+	var files fileList
+	for j := raceAt + 1; j < len(lines) && !strings.HasPrefix(lines[j], "=================="); j++ {
+		if m := goFrame().FindStringSubmatch(lines[j]); m != nil {
+			files.add(m[1])
+		}
+	}
+	c.Files = files
+	return c
+}
+
+// panicCause is the panic or fatal error, with the files of its trace;
+// the test is the failing test above it, or the first test running when
+// a test timed out.
+func (g goMarks) panicCause(test string) Cause {
+	lines, panicAt := g.lines, g.panicAt
+	c := Cause{Line: lines[panicAt], LineNo: panicAt + 1, Tool: "go-panic"}
+	if g.failAt >= 0 && g.failAt < panicAt {
+		c.Test = test
+	}
+	var files fileList
+	for j := panicAt + 1; j < len(lines) && !goPkgFail().MatchString(lines[j]) && !strings.HasPrefix(lines[j], "exit status "); j++ {
+		l := lines[j]
+		if c.Test == "" && j == panicAt+1 && strings.TrimSpace(l) == "running tests:" && j+1 < len(lines) {
+			// A test timed out: the first test running.
+			if name, _, ok := strings.Cut(strings.TrimSpace(lines[j+1]), " "); ok {
+				c.Test = name
+			}
+		}
+		if m := goFrame().FindStringSubmatch(l); m != nil {
+			files.add(m[1])
+		}
+	}
+	c.Files = files
+	if g.failAt >= 0 || g.pkgAt >= 0 {
+		c.Tool = "go-test"
+	}
+	return c
+}
+
+// binaryCause is a test binary that failed with no test failing: in
+// TestMain or init, or killed. What it printed last says why.
+func (g goMarks) binaryCause() Cause {
+	lines, pkgAt := g.lines, g.pkgAt
+	c := Cause{Line: lines[pkgAt], LineNo: pkgAt + 1, Tool: "go-test"}
+	for j := pkgAt - 1; j >= 0; j-- {
+		t := strings.TrimSpace(lines[j])
+		if t == "" || goExitLine().MatchString(t) {
+			if strings.HasPrefix(t, "ok  ") || strings.HasPrefix(t, "?   ") {
+				break
+			}
+			continue
+		}
+		if strings.HasPrefix(t, "FAIL\t") || strings.HasPrefix(t, "--- ") || strings.HasPrefix(t, "=== ") {
+			break
+		}
+		c.Line, c.LineNo, c.Files = t, j+1, filesIn(t)
+		break
+	}
+	return c
 }
 
 // goroutineAfter reports whether a goroutine's trace follows the panic or
@@ -710,18 +763,48 @@ var (
 // short test summary; the file where the exception was raised, then the
 // test's file.
 func pytestCause(lines []string) (Cause, bool) {
-	sec := -1
-	for i, l := range lines {
-		if strings.HasPrefix(l, "===") && pytestSection().MatchString(l) {
-			sec = i
-			break
-		}
-	}
+	sec := pytestSectionAt(lines)
 	if sec < 0 {
 		return Cause{}, false
 	}
-	head, end := -1, len(lines)
-	name := ""
+	head, end, name := pytestFirstFailure(lines, sec)
+	if head < 0 {
+		return pytestLineCause(lines, sec)
+	}
+	for _, p := range []string{"ERROR at setup of ", "ERROR at teardown of ", "ERROR collecting "} {
+		name = strings.TrimPrefix(name, p)
+	}
+	c := Cause{Test: pytestID(lines, end, name)}
+	at, where := pytestRaised(lines, head, end)
+	if at >= 0 {
+		c.Line, c.LineNo = strings.TrimSpace(lines[at][1:]), at+1
+	} else if exc, frames := pyTraceback(lines, head+1, end); exc >= 0 {
+		// --tb=native: Python's own traceback.
+		c.Line, c.LineNo = lines[exc], exc+1
+		where = append(where, frames...)
+	} else {
+		return Cause{}, false
+	}
+	c.Files = pytestFiles(where, c.Test)
+	return c, true
+}
+
+// pytestSectionAt returns the line of pytest's first FAILURES or ERRORS
+// section, or -1.
+func pytestSectionAt(lines []string) int {
+	for i, l := range lines {
+		if strings.HasPrefix(l, "===") && pytestSection().MatchString(l) {
+			return i
+		}
+	}
+	return -1
+}
+
+// pytestFirstFailure finds the first failure of the section at
+// lines[sec]: the line of its header (-1 when there is none), the line
+// after its last, and the name the header gives.
+func pytestFirstFailure(lines []string, sec int) (head, end int, name string) {
+	head, end = -1, len(lines)
 	for i := sec + 1; i < len(lines); i++ {
 		l := lines[i]
 		if m := pytestHeader().FindStringSubmatch(l); m != nil {
@@ -743,15 +826,15 @@ func pytestCause(lines []string) (Cause, bool) {
 			break
 		}
 	}
-	if head < 0 {
-		return pytestLineCause(lines, sec)
-	}
-	for _, p := range []string{"ERROR at setup of ", "ERROR at teardown of ", "ERROR collecting "} {
-		name = strings.TrimPrefix(name, p)
-	}
-	c := Cause{Test: pytestID(lines, end, name)}
+	return head, end, name
+}
+
+// pytestRaised reads the failure between lines[head] and lines[end]: the
+// "E" line of the exception it raised (the last one), else of its
+// assertion, else its first "E" line, or -1; and the locations the
+// section names, outermost first.
+func pytestRaised(lines []string, head, end int) (at int, where []string) {
 	excAt, assertAt, firstE := -1, -1, -1
-	var where []string // the locations of the section, outermost first
 	for j := head + 1; j < end; j++ {
 		l := lines[j]
 		if strings.HasPrefix(l, "E ") || strings.HasPrefix(l, "E\t") {
@@ -778,36 +861,31 @@ func pytestCause(lines []string) (Cause, bool) {
 			where = append(where, m[1])
 		}
 	}
-	at := excAt
+	at = excAt
 	if at < 0 {
 		at = assertAt
 	}
 	if at < 0 {
 		at = firstE
 	}
-	if at >= 0 {
-		c.Line, c.LineNo = strings.TrimSpace(lines[at][1:]), at+1
-	} else if exc, frames := pyTraceback(lines, head+1, end); exc >= 0 {
-		// --tb=native: Python's own traceback.
-		c.Line, c.LineNo = lines[exc], exc+1
-		where = append(where, frames...)
-	} else {
-		return Cause{}, false
-	}
-	// Where the exception was raised (the innermost location of the
-	// project), the test's file, then the locations between.
+	return at, where
+}
+
+// pytestFiles orders a failure's files: where the exception was raised
+// (the innermost location of the project), the test's file, then the
+// locations between.
+func pytestFiles(where []string, test string) []string {
 	var files fileList
 	for k := len(where) - 1; k >= 0 && len(files) == 0; k-- {
 		files.add(where[k])
 	}
-	if file, _, ok := strings.Cut(c.Test, "::"); ok {
+	if file, _, ok := strings.Cut(test, "::"); ok {
 		files.add(file)
 	}
 	for k := len(where) - 1; k >= 0; k-- {
 		files.add(where[k])
 	}
-	c.Files = files
-	return c, true
+	return files
 }
 
 // pytestLineCause reads the failures section at lines[sec] as --tb=line
@@ -993,70 +1071,90 @@ func rustPanicCause(lines []string) (Cause, bool) {
 		} else if outAt >= 0 {
 			c.Test = rustTestOut().FindStringSubmatch(lines[outAt])[1]
 		}
-		loc, msg := "", ""
-		if o := rustOldPanic().FindStringSubmatch(m[2]); o != nil {
-			msg, loc = o[1], o[2]
-		} else if strings.HasPrefix(m[2], "'") && !strings.HasSuffix(m[2], ":") {
-			// Before Rust 1.73, a message of several lines between quotes:
-			// "panicked at 'assertion failed: ...\n  left: 1,\n right: 2', src/lib.rs:10:5".
-			parts := []string{m[2][1:]}
-			for j := i + 1; j < len(lines) && j < i+40; j++ {
-				if o := rustOldPanic().FindStringSubmatch("'" + lines[j]); o != nil {
-					parts = append(parts, o[1])
-					loc = o[2]
-					break
-				}
-				parts = append(parts, lines[j])
-			}
-			msg = joinText(parts)
-		} else {
-			loc = strings.TrimSuffix(m[2], ":")
-			var parts []string
-			for j := i + 1; j < len(lines) && j < i+40; j++ {
-				t := lines[j]
-				if blank(t) || strings.HasPrefix(t, "note: ") || strings.HasPrefix(t, "stack backtrace:") || strings.HasPrefix(t, "---- ") || strings.HasPrefix(t, "thread '") {
-					break
-				}
-				parts = append(parts, t)
-			}
-			msg = joinText(parts)
-		}
+		loc, msg := rustPanicMessage(lines, i, m[2])
 		var files fileList
 		if f := rustLocation().FindStringSubmatch(loc); f != nil {
 			files.add(f[1])
 		}
-		// The backtrace, when RUST_BACKTRACE is set: the project's frames.
-		for j := i + 1; j < len(lines) && j < i+400; j++ {
-			t := lines[j]
-			if strings.HasPrefix(t, "note: ") || strings.HasPrefix(t, "thread '") || strings.HasPrefix(t, "---- ") || strings.HasPrefix(t, "failures:") {
-				break
-			}
-			if !strings.Contains(t, " at ") {
-				continue
-			}
-			if fm := rustFrameAt().FindStringSubmatch(t); fm != nil && projectFile(fm[2]) {
-				if len(files) == 0 {
-					loc = fm[1] // the panic's location is not the project's
-				}
-				files.add(fm[2])
-			}
-		}
+		loc = rustBacktrace(lines, i, loc, &files)
 		c.Line, c.Files = loc+": "+msg, files
 		return c, true
 	}
 	if outAt >= 0 {
-		for j := outAt + 1; j < len(lines) && !strings.HasPrefix(lines[j], "---- ") && !strings.HasPrefix(lines[j], "failures:"); j++ {
-			if blank(lines[j]) {
-				continue
+		return rustStdoutCause(lines, outAt)
+	}
+	return Cause{}, false
+}
+
+// rustPanicMessage returns the location and the message of the panic at
+// lines[at], whose text after "panicked at " is rest.
+func rustPanicMessage(lines []string, at int, rest string) (loc, msg string) {
+	if o := rustOldPanic().FindStringSubmatch(rest); o != nil {
+		return o[2], o[1]
+	}
+	if strings.HasPrefix(rest, "'") && !strings.HasSuffix(rest, ":") {
+		// Before Rust 1.73, a message of several lines between quotes:
+		// "panicked at 'assertion failed: ...\n  left: 1,\n right: 2', src/lib.rs:10:5".
+		parts := []string{rest[1:]}
+		for j := at + 1; j < len(lines) && j < at+40; j++ {
+			if o := rustOldPanic().FindStringSubmatch("'" + lines[j]); o != nil {
+				parts = append(parts, o[1])
+				loc = o[2]
+				break
 			}
-			c := Cause{Line: lines[j], LineNo: j + 1, Test: rustTestOut().FindStringSubmatch(lines[outAt])[1]}
-			var files fileList
-			if m := rustAtFile().FindStringSubmatch(lines[j]); m != nil {
-				files.add(m[1])
-			}
-			c.Files = files
-			return c, true
+			parts = append(parts, lines[j])
 		}
+		return loc, joinText(parts)
+	}
+	loc = strings.TrimSuffix(rest, ":")
+	var parts []string
+	for j := at + 1; j < len(lines) && j < at+40; j++ {
+		t := lines[j]
+		if blank(t) || strings.HasPrefix(t, "note: ") || strings.HasPrefix(t, "stack backtrace:") || strings.HasPrefix(t, "---- ") || strings.HasPrefix(t, "thread '") {
+			break
+		}
+		parts = append(parts, t)
+	}
+	return loc, joinText(parts)
+}
+
+// rustBacktrace adds to files the project's frames of the backtrace
+// under the panic at lines[at] (printed when RUST_BACKTRACE is set), and
+// returns the panic's location: loc, or the first project frame's when
+// loc is not the project's.
+func rustBacktrace(lines []string, at int, loc string, files *fileList) string {
+	for j := at + 1; j < len(lines) && j < at+400; j++ {
+		t := lines[j]
+		if strings.HasPrefix(t, "note: ") || strings.HasPrefix(t, "thread '") || strings.HasPrefix(t, "---- ") || strings.HasPrefix(t, "failures:") {
+			break
+		}
+		if !strings.Contains(t, " at ") {
+			continue
+		}
+		if fm := rustFrameAt().FindStringSubmatch(t); fm != nil && projectFile(fm[2]) {
+			if len(*files) == 0 {
+				loc = fm[1] // the panic's location is not the project's
+			}
+			files.add(fm[2])
+		}
+	}
+	return loc
+}
+
+// rustStdoutCause reads a test that failed without panicking from its
+// stdout section at lines[outAt]: its first line that is not blank.
+func rustStdoutCause(lines []string, outAt int) (Cause, bool) {
+	for j := outAt + 1; j < len(lines) && !strings.HasPrefix(lines[j], "---- ") && !strings.HasPrefix(lines[j], "failures:"); j++ {
+		if blank(lines[j]) {
+			continue
+		}
+		c := Cause{Line: lines[j], LineNo: j + 1, Test: rustTestOut().FindStringSubmatch(lines[outAt])[1]}
+		var files fileList
+		if m := rustAtFile().FindStringSubmatch(lines[j]); m != nil {
+			files.add(m[1])
+		}
+		c.Files = files
+		return c, true
 	}
 	return Cause{}, false
 }
@@ -1394,65 +1492,15 @@ func tapFailure(lines []string, at int) (Cause, bool) {
 	if m == nil || strings.Contains(m[2], "# TODO") || strings.Contains(m[2], "# SKIP") {
 		return Cause{}, false
 	}
-	c := Cause{Line: strings.TrimSpace(lines[at]), LineNo: at + 1, Test: m[2]}
-	// tape names the test in a comment above its assertions.
-	for j := at - 1; j >= 0 && j >= at-50; j-- {
-		t := strings.TrimSpace(lines[j])
-		if strings.HasPrefix(t, "ok ") {
-			continue
-		}
-		if name, ok := strings.CutPrefix(t, "# "); ok && !strings.HasPrefix(name, "Subtest:") && indentOf(lines[j]) == len(m[1]) {
-			c.Test = name
-		}
-		break
-	}
-	// The YAML block: "---" ... "...", its keys at one indentation.
-	fields := map[string][]string{}
-	if at+1 < len(lines) && strings.TrimSpace(lines[at+1]) == "---" {
-		keyIndent, key := -1, ""
-		for j := at + 2; j < len(lines) && j < at+400; j++ {
-			l := lines[j]
-			if strings.TrimSpace(l) == "..." {
-				break
-			}
-			if keyIndent < 0 {
-				keyIndent = indentOf(l)
-			}
-			if indentOf(l) == keyIndent {
-				if k := tapKey().FindStringSubmatch(strings.TrimSpace(l)); k != nil {
-					key = k[1]
-					switch v := k[2]; v {
-					case "", "|", "|-", "|+", ">", ">-":
-						fields[key] = []string{}
-					default:
-						fields[key] = []string{yamlScalar(v)}
-						key = ""
-					}
-					continue
-				}
-			}
-			if key != "" && (blank(l) || indentOf(l) > keyIndent) {
-				fields[key] = append(fields[key], strings.TrimSpace(l))
-			}
-		}
-	}
+	c := Cause{Line: strings.TrimSpace(lines[at]), LineNo: at + 1, Test: tapTestName(lines, at, len(m[1]), m[2])}
+	fields := tapYAML(lines, at)
 	if t := fields["failureType"]; len(t) == 1 && t[0] == "subtestsFailed" {
 		return Cause{}, false
 	}
 	var files fileList
 	if len(fields) == 0 {
-		// bats: "# (in test file x.bats, line 3)", then what failed.
-		var parts []string
-		for j := at + 1; j < len(lines) && strings.HasPrefix(lines[j], "# "); j++ {
-			t := strings.TrimSpace(lines[j][2:])
-			if m := batsWhere().FindStringSubmatch(t); m != nil {
-				files.add(m[1])
-				continue
-			}
-			parts = append(parts, t)
-		}
-		if len(parts) > 0 {
-			c.Line = joinText(parts)
+		if line, ok := batsMessage(lines, at, &files); ok {
+			c.Line = line
 		}
 	}
 	if e := fields["error"]; len(e) > 0 {
@@ -1477,6 +1525,80 @@ func tapFailure(lines []string, at int) (Cause, bool) {
 	}
 	c.Files = files
 	return c, true
+}
+
+// tapTestName returns the name of the test whose point "not ok" is at
+// lines[at], indented by indent: the comment tape prints above its
+// assertions, else the point's description, test.
+func tapTestName(lines []string, at, indent int, test string) string {
+	for j := at - 1; j >= 0 && j >= at-50; j-- {
+		t := strings.TrimSpace(lines[j])
+		if strings.HasPrefix(t, "ok ") {
+			continue
+		}
+		if name, ok := strings.CutPrefix(t, "# "); ok && !strings.HasPrefix(name, "Subtest:") && indentOf(lines[j]) == indent {
+			test = name
+		}
+		break
+	}
+	return test
+}
+
+// tapYAML reads the YAML block under the test point at lines[at], "---"
+// ... "...", its keys at one indentation: each key's lines, or none for
+// a point without a block.
+func tapYAML(lines []string, at int) map[string][]string {
+	fields := map[string][]string{}
+	if at+1 >= len(lines) || strings.TrimSpace(lines[at+1]) != "---" {
+		return fields
+	}
+	keyIndent, key := -1, ""
+	for j := at + 2; j < len(lines) && j < at+400; j++ {
+		l := lines[j]
+		if strings.TrimSpace(l) == "..." {
+			break
+		}
+		if keyIndent < 0 {
+			keyIndent = indentOf(l)
+		}
+		if indentOf(l) == keyIndent {
+			if k := tapKey().FindStringSubmatch(strings.TrimSpace(l)); k != nil {
+				key = k[1]
+				switch v := k[2]; v {
+				case "", "|", "|-", "|+", ">", ">-":
+					fields[key] = []string{}
+				default:
+					fields[key] = []string{yamlScalar(v)}
+					key = ""
+				}
+				continue
+			}
+		}
+		if key != "" && (blank(l) || indentOf(l) > keyIndent) {
+			fields[key] = append(fields[key], strings.TrimSpace(l))
+		}
+	}
+	return fields
+}
+
+// batsMessage reads the comments bats prints under a failing test point
+// at lines[at], "# (in test file x.bats, line 3)" then what failed:
+// it adds the test's file to files and returns what failed, false when
+// nothing did.
+func batsMessage(lines []string, at int, files *fileList) (string, bool) {
+	var parts []string
+	for j := at + 1; j < len(lines) && strings.HasPrefix(lines[j], "# "); j++ {
+		t := strings.TrimSpace(lines[j][2:])
+		if m := batsWhere().FindStringSubmatch(t); m != nil {
+			files.add(m[1])
+			continue
+		}
+		parts = append(parts, t)
+	}
+	if len(parts) == 0 {
+		return "", false
+	}
+	return joinText(parts), true
 }
 
 // yamlScalar returns the value of a YAML flow scalar, unquoted.
