@@ -28,8 +28,31 @@ func rewriter(cmdline string, ruffFixes bool) string {
 
 // rewrites reports whether one simple command rewrites files.
 func rewrites(words []string, ruffFixes bool) bool {
-	// Leading assignments and runners: FOO=1 npx eslint, pnpm exec
-	// prettier, poetry run black, python -m black, go run mvdan.cc/gofumpt.
+	words = withoutRunners(words)
+	if len(words) == 0 {
+		return false
+	}
+	c := simpleCommand{
+		prog: strings.TrimPrefix(path.Base(strings.Trim(words[0], `"'`)), "@"), // @eslint, $(MAKE)'s names
+		args: words[1:],
+	}
+	// Any tool's writing flags.
+	if c.has("--fix", "--write", "--apply", "--apply-unsafe", "--in-place", "--unsafe-fixes") &&
+		!c.has("--no-fix", "--check", "--dry-run", "--fix-dry-run") {
+		return true
+	}
+	if slices.ContainsFunc(c.args, func(a string) bool {
+		return strings.Contains(a, "spotlessApply") || strings.Contains(a, "spotless:apply")
+	}) {
+		return true
+	}
+	return c.toolRewrites(ruffFixes)
+}
+
+// withoutRunners drops a simple command's leading assignments and
+// runners: FOO=1 npx eslint, pnpm exec prettier, poetry run black,
+// python -m black, go run mvdan.cc/gofumpt.
+func withoutRunners(words []string) []string {
 	for len(words) > 0 {
 		w := words[0]
 		switch {
@@ -45,46 +68,50 @@ func rewrites(words []string, ruffFixes bool) bool {
 		case w == "go" && len(words) > 2 && words[1] == "run":
 			words = append([]string{path.Base(words[2])}, words[3:]...)
 		default:
-			goto named
+			return words
 		}
 	}
-named:
-	if len(words) == 0 {
-		return false
-	}
-	prog := strings.TrimPrefix(path.Base(strings.Trim(words[0], `"'`)), "@") // @eslint, $(MAKE)'s names
-	args := words[1:]
-	has := func(flags ...string) bool {
-		return slices.ContainsFunc(args, func(a string) bool {
-			for _, f := range flags {
-				if a == f || strings.HasPrefix(a, f+"=") && !strings.HasSuffix(a, "=false") {
-					return true
-				}
+	return words
+}
+
+// A simpleCommand is the program a simple command runs and its
+// arguments.
+type simpleCommand struct {
+	prog string
+	args []string
+}
+
+// has reports whether any of flags is among the arguments, alone or with
+// a value other than false.
+func (c simpleCommand) has(flags ...string) bool {
+	return slices.ContainsFunc(c.args, func(a string) bool {
+		for _, f := range flags {
+			if a == f || strings.HasPrefix(a, f+"=") && !strings.HasSuffix(a, "=false") {
+				return true
 			}
-			return false
-		})
-	}
-	sub := func(s ...string) bool { // the subcommand words, in order
-		return len(args) >= len(s) && slices.Equal(args[:len(s)], s)
-	}
-	// Any tool's writing flags.
-	if has("--fix", "--write", "--apply", "--apply-unsafe", "--in-place", "--unsafe-fixes") &&
-		!has("--no-fix", "--check", "--dry-run", "--fix-dry-run") {
-		return true
-	}
-	if slices.ContainsFunc(args, func(a string) bool {
-		return strings.Contains(a, "spotlessApply") || strings.Contains(a, "spotless:apply")
-	}) {
-		return true
-	}
-	switch prog {
+		}
+		return false
+	})
+}
+
+// sub reports whether the arguments begin with the subcommand words s,
+// in order.
+func (c simpleCommand) sub(s ...string) bool {
+	return len(c.args) >= len(s) && slices.Equal(c.args[:len(s)], s)
+}
+
+// toolRewrites reports whether the command rewrites files by what its
+// program is known to do in its writing mode.
+func (c simpleCommand) toolRewrites(ruffFixes bool) bool {
+	args, has, sub := c.args, c.has, c.sub
+	switch c.prog {
 	case "gofmt", "goimports", "gofumpt", "shfmt", "prettier", "golines":
 		return has("-w")
 	case "clang-format", "yapf", "autopep8", "autoflake":
 		return has("-i")
 	case "sed", "perl": // -i, -i.bak, perl -pi
 		return slices.ContainsFunc(args, func(a string) bool {
-			return strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "i") && (prog == "perl" || strings.HasPrefix(a, "-i"))
+			return strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "i") && (c.prog == "perl" || strings.HasPrefix(a, "-i"))
 		}) || has("--in-place")
 	case "black", "blue":
 		return !has("--check", "--diff")
