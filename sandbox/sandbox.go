@@ -248,60 +248,25 @@ func New(p Policy) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: repository root: %w", err)
 	}
-	var grants []Grant
-	add := func(g Grant) { grants = append(grants, g) }
-
+	var g grantSet
 	s.report.Scope = ScopeDirs(root, p.Scope)
-	for _, sd := range s.report.Scope {
-		for _, d := range sd.Dirs {
-			add(Grant{Path: filepath.Join(root, filepath.FromSlash(d)), For: "scope", dir: true, mask: writeDir})
-		}
-	}
-	var missing []Grant
-	var fsys *fsroot.Root
+	g.addScope(root, s.report.Scope)
 	if len(p.Build) > 0 {
-		if fsys, err = fsroot.Open(root); err != nil {
+		fsys, err := fsroot.Open(root)
+		if err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 		defer fsys.Close()
+		g.addBuild(fsys, root, p.Build)
 	}
-	for _, b := range p.Build {
-		g := buildGrant(fsys, root, b, grants)
-		switch {
-		case g.Path != "" && g.mask == 0:
-			missing = append(missing, g) // reported, not opened
-		case g.Path != "":
-			add(g)
-		}
-	}
-	for _, w := range p.Write {
-		g, err := writeGrant(w, root, p.Home)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case g.Path != "" && g.mask == 0:
-			missing = append(missing, g) // reported, not opened
-		case g.Path != "":
-			add(g)
-		}
+	if err := g.addWrite(root, p.Write, p.Home); err != nil {
+		return nil, err
 	}
 	gitDirs := gitDirs(root, p.GitDir)
 	if p.AllowGit {
-		for _, d := range gitDirs {
-			add(Grant{Path: d, For: "git", dir: true, mask: gitTopLevel, Note: "its files"})
-			for _, sub := range []string{"objects", "refs", "logs"} {
-				if fi, err := os.Lstat(filepath.Join(d, sub)); err == nil && fi.IsDir() {
-					add(Grant{Path: filepath.Join(d, sub), For: "git", dir: true, mask: writeDir})
-				}
-			}
-		}
+		g.addGit(gitDirs)
 	}
-	for _, d := range devices {
-		if fi, err := os.Stat(d); err == nil {
-			add(Grant{Path: d, For: "device", dir: fi.IsDir(), mask: writeFile})
-		}
-	}
+	g.addDevices()
 	tmp, err := os.MkdirTemp(p.TempParent, "orket-edit-"+sanitize(p.Name)+"*")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: make the temporary directory: %w", err)
@@ -309,14 +274,85 @@ func New(p Policy) (*Sandbox, error) {
 	if real, err := filepath.EvalSymlinks(tmp); err == nil {
 		tmp = real
 	}
-	add(Grant{Path: tmp, For: "temp", dir: true, mask: writeDir})
+	g.add(Grant{Path: tmp, For: "temp", dir: true, mask: writeDir})
 
 	s.report.Enforced, s.report.ABI, s.report.TempDir = true, abi, tmp
-	s.report.Writable = dedupe(grants)
+	s.report.Writable = dedupe(g.grants)
 	s.report.Unguarded = unguarded(root, gitDirs, s.report.Writable)
 	s.spec = buildSpec(abi, s.report.Writable)
-	s.report.Writable = append(s.report.Writable, missing...)
+	s.report.Writable = append(s.report.Writable, g.missing...)
 	return s, nil
+}
+
+// A grantSet gathers New's grants, in order: those opened, and those of
+// missing directories, reported but not opened.
+type grantSet struct {
+	grants  []Grant
+	missing []Grant
+}
+
+// add grants g.
+func (s *grantSet) add(g Grant) { s.grants = append(s.grants, g) }
+
+// addOrReport grants g, or reports it when its directory is missing (no
+// rights); a grant without a path is neither.
+func (s *grantSet) addOrReport(g Grant) {
+	switch {
+	case g.Path != "" && g.mask == 0:
+		s.missing = append(s.missing, g) // reported, not opened
+	case g.Path != "":
+		s.add(g)
+	}
+}
+
+// addScope grants the directories of the scope.
+func (s *grantSet) addScope(root string, scope []ScopeDir) {
+	for _, sd := range scope {
+		for _, d := range sd.Dirs {
+			s.add(Grant{Path: filepath.Join(root, filepath.FromSlash(d)), For: "scope", dir: true, mask: writeDir})
+		}
+	}
+}
+
+// addBuild grants the build directories.
+func (s *grantSet) addBuild(fsys *fsroot.Root, root string, build []BuildDir) {
+	for _, b := range build {
+		s.addOrReport(buildGrant(fsys, root, b, s.grants))
+	}
+}
+
+// addWrite grants the sandbox.write directories.
+func (s *grantSet) addWrite(root string, write []string, home string) error {
+	for _, w := range write {
+		g, err := writeGrant(w, root, home)
+		if err != nil {
+			return err
+		}
+		s.addOrReport(g)
+	}
+	return nil
+}
+
+// addGit grants the git directories' files and their objects, refs and
+// logs directories.
+func (s *grantSet) addGit(gitDirs []string) {
+	for _, d := range gitDirs {
+		s.add(Grant{Path: d, For: "git", dir: true, mask: gitTopLevel, Note: "its files"})
+		for _, sub := range []string{"objects", "refs", "logs"} {
+			if fi, err := os.Lstat(filepath.Join(d, sub)); err == nil && fi.IsDir() {
+				s.add(Grant{Path: filepath.Join(d, sub), For: "git", dir: true, mask: writeDir})
+			}
+		}
+	}
+}
+
+// addDevices grants the devices that exist here.
+func (s *grantSet) addDevices() {
+	for _, d := range devices {
+		if fi, err := os.Stat(d); err == nil {
+			s.add(Grant{Path: d, For: "device", dir: fi.IsDir(), mask: writeFile})
+		}
+	}
 }
 
 // Available reports the kernel's Landlock ABI version and, when edit
