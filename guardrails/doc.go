@@ -1,15 +1,15 @@
 // Package guardrails turns an agent's repeated failures and reviews into a
 // short list of rules a person approved, versioned and measured
-// (docs/guardrails.md; seed 001). It is a library; the commands (orket
-// lessons propose|review|approve|reject, orket guardrails
-// show|diff|log|rollback, orket stats) and the run wire it.
+// (docs/guardrails.md). It is a library; the commands (orket lessons
+// propose|review|approve|reject, orket guardrails show|diff|log|rollback,
+// orket stats) and the run wire it.
 //
 // The loop:
 //
 //   - Signals (signal.go, gather.go): lessons, feedback entries and
-//     evaluations normalised into seed 001's feedback entries (type,
-//     severity by SeverityRules, context, details), with the fold of a
-//     failure and the category of a review.
+//     evaluations normalised into feedback entries (type, severity by
+//     SeverityRules, context, details), with the fold of a failure and
+//     the category of a review.
 //   - Proposals (propose.go): an agent's signals clustered by fold and by
 //     category and scope; a cluster of MinClusterSize among MinSamples
 //     signals, more than FrequencyThreshold of them, is a proposal with a
@@ -17,7 +17,7 @@
 //     the text (extractor.go). The proposals store (proposals.go) is
 //     append-only: a proposal is a line, each status change another, and
 //     the latest status by time wins, so logs of clones merge by id.
-//   - The gate (gate.go): seed 001's box, the full sources, the keys
+//   - The gate (gate.go): the approval box, the full sources, the keys
 //     a/r/v/q; approve, reject (with a reason) and defer.
 //   - Versions (versions.go, markdown.go): approving writes
 //     .orket/guardrails/<agent>/v<N>.md and v<N>.json, the previous text

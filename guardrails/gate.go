@@ -1,9 +1,9 @@
 package guardrails
 
-// The review gate (seed 001's approval box): what a person sees of a
-// proposal before deciding, and the decisions. The command layer reads
-// the key; this file draws the box, the full sources (v), the listing
-// without a terminal, and maps keys to decisions.
+// The review gate (docs/guardrails.md, The review gate): what a person
+// sees of a proposal before deciding, and the decisions. The command
+// layer reads the key; this file draws the box, the full sources (v), the
+// listing without a terminal, and maps keys to decisions.
 
 import (
 	"context"
@@ -142,10 +142,10 @@ func (s *Store) ReviewItem(ctx context.Context, p *Proposal, votes map[string]Ta
 	return it, nil
 }
 
-// BoxWidth is the box's width in columns, as seed 001 draws it.
+// BoxWidth is the box's width in columns, as docs/guardrails.md draws it.
 const BoxWidth = 59
 
-// RenderBox draws seed 001's approval box for a proposal (width in
+// RenderBox draws the approval box for a proposal (width in
 // columns; 0: BoxWidth; at least 40). Long lines wrap inside the box.
 func RenderBox(it *ReviewItem, width int) string {
 	if width <= 0 {

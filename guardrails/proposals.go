@@ -33,8 +33,8 @@ const (
 // A Status is where a proposal is in its life.
 type Status string
 
-// The statuses (seed 001's, and deferred: a person looked and chose to
-// decide later).
+// The statuses (docs/guardrails.md, The review gate; deferred: a person
+// looked and chose to decide later).
 const (
 	StatusProposed Status = "proposed"
 	StatusDeferred Status = "deferred"
@@ -93,8 +93,8 @@ const (
 	SourceExtractor     = "extractor"
 )
 
-// A Proposal is a lesson proposed for an agent's guardrails (seed 001's
-// lesson; docs/guardrails.md, Proposals).
+// A Proposal is a lesson proposed for an agent's guardrails
+// (docs/guardrails.md, Proposals).
 type Proposal struct {
 	Schema     string    `json:"schema_version"`
 	Record     string    `json:"record"` // "proposal"

@@ -15,7 +15,8 @@ import (
 	"github.com/orket/orket/store"
 )
 
-// Config holds the numbers of docs/guardrails.md; DefaultConfig gives the seed's.
+// Config holds the numbers of docs/guardrails.md; DefaultConfig gives
+// its defaults.
 type Config struct {
 	MinSamples         int           // lessons.min_samples: entries of an agent before any proposal (5)
 	MinClusterSize     int           // lessons.min_cluster_size: entries in a cluster (3)
@@ -26,7 +27,7 @@ type Config struct {
 	MaxAge             time.Duration // retention.max_age for the proposals store (90 days)
 }
 
-// DefaultConfig returns seed 001's defaults.
+// DefaultConfig returns the defaults of docs/guardrails.md, Settings.
 func DefaultConfig() Config {
 	return Config{MinSamples: 5, MinClusterSize: 3, FrequencyThreshold: 0.10, MaxVersions: 10, SampleSize: 20,
 		MaxEntriesPerAgent: 1000, MaxAge: 90 * 24 * time.Hour}
@@ -77,7 +78,8 @@ type Cluster struct {
 // ID names the cluster across proposals: kind and key.
 func (c Cluster) ID() string { return c.Kind + ":" + c.Key }
 
-// Change types (seed 001's prompt-version changes).
+// Change types (the types of a version's changes; docs/guardrails.md,
+// Versions).
 const (
 	Addition     = "addition"
 	Modification = "modification"
@@ -140,23 +142,55 @@ func Propose(cfg Config, in Input) []*Proposal {
 			sigs = append(sigs, s)
 		}
 	}
-	total := len(sigs)
-	if total < cfg.MinSamples {
+	if len(sigs) < cfg.MinSamples {
 		return nil
 	}
-	type group struct {
-		cluster Cluster
-		members []Signal
+	pr := proposer{cfg: cfg, in: in, total: len(sigs), prior: priorByCluster(in), active: activeLines(in.Current)}
+	var out []*Proposal
+	for _, g := range clusterSignals(sigs) {
+		if p := pr.propose(g); p != nil {
+			out = append(out, p)
+		}
 	}
-	groups := map[string]*group{}
-	var order []string
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// A signalGroup is a cluster and the signals in it, in order.
+type signalGroup struct {
+	cluster Cluster
+	members []Signal
+}
+
+// newer counts the group's signals after t.
+func (g *signalGroup) newer(t time.Time) int {
+	k := 0
+	for _, s := range g.members {
+		if s.Time.After(t) {
+			k++
+		}
+	}
+	return k
+}
+
+// clusterSignals puts each signal in the cluster of its fold and in that
+// of its category and scope, and returns the clusters in the order they
+// were first met.
+func clusterSignals(sigs []Signal) []*signalGroup {
+	groups := map[string]*signalGroup{}
+	var order []*signalGroup
 	put := func(c Cluster, s Signal) {
 		id := c.ID()
 		g := groups[id]
 		if g == nil {
-			g = &group{cluster: c}
+			g = &signalGroup{cluster: c}
 			groups[id] = g
-			order = append(order, id)
+			order = append(order, g)
 		}
 		g.members = append(g.members, s)
 	}
@@ -169,80 +203,97 @@ func Propose(cfg Config, in Input) []*Proposal {
 			put(Cluster{Kind: KindCategory, Key: hashKey("ck-", s.Category+"\x00"+sc)}, s)
 		}
 	}
+	return order
+}
+
+// priorByCluster returns the agent's earlier proposals by cluster id.
+func priorByCluster(in Input) map[string][]*Proposal {
 	prior := map[string][]*Proposal{}
 	for _, p := range in.Prior {
 		if p.Agent == in.Agent {
 			prior[p.Cluster.ID()] = append(prior[p.Cluster.ID()], p)
 		}
 	}
+	return prior
+}
+
+// activeLines returns the current guardrails' lines by the cluster they
+// were proposed for.
+func activeLines(current *Version) map[string]Line {
 	active := map[string]Line{}
-	if in.Current != nil {
-		for _, l := range in.Current.ActiveLines() {
+	if current != nil {
+		for _, l := range current.ActiveLines() {
 			if l.Cluster != "" {
 				active[l.Cluster] = l
 			}
 		}
 	}
-	var out []*Proposal
-	for _, id := range order {
-		g := groups[id]
-		n := len(g.members)
-		if n < minSize(cfg, g.cluster, g.members) || float64(n) <= cfg.FrequencyThreshold*float64(total) {
-			continue
-		}
-		ps := prior[id]
-		pending := false
-		var decided time.Time
-		for _, p := range ps {
-			if p.Status.Pending() {
-				pending = true
-			}
-			t := p.DecidedAt
-			if t.IsZero() {
-				t = p.CreatedAt
-			}
-			if _, on := active[id]; p.Status == StatusApplied && !on && in.Current != nil && in.Current.CreatedAt.After(t) {
-				t = in.Current.CreatedAt // its line left the guardrails (a rollback, an edit) by then
-			}
-			if t.After(decided) {
-				decided = t
-			}
-		}
-		if pending {
-			continue
-		}
-		newer := func(t time.Time) int {
-			k := 0
-			for _, s := range g.members {
-				if s.Time.After(t) {
-					k++
-				}
-			}
-			return k
-		}
-		c := g.cluster
-		describe(&c, g.members)
-		p := newProposal(in.Agent, c, len(ps), g.members, total, in.Now)
-		if line, ok := active[id]; ok {
-			t := in.Votes[line.ID]
-			after := newer(line.Since)
-			if t.Net() >= 0 || after < cfg.MinClusterSize {
-				continue
-			}
-			p.LessonText = fmt.Sprintf("%s (it recurred %d times after this rule)", p.LessonText, after)
-			p.ConstraintUpdate = Change{Type: Modification, Section: line.Section, OldText: line.Text, NewText: p.LessonText, Line: line.ID}
-		} else if len(ps) > 0 && newer(decided) < cfg.MinClusterSize {
-			continue
-		}
-		out = append(out, p)
+	return active
+}
+
+// A proposer decides, cluster by cluster, what Propose proposes.
+type proposer struct {
+	cfg    Config
+	in     Input
+	total  int                    // the agent's signals
+	prior  map[string][]*Proposal // by cluster id
+	active map[string]Line        // by cluster id
+}
+
+// propose returns the proposal for g, or nil: when g is too small or too
+// rare, when a proposal of it is pending, when its line is in the
+// guardrails and not voted down since it grew, or when it was decided
+// and has not grown since.
+func (pr *proposer) propose(g *signalGroup) *Proposal {
+	cfg, in := pr.cfg, pr.in
+	id := g.cluster.ID()
+	n := len(g.members)
+	if n < minSize(cfg, g.cluster, g.members) || float64(n) <= cfg.FrequencyThreshold*float64(pr.total) {
+		return nil
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
+	ps := pr.prior[id]
+	pending, decided := pr.lastDecision(id, ps)
+	if pending {
+		return nil
+	}
+	c := g.cluster
+	describe(&c, g.members)
+	p := newProposal(in.Agent, c, len(ps), g.members, pr.total, in.Now)
+	if line, ok := pr.active[id]; ok {
+		t := in.Votes[line.ID]
+		after := g.newer(line.Since)
+		if t.Net() >= 0 || after < cfg.MinClusterSize {
+			return nil
 		}
-		return out[i].ID < out[j].ID
-	})
-	return out
+		p.LessonText = fmt.Sprintf("%s (it recurred %d times after this rule)", p.LessonText, after)
+		p.ConstraintUpdate = Change{Type: Modification, Section: line.Section, OldText: line.Text, NewText: p.LessonText, Line: line.ID}
+	} else if len(ps) > 0 && g.newer(decided) < cfg.MinClusterSize {
+		return nil
+	}
+	return p
+}
+
+// lastDecision reads the earlier proposals ps of cluster id: whether
+// one is pending, and when the latest was decided (or made, or its line
+// left the guardrails).
+func (pr *proposer) lastDecision(id string, ps []*Proposal) (pending bool, decided time.Time) {
+	cur := pr.in.Current
+	for _, p := range ps {
+		if p.Status.Pending() {
+			pending = true
+		}
+		t := p.DecidedAt
+		if t.IsZero() {
+			t = p.CreatedAt
+		}
+		if _, on := pr.active[id]; p.Status == StatusApplied && !on && cur != nil && cur.CreatedAt.After(t) {
+			t = cur.CreatedAt // its line left the guardrails (a rollback, an edit) by then
+		}
+		if t.After(decided) {
+			decided = t
+		}
+	}
+	return pending, decided
 }
 
 // spreadClusterSize is how many signals a failure needs when they were
@@ -448,7 +499,6 @@ func mostFrequent(ss []Signal, key func(Signal) string) string {
 // and the evidence ("Run `go generate ./...` before `go test ./...` in
 // pkg/api: it failed 5 times with missing_dependency").
 func lessonText(c Cluster, members []Signal) string {
-	n := len(members)
 	where := ""
 	if c.Section != Everywhere {
 		where = " in " + c.Section
@@ -457,44 +507,61 @@ func lessonText(c Cluster, members []Signal) string {
 	action := strings.TrimRight(mostFrequent(members, func(s Signal) string { return s.Action }), ". ")
 	switch {
 	case c.Kind == KindFold:
-		f := last.Fold
-		// The rule quotes the cause: the latest lesson's title.
-		why := last.Title
-		if why == "" {
-			why = last.Details.ErrorMessage
-		}
-		if why == "" {
-			why = strings.Join(f.Tags, ", ")
-		}
-		quoted := "no known cause"
-		if why != "" {
-			quoted = strconv.Quote(oneLine(why, 100))
-		}
-		if f.Step == "edit" {
-			if action == "" {
-				action = "check the edit command before running it"
-			}
-			return fmt.Sprintf("%s%s: the edit command failed %d times with %s", capitalize(action), where, n, quoted)
-		}
-		cmd := "`" + f.Command + "`"
-		if f.Command == "" {
-			cmd = "the verify steps"
-		}
-		switch {
-		case action == "":
-			action = "make sure " + cmd + where + " passes before you finish"
-		case strings.Contains(action, "before the run"):
-			action = strings.Replace(action, "before the run", "before "+cmd+where, 1)
-		case !strings.Contains(" "+strings.ToLower(action)+" ", " before "):
-			action += " before " + cmd + where
-		default:
-			// The action says when already: one "before" is enough.
-			action += where
-		}
-		return fmt.Sprintf("%s: it failed %d times with %s", capitalize(action), n, quoted)
+		return foldLesson(members, where, action)
 	case strings.HasPrefix(last.Category, "note:"):
-		return fmt.Sprintf("Avoid \"%s\"%s: %d runs were judged CONDITIONAL for it", last.Title, where, n)
+		return fmt.Sprintf("Avoid \"%s\"%s: %d runs were judged CONDITIONAL for it", last.Title, where, len(members))
 	}
+	return reviewLesson(members, where, action)
+}
+
+// foldLesson is the lesson of a failure's cluster: the action, before
+// the command that failed (or the edit command), and the latest cause.
+func foldLesson(members []Signal, where, action string) string {
+	n := len(members)
+	last := members[len(members)-1]
+	f := last.Fold
+	// The rule quotes the cause: the latest lesson's title.
+	why := last.Title
+	if why == "" {
+		why = last.Details.ErrorMessage
+	}
+	if why == "" {
+		why = strings.Join(f.Tags, ", ")
+	}
+	quoted := "no known cause"
+	if why != "" {
+		quoted = strconv.Quote(oneLine(why, 100))
+	}
+	if f.Step == "edit" {
+		if action == "" {
+			action = "check the edit command before running it"
+		}
+		return fmt.Sprintf("%s%s: the edit command failed %d times with %s", capitalize(action), where, n, quoted)
+	}
+	cmd := "`" + f.Command + "`"
+	if f.Command == "" {
+		cmd = "the verify steps"
+	}
+	switch {
+	case action == "":
+		action = "make sure " + cmd + where + " passes before you finish"
+	case strings.Contains(action, "before the run"):
+		action = strings.Replace(action, "before the run", "before "+cmd+where, 1)
+	case !strings.Contains(" "+strings.ToLower(action)+" ", " before "):
+		action += " before " + cmd + where
+	default:
+		// The action says when already: one "before" is enough.
+		action += where
+	}
+	return fmt.Sprintf("%s: it failed %d times with %s", capitalize(action), n, quoted)
+}
+
+// reviewLesson is the lesson of a review category's cluster: the action
+// and how many changes reviewers rejected and people corrected, or, with
+// no usable action, to read what reviewers asked for and their latest
+// reasons.
+func reviewLesson(members []Signal, where, action string) string {
+	last := members[len(members)-1]
 	rejected, corrected := 0, 0
 	for _, s := range members {
 		if s.Type == HumanCorrection {

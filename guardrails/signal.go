@@ -14,8 +14,8 @@ import (
 	"github.com/orket/orket/verdict"
 )
 
-// A Type is a feedback entry's type (seed 001; docs/guardrails.md,
-// Feedback entries).
+// A Type is a feedback entry's type (docs/guardrails.md, Feedback
+// entries).
 type Type string
 
 // The feedback types.
@@ -174,7 +174,8 @@ const (
 	FromEvaluations = "evaluation"
 )
 
-// A Signal is one feedback entry in seed 001's shape, normalised from a
+// A Signal is one feedback entry (docs/guardrails.md, Feedback entries:
+// an agent, a type, a severity, a context and details), normalised from a
 // lesson, a feedback log entry or an evaluation: what proposals are
 // clustered from.
 type Signal struct {

@@ -1,15 +1,15 @@
 package guardrails
 
 // Statistics of agents and of their guardrails versions
-// (docs/guardrails.md, Stats; seed 001's performance tracking), from the
-// evaluation log: error rate (the share of REJECT and ESCALATE verdicts),
-// mean score, repeat-failure rate (the share of runs that failed on a fold
-// they had been warned about: their Exposure lists it) and task completion
-// rate (the share of the tasks in a sample with an APPROVE or CONDITIONAL
-// run), overall and over SampleSize runs before and after each version. A
-// version whose error rate is higher after than before, over a full sample
-// each side, is flagged with a suggested rollback; nothing is rolled back
-// automatically.
+// (docs/guardrails.md, Stats: each version measured before and after),
+// from the evaluation log: error rate (the share of REJECT and ESCALATE
+// verdicts), mean score, repeat-failure rate (the share of runs that
+// failed on a fold they had been warned about: their Exposure lists it)
+// and task completion rate (the share of the tasks in a sample with an
+// APPROVE or CONDITIONAL run), overall and over SampleSize runs before and
+// after each version. A version whose error rate is higher after than
+// before, over a full sample each side, is flagged with a suggested
+// rollback; nothing is rolled back automatically.
 //
 // The logs are read with a scanner that decodes only the fields used,
 // so 100,000 evaluations are read well within 200 ms (docs/benchmarks.md).
@@ -134,7 +134,8 @@ type Comparison struct {
 	SuggestedRollback *Suggestion `json:"suggested_rollback,omitempty"`
 }
 
-// Performance returns the comparison as seed 001's performance field.
+// Performance returns the comparison as a version's performance field
+// (docs/guardrails.md, Stats).
 func (c Comparison) Performance() *Performance {
 	p := &Performance{RunsBefore: c.Before.Runs, RunsAfter: c.After.Runs}
 	if c.Before.Runs > 0 {
@@ -167,7 +168,7 @@ type Flag struct {
 	Suggest Suggestion `json:"suggested_rollback"`
 }
 
-// Stats are orket stats' figures (seed 001's metrics).
+// Stats are orket stats' figures (docs/guardrails.md, Stats).
 type Stats struct {
 	ErrorRateByAgent    map[string]float64 `json:"error_rate_by_agent"`
 	AverageScore        float64            `json:"average_score"`

@@ -52,8 +52,9 @@ type Line struct {
 	Since     time.Time `json:"since"`             // when it was applied
 }
 
-// Performance is seed 001's before/after of a version (filled by
-// UpdatePerformance from Stats; nil until then).
+// Performance is a version's figures before and after it
+// (docs/guardrails.md, Stats; filled by UpdatePerformance from Stats,
+// nil until then).
 type Performance struct {
 	QualityBefore   *float64 `json:"quality_before,omitempty"`
 	QualityAfter    *float64 `json:"quality_after,omitempty"`
