@@ -342,28 +342,7 @@ func AdvisoriesMarkdown(rec *orket.Record, memory, guardrailsText string) string
 	clean := inert.Text
 	fmt.Fprintf(&b, "# orket advisories for run %s\n\nScope: %s. Verify profile: %s.\n\n", rec.RunID, clean(strings.Join(rec.Request.Scope, ", ")), clean(rec.Request.Profile))
 	if a := rec.Attempt; a != nil {
-		fmt.Fprintf(&b, "## Attempt %d at task %s (agent %s)\n\n", a.Number, clean(a.Task), clean(a.Agent))
-		switch {
-		case len(a.Previous) == 0:
-			b.WriteString("No earlier attempt of this task was rejected.\n\n")
-		case a.Maximum > 0:
-			fmt.Fprintf(&b, "The attempts below were rejected, in a row. At %d rejections the task goes to a person: this is attempt %d of %d.\n\n", a.Maximum, a.Number, a.Maximum)
-		default:
-			b.WriteString("The attempts below were rejected, in a row.\n\n")
-		}
-		for i, p := range a.Previous {
-			fmt.Fprintf(&b, "%d. run %s: %s, score %d", i+1, p.RunID, p.Verdict, p.Score)
-			if p.FailedStep != "" {
-				fmt.Fprintf(&b, "; step `%s` failed", clean(p.FailedStep))
-			}
-			if len(p.Tags) > 0 {
-				fmt.Fprintf(&b, " (%s)", clean(strings.Join(p.Tags, ", ")))
-			}
-			fmt.Fprintf(&b, ": %s\n", clean(p.Summary))
-		}
-		if len(a.Previous) > 0 {
-			b.WriteString("\n")
-		}
+		writeAttempt(&b, a)
 	}
 	// What was refused or rejected over exactly what this run touches
 	// comes first: it is the most specific.
@@ -386,45 +365,10 @@ func AdvisoriesMarkdown(rec *orket.Record, memory, guardrailsText string) string
 		b.WriteString("No past failures are relevant to this run.\n")
 	}
 	for i, a := range rec.Advisories {
-		fmt.Fprintf(&b, "## %d. %s\n\n", i+1, clean(a.Title))
-		fmt.Fprintf(&b, "Seen %d time(s), last %s; the step `%s` failed", a.Count, a.LastSeen.Format("2006-01-02"), clean(a.FailedCommand))
-		if a.FailedDir != "" {
-			fmt.Fprintf(&b, " in `%s`", clean(a.FailedDir))
-		}
-		if len(a.Tags) > 0 {
-			fmt.Fprintf(&b, " (%s)", clean(strings.Join(a.Tags, ", ")))
-		}
-		b.WriteString(".\n")
-		if a.Stale {
-			b.WriteString("Stale: that command is not in this profile any more; its checks are advisory only.\n")
-		}
-		if a.PreExisting {
-			b.WriteString("It failed without that run's change too: the failure was already there.\n")
-		}
-		if a.FirstError != "" {
-			fmt.Fprintf(&b, "First error: `%s`\n", clean(a.FirstError))
-		}
-		if a.File != "" {
-			fmt.Fprintf(&b, "File: `%s`\n", clean(a.File))
-		}
-		for _, s := range a.SuggestedActions {
-			fmt.Fprintf(&b, "- %s\n", clean(s))
-		}
-		b.WriteString("\n")
+		writeAdvisory(&b, i+1, a)
 	}
 	for _, c := range rec.Preflight {
-		state := "ok"
-		if !c.OK {
-			state = "FAILED"
-		}
-		note := ""
-		if c.AdvisoryOnly {
-			note = "; advisory only"
-		}
-		if c.NotRequired != "" {
-			note = "; not required by this tree: " + c.NotRequired
-		}
-		fmt.Fprintf(&b, "- preflight %s: %s (%s%s)\n", state, clean(c.Detail), clean(c.Source), clean(note))
+		writePreflight(&b, c)
 	}
 	if len(other) > 0 {
 		b.WriteString("\n## Earlier reviews\n\n")
@@ -441,6 +385,82 @@ func AdvisoriesMarkdown(rec *orket.Record, memory, guardrailsText string) string
 		b.WriteString(strings.TrimRight(inert.Block(memory), "\n") + "\n")
 	}
 	return b.String()
+}
+
+// writeAttempt writes where the task stands: which attempt this is and
+// the earlier attempts that were rejected.
+func writeAttempt(b *strings.Builder, a *orket.Attempt) {
+	clean := inert.Text
+	fmt.Fprintf(b, "## Attempt %d at task %s (agent %s)\n\n", a.Number, clean(a.Task), clean(a.Agent))
+	switch {
+	case len(a.Previous) == 0:
+		b.WriteString("No earlier attempt of this task was rejected.\n\n")
+	case a.Maximum > 0:
+		fmt.Fprintf(b, "The attempts below were rejected, in a row. At %d rejections the task goes to a person: this is attempt %d of %d.\n\n", a.Maximum, a.Number, a.Maximum)
+	default:
+		b.WriteString("The attempts below were rejected, in a row.\n\n")
+	}
+	for i, p := range a.Previous {
+		fmt.Fprintf(b, "%d. run %s: %s, score %d", i+1, p.RunID, p.Verdict, p.Score)
+		if p.FailedStep != "" {
+			fmt.Fprintf(b, "; step `%s` failed", clean(p.FailedStep))
+		}
+		if len(p.Tags) > 0 {
+			fmt.Fprintf(b, " (%s)", clean(strings.Join(p.Tags, ", ")))
+		}
+		fmt.Fprintf(b, ": %s\n", clean(p.Summary))
+	}
+	if len(a.Previous) > 0 {
+		b.WriteString("\n")
+	}
+}
+
+// writeAdvisory writes advisory number n: the failure, where and how
+// often it was seen, its first error and file, and the suggested actions.
+func writeAdvisory(b *strings.Builder, n int, a lessons.Advisory) {
+	clean := inert.Text
+	fmt.Fprintf(b, "## %d. %s\n\n", n, clean(a.Title))
+	fmt.Fprintf(b, "Seen %d time(s), last %s; the step `%s` failed", a.Count, a.LastSeen.Format("2006-01-02"), clean(a.FailedCommand))
+	if a.FailedDir != "" {
+		fmt.Fprintf(b, " in `%s`", clean(a.FailedDir))
+	}
+	if len(a.Tags) > 0 {
+		fmt.Fprintf(b, " (%s)", clean(strings.Join(a.Tags, ", ")))
+	}
+	b.WriteString(".\n")
+	if a.Stale {
+		b.WriteString("Stale: that command is not in this profile any more; its checks are advisory only.\n")
+	}
+	if a.PreExisting {
+		b.WriteString("It failed without that run's change too: the failure was already there.\n")
+	}
+	if a.FirstError != "" {
+		fmt.Fprintf(b, "First error: `%s`\n", clean(a.FirstError))
+	}
+	if a.File != "" {
+		fmt.Fprintf(b, "File: `%s`\n", clean(a.File))
+	}
+	for _, s := range a.SuggestedActions {
+		fmt.Fprintf(b, "- %s\n", clean(s))
+	}
+	b.WriteString("\n")
+}
+
+// writePreflight writes one preflight check's result.
+func writePreflight(b *strings.Builder, c preflight.Result) {
+	clean := inert.Text
+	state := "ok"
+	if !c.OK {
+		state = "FAILED"
+	}
+	note := ""
+	if c.AdvisoryOnly {
+		note = "; advisory only"
+	}
+	if c.NotRequired != "" {
+		note = "; not required by this tree: " + c.NotRequired
+	}
+	fmt.Fprintf(b, "- preflight %s: %s (%s%s)\n", state, clean(c.Detail), clean(c.Source), clean(note))
 }
 
 // approvedBy says who approved a guardrails version: the person, and

@@ -18,8 +18,8 @@ import (
 // correction.
 type FeedbackEntry = feedback.Entry
 
-// A Pattern is a category that recurs in an agent's rejections (seed
-// 000's pattern object).
+// A Pattern is a category that recurs in an agent's rejections (the
+// pattern_detected object of docs/feedback.md, Patterns).
 type Pattern = feedback.PatternObject
 
 // A FeedbackFilter selects entries of the feedback log.
@@ -96,9 +96,9 @@ func (fl FeedbackLog) Stats(f FeedbackFilter) (*FeedbackStats, error) {
 	return res, nil
 }
 
-// Patterns is orket feedback patterns: seed 000's object for the
-// strongest pattern of an agent's rejections with every pattern besides,
-// or its no-pattern object.
+// Patterns is orket feedback patterns: the pattern_detected object for
+// the strongest pattern of an agent's rejections with every pattern
+// besides, or the no-pattern object (docs/feedback.md, Patterns).
 type Patterns struct {
 	Agent string    `json:"-"`
 	Since time.Time `json:"-"`

@@ -46,7 +46,8 @@ const (
 // KeyAction is the review's action of a key.
 func KeyAction(key rune) Action { return guardrails.KeyAction(key) }
 
-// Box is a proposal as the review shows it (seed 001's box).
+// Box is a proposal as the review shows it (the approval box of
+// docs/guardrails.md, The review gate).
 func Box(it *ReviewItem, width int) string { return guardrails.RenderBox(it, width) }
 
 // Sources lists every source of a proposal (the review's v).

@@ -31,82 +31,15 @@ var lessonCodes = map[orket.Code]bool{orket.EVerifyFailedReverted: true, orket.E
 // retry (flaky, docs/verdicts.md), and appends one lesson for each.
 func (r *run) recordLessons() error {
 	rec := r.Record
-	var failed []*verify.StepResult
-	switch {
-	case !lessonCodes[rec.Code]:
-	case rec.Code == orket.EDraftFailure && rec.Edit != nil:
-		failed = append(failed, rec.Edit)
-	default:
-		failed = rec.FailedSteps()
-	}
-	for _, s := range rec.Steps {
-		if s.Status == verify.Passed && s.Retries > 0 && s.FirstFailure != "" {
-			failed = append(failed, s)
-		}
-	}
+	failed := lessonSteps(rec)
 	if len(failed) == 0 {
 		return nil
 	}
 	cfg := r.Config
-	c := classify.New(cfg.Classify.Rules)
-	commands := []string{}
-	for _, s := range rec.Plan.Steps {
-		commands = append(commands, s.Command)
-	}
-	headPost := head(r.Repo)
+	m := r.newLessonMaker()
 	var batch []*lessons.Lesson
-	now := r.Env.Now().UTC().Truncate(time.Second)
 	for _, s := range failed {
-		flaky := s.Status == verify.Passed
-		// Classified as printed (in memory); stored redacted.
-		text, tail := s.RawTail, s.OutputTail
-		if flaky {
-			text, tail = s.FirstFailure, s.FirstFailure
-		}
-		if text == "" {
-			text = tail
-		}
-		// Evidence first: the lines the step's last passing run did not
-		// print are what the rules look at first.
-		cl := c.ClassifyStep(text, r.lastPassing(s), s.Command)
-		cl.Checks = append(cl.Checks, sourceChecks(r.Repo.Root, text, cl.Tags, cl.Checks)...)
-		advice := classify.AdviceFor(cl, s.Command)
-		if c := causeLine(cl, r.Repo.Root); c != "" {
-			// The cause names the hazard; the tag's title only its kind.
-			advice.Title = c
-		}
-		tags := cl.Tags
-		if flaky {
-			tags = append(append([]string{}, tags...), FlakyTag)
-			advice.Title = "Flaky step " + s.Name + ": " + advice.Title
-			advice.SuggestedActions = append(advice.SuggestedActions,
-				fmt.Sprintf("the step failed, then passed on retry %d on the same tree: fix or quarantine what makes it flaky", s.Retries))
-		}
-		l := &lessons.Lesson{
-			CreatedAt: now, Command: "run",
-			Request: lessons.Request{EditSource: rec.Request.EditSource, Argv: append([]string{}, rec.Request.Argv...),
-				Instruction: rec.Request.Instruction, Scope: append([]string{}, rec.Request.Scope...),
-				VerifyProfile: rec.Request.Profile, DryRun: rec.Request.DryRun, AutoConfirm: rec.Request.AutoConfirm,
-				Agent: rec.Request.Agent, Task: rec.Request.Task},
-			Repo: lessons.RepoContext{HeadPre: rec.HeadPre, HeadPost: headPost, DirtyAfterRevert: r.DirtyBefore},
-			Plan: lessons.Plan{TouchSet: append([]string{}, rec.Plan.TouchSet...), TouchCount: rec.Plan.TouchCount},
-			Verify: lessons.Verify{Profile: rec.Request.Profile, Commands: commands, FailedStep: s.Name, FailedCommand: s.Command, FailedDir: s.Dir,
-				ExitCode: s.ExitCode, Signal: s.Signal, TimedOut: s.TimedOut, OutputTail: tail,
-				OutputBytes: s.OutputBytes, DurationMS: s.DurationMS, Baseline: s.Baseline, BaselineNew: s.BaselineNew},
-			Classification: lessons.Classification{Tags: tags, Confidence: cl.Confidence, Signals: cl.Signals, FirstError: cl.FirstError,
-				Cause: causeLine(cl, r.Repo.Root), Location: locate(r.Repo.Root, s.Dir, cl.Cause, rec.Plan.TouchSet), Unclassified: cl.Unclassified},
-			Advice:  advice,
-			Outcome: lessons.Outcome{Code: string(rec.Code), RunID: rec.RunID},
-		}
-		adviseCallers(l)
-		red := r.red.WithValues(r.stepEnvValues(s.Name)...)
-		if !flaky {
-			// The variables named in the output are read from it redacted:
-			// a secret that looks like a name is not kept as one.
-			l.Verify.Environment = r.envFingerprint(s.Name, s.Command, s.Dir, cl.Checks, red.Redact(text))
-		}
-		l.Seal(red)
-		batch = append(batch, l)
+		batch = append(batch, m.lesson(s))
 	}
 	if err := ensureLessonDir(r.Repo); err != nil {
 		return err
@@ -124,6 +57,105 @@ func (r *run) recordLessons() error {
 	id := rec.LessonIDs[0]
 	rec.LessonID = &id
 	return autoPrune(store, cfg.Lessons.Retention, r.Env.Now())
+}
+
+// lessonSteps returns the steps of the run that get a lesson: the
+// failing required steps (the edit command, for E_DRAFT_FAILURE) when the
+// outcome records lessons, then every step that passed only on retry.
+func lessonSteps(rec *orket.Record) []*verify.StepResult {
+	var failed []*verify.StepResult
+	switch {
+	case !lessonCodes[rec.Code]:
+	case rec.Code == orket.EDraftFailure && rec.Edit != nil:
+		failed = append(failed, rec.Edit)
+	default:
+		failed = rec.FailedSteps()
+	}
+	for _, s := range rec.Steps {
+		if s.Status == verify.Passed && s.Retries > 0 && s.FirstFailure != "" {
+			failed = append(failed, s)
+		}
+	}
+	return failed
+}
+
+// A lessonMaker writes the lessons of one run's steps: what they share
+// is read once.
+type lessonMaker struct {
+	r        *run
+	c        *classify.Classifier
+	commands []string // the plan's verify commands
+	headPost string
+	now      time.Time
+}
+
+// newLessonMaker reads what the run's lessons share: the classifier, the
+// plan's commands, HEAD after the run and the time, to the second.
+func (r *run) newLessonMaker() *lessonMaker {
+	m := &lessonMaker{r: r, c: classify.New(r.Config.Classify.Rules), commands: []string{}}
+	for _, s := range r.Record.Plan.Steps {
+		m.commands = append(m.commands, s.Command)
+	}
+	m.headPost = head(r.Repo)
+	m.now = r.Env.Now().UTC().Truncate(time.Second)
+	return m
+}
+
+// lesson classifies step s's output and returns its lesson, sealed
+// (redacted). A step that passed on retry is a flaky one's lesson, read
+// from its first failure.
+func (m *lessonMaker) lesson(s *verify.StepResult) *lessons.Lesson {
+	r, rec := m.r, m.r.Record
+	flaky := s.Status == verify.Passed
+	// Classified as printed (in memory); stored redacted.
+	text, tail := s.RawTail, s.OutputTail
+	if flaky {
+		text, tail = s.FirstFailure, s.FirstFailure
+	}
+	if text == "" {
+		text = tail
+	}
+	// Evidence first: the lines the step's last passing run did not
+	// print are what the rules look at first.
+	cl := m.c.ClassifyStep(text, r.lastPassing(s), s.Command)
+	cl.Checks = append(cl.Checks, sourceChecks(r.Repo.Root, text, cl.Tags, cl.Checks)...)
+	advice := classify.AdviceFor(cl, s.Command)
+	if c := causeLine(cl, r.Repo.Root); c != "" {
+		// The cause names the hazard; the tag's title only its kind.
+		advice.Title = c
+	}
+	tags := cl.Tags
+	if flaky {
+		tags = append(append([]string{}, tags...), FlakyTag)
+		advice.Title = "Flaky step " + s.Name + ": " + advice.Title
+		advice.SuggestedActions = append(advice.SuggestedActions,
+			fmt.Sprintf("the step failed, then passed on retry %d on the same tree: fix or quarantine what makes it flaky", s.Retries))
+	}
+	l := &lessons.Lesson{
+		CreatedAt: m.now, Command: "run",
+		Request: lessons.Request{EditSource: rec.Request.EditSource, Argv: append([]string{}, rec.Request.Argv...),
+			Instruction: rec.Request.Instruction, Scope: append([]string{}, rec.Request.Scope...),
+			VerifyProfile: rec.Request.Profile, DryRun: rec.Request.DryRun, AutoConfirm: rec.Request.AutoConfirm,
+			Agent: rec.Request.Agent, Task: rec.Request.Task},
+		Repo: lessons.RepoContext{HeadPre: rec.HeadPre, HeadPost: m.headPost, DirtyAfterRevert: r.DirtyBefore},
+		Plan: lessons.Plan{TouchSet: append([]string{}, rec.Plan.TouchSet...), TouchCount: rec.Plan.TouchCount},
+		Verify: lessons.Verify{Profile: rec.Request.Profile, Commands: m.commands, FailedStep: s.Name, FailedCommand: s.Command, FailedDir: s.Dir,
+			ExitCode: s.ExitCode, Signal: s.Signal, TimedOut: s.TimedOut, OutputTail: tail,
+			OutputBytes: s.OutputBytes, DurationMS: s.DurationMS, Baseline: s.Baseline, BaselineNew: s.BaselineNew},
+		Classification: lessons.Classification{Tags: tags, Confidence: cl.Confidence, Signals: cl.Signals, FirstError: cl.FirstError,
+			Cause: causeLine(cl, r.Repo.Root), Location: locate(r.Repo.Root, s.Dir, cl.Cause, rec.Plan.TouchSet), Unclassified: cl.Unclassified},
+		Advice:  advice,
+		Outcome: lessons.Outcome{Code: string(rec.Code), RunID: rec.RunID},
+	}
+	adviseCallers(l)
+	red := r.red.WithValues(r.stepEnvValues(s.Name)...)
+	if !flaky {
+		// The variables named in the output are read from it redacted:
+		// a secret that looks like a name is not kept as one.
+		l.Verify.Environment = r.envFingerprint(s.Name, s.Command, s.Dir, cl.Checks, red.Redact(text))
+	}
+	l.Seal(red)
+	return l
 }
 
 // callersAction is what a lesson of lessons.BrokeCallers asks first.

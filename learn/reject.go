@@ -31,8 +31,9 @@ type RejectRequest struct {
 	AskReason func() string
 }
 
-// A RejectResult is seed 000's success object, with what the undo did and
-// the learning appended to the agent memory.
+// A RejectResult is orket reject's success object (docs/feedback.md,
+// Patterns: rejection_logged, category, learned_action, ...), with what
+// the undo did and the learning appended to the agent memory.
 type RejectResult struct {
 	Code orket.Code `json:"code"`
 	feedback.Logged
@@ -65,14 +66,9 @@ func Reject(ctx context.Context, req RejectRequest) (_ *RejectResult, err error)
 	if req.Env.Now == nil {
 		req.Env.Now = time.Now
 	}
-	if req.Type != "" {
-		if err := feedback.CheckArtifactType(req.Type); err != nil {
-			return nil, orket.Errorf(orket.EUsage, "--type is one of "+strings.Join(feedback.ArtifactTypes, ", "), "%v", err)
-		}
-	}
-	cat, err := feedback.NewCategorizer(req.Config.Feedback.Keywords)
+	cat, err := rejectCategorizer(req)
 	if err != nil {
-		return nil, &orket.Error{Code: orket.EConfigInvalid, Err: err, Msg: "feedback.keywords: " + err.Error(), Hint: "see docs/feedback.md"}
+		return nil, err
 	}
 	unlock, err := lockToWrite(ctx, repo, txn.Holder{RunID: "reject", Command: "orket reject", Started: req.Env.Now()})
 	if err != nil {
@@ -120,12 +116,7 @@ func Reject(ctx context.Context, req RejectRequest) (_ *RejectResult, err error)
 	if err != nil {
 		return nil, internal("read the feedback log", "check that .orket/memory is readable", err)
 	}
-	st, err := mem.Append(ctx, learnings, []feedback.Row{feedback.RowOf(e)})
-	if err != nil {
-		res.Warnings = append(res.Warnings, "could not append to "+res.Memory+": "+err.Error())
-	} else if st.WantsPruning {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s holds %d learnings, more than %d: it wants pruning by a person", res.Memory, st.Learnings, feedback.MaxLearnings))
-	}
+	appendMemory(ctx, mem, learnings, e, res)
 	if _, err := log.Prune(req.Config.Lessons.Retention.MaxEntriesPerAgent, req.Config.Lessons.Retention.MaxAge, req.Env.Now()); err != nil {
 		res.Warnings = append(res.Warnings, "could not prune the feedback log: "+err.Error())
 	}
@@ -139,6 +130,33 @@ func Reject(ctx context.Context, req RejectRequest) (_ *RejectResult, err error)
 		res.Warnings = append(res.Warnings, err.Error())
 	}
 	return res, nil
+}
+
+// rejectCategorizer checks the request's artifact type and returns the
+// categorizer of its configured keywords.
+func rejectCategorizer(req RejectRequest) (*feedback.Categorizer, error) {
+	if req.Type != "" {
+		if err := feedback.CheckArtifactType(req.Type); err != nil {
+			return nil, orket.Errorf(orket.EUsage, "--type is one of "+strings.Join(feedback.ArtifactTypes, ", "), "%v", err)
+		}
+	}
+	cat, err := feedback.NewCategorizer(req.Config.Feedback.Keywords)
+	if err != nil {
+		return nil, &orket.Error{Code: orket.EConfigInvalid, Err: err, Msg: "feedback.keywords: " + err.Error(), Hint: "see docs/feedback.md"}
+	}
+	return cat, nil
+}
+
+// appendMemory appends the learnings and the rejection's row to the
+// agent memory; a failure, or a memory that wants pruning, is a warning
+// in res.
+func appendMemory(ctx context.Context, mem *feedback.Memory, learnings []feedback.Learning, e *feedback.Entry, res *RejectResult) {
+	st, err := mem.Append(ctx, learnings, []feedback.Row{feedback.RowOf(e)})
+	if err != nil {
+		res.Warnings = append(res.Warnings, "could not append to "+res.Memory+": "+err.Error())
+	} else if st.WantsPruning {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s holds %d learnings, more than %d: it wants pruning by a person", res.Memory, st.Learnings, feedback.MaxLearnings))
+	}
 }
 
 // summarizeRejection is what memory.summarizer learns from a rejection, given the
