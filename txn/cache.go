@@ -83,8 +83,22 @@ const (
 
 // encode writes the cache.
 func (c *treeCache) encode() []byte {
-	t := c.tree
-	b := make([]byte, 0, 64+len(t.Files)*64)
+	b := make([]byte, 0, 64+len(c.tree.Files)*64)
+	b = c.appendHeader(b)
+	// Directories first (with a whole tree): a snapshot reads them before
+	// the rest, to watch them while it asks the hook.
+	b = c.appendDirs(b)
+	b = c.appendFiles(b)
+	if c.full {
+		b = c.appendWhole(b)
+	}
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// appendHeader appends the magic, the flags and what the cache is valid
+// for: the hook and its token, the scan's start, the ignore rules and the
+// index.
+func (c *treeCache) appendHeader(b []byte) []byte {
 	b = append(b, cacheMagic...)
 	flags := byte(0)
 	if c.full {
@@ -95,9 +109,13 @@ func (c *treeCache) encode() []byte {
 	b = appendString(b, c.token)
 	b = binary.AppendVarint(b, c.start)
 	b = append(b, c.excludes[:]...)
-	b = append(b, c.index[:]...)
-	// Directories first (with a whole tree): a snapshot reads them before
-	// the rest, to watch them while it asks the hook.
+	return append(b, c.index[:]...)
+}
+
+// appendDirs appends the directories of a whole tree with their flags
+// (none, with only the unvouched files).
+func (c *treeCache) appendDirs(b []byte) []byte {
+	t := c.tree
 	dirs := map[string]byte{}
 	if c.full {
 		for d := range t.Dirs {
@@ -121,7 +139,12 @@ func (c *treeCache) encode() []byte {
 		b = appendString(b, d)
 		b = append(b, fl)
 	}
-	// Files, grouped by directory.
+	return b
+}
+
+// appendFiles appends the files, grouped by directory.
+func (c *treeCache) appendFiles(b []byte) []byte {
+	t := c.tree
 	byDir := t.byDir
 	listed := 0
 	for _, paths := range byDir {
@@ -161,37 +184,42 @@ func (c *treeCache) encode() []byte {
 			b = appendFile(b, f)
 		}
 	}
-	if c.full {
-		b = binary.AppendUvarint(b, uint64(len(t.Ignores)))
-		for d, ps := range t.Ignores {
-			b = appendString(b, d)
-			var lines []string
-			for _, p := range ps {
-				lines = append(lines, p.String())
-			}
-			b = appendString(b, strings.Join(lines, "\n"))
+	return b
+}
+
+// appendWhole appends what only a whole tree has: the ignore rules, the
+// ignored files kept, the submodules, and the missing and unvouched files.
+func (c *treeCache) appendWhole(b []byte) []byte {
+	t := c.tree
+	b = binary.AppendUvarint(b, uint64(len(t.Ignores)))
+	for d, ps := range t.Ignores {
+		b = appendString(b, d)
+		var lines []string
+		for _, p := range ps {
+			lines = append(lines, p.String())
 		}
-		b = binary.AppendUvarint(b, uint64(len(t.Ignored)))
-		for p, f := range t.Ignored {
+		b = appendString(b, strings.Join(lines, "\n"))
+	}
+	b = binary.AppendUvarint(b, uint64(len(t.Ignored)))
+	for p, f := range t.Ignored {
+		b = appendString(b, p)
+		b = appendFile(b, f)
+	}
+	b = binary.AppendUvarint(b, uint64(len(t.Gitlinks)))
+	for g := range t.Gitlinks {
+		b = appendString(b, g)
+	}
+	v := c.vouched
+	if v == nil {
+		v = &vouched{}
+	}
+	for _, l := range [][]string{c.missing, v.unknown, v.perms, v.attrs} {
+		b = binary.AppendUvarint(b, uint64(len(l)))
+		for _, p := range l {
 			b = appendString(b, p)
-			b = appendFile(b, f)
-		}
-		b = binary.AppendUvarint(b, uint64(len(t.Gitlinks)))
-		for g := range t.Gitlinks {
-			b = appendString(b, g)
-		}
-		v := c.vouched
-		if v == nil {
-			v = &vouched{}
-		}
-		for _, l := range [][]string{c.missing, v.unknown, v.perms, v.attrs} {
-			b = binary.AppendUvarint(b, uint64(len(l)))
-			for _, p := range l {
-				b = appendString(b, p)
-			}
 		}
 	}
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return b
 }
 
 // castagnoli is CRC-32C, which the processor computes: the cache's
@@ -316,14 +344,7 @@ func decodeCache(b []byte) (*treeCache, error) {
 	c.start = r.varint()
 	copy(c.excludes[:], r.bytes(20))
 	copy(c.index[:], r.bytes(20))
-	type dirRec struct {
-		d  string
-		fl byte
-	}
-	var drecs []dirRec
-	for i, n := 0, r.count(2); i < n && r.err == nil; i++ {
-		drecs = append(drecs, dirRec{r.string(), r.byte1()})
-	}
+	drecs := r.dirRecords()
 	nfiles := r.count(30)
 	ndirs := r.count(2)
 	t := newTree(nfiles, ndirs)
@@ -339,6 +360,34 @@ func decodeCache(b []byte) (*treeCache, error) {
 			t.jobs[d] = dirJob{rel: d, ignored: fl&cacheIgnored != 0, guarded: fl&cacheGuarded != 0}
 		}
 	}
+	r.files(t, nfiles, ndirs)
+	if c.full {
+		r.whole(c, t)
+	}
+	if r.err != nil || r.off != len(body) {
+		return nil, errCache
+	}
+	c.tree = t
+	return c, nil
+}
+
+// A dirRec is a directory of the cache with its flags.
+type dirRec struct {
+	d  string
+	fl byte
+}
+
+// dirRecords reads the directories with their flags.
+func (r *cacheReader) dirRecords() []dirRec {
+	var drecs []dirRec
+	for i, n := 0, r.count(2); i < n && r.err == nil; i++ {
+		drecs = append(drecs, dirRec{r.string(), r.byte1()})
+	}
+	return drecs
+}
+
+// files reads nfiles files in ndirs directories into t.
+func (r *cacheReader) files(t *Tree, nfiles, ndirs int) {
 	slab := make([]File, nfiles)
 	for i := 0; i < ndirs && r.err == nil; i++ {
 		d := r.string()
@@ -365,37 +414,34 @@ func decodeCache(b []byte) (*treeCache, error) {
 		}
 		t.byDir[d] = paths
 	}
-	if c.full {
-		n := r.count(2)
+}
+
+// whole reads into c and t what only a whole tree has (see appendWhole).
+func (r *cacheReader) whole(c *treeCache, t *Tree) {
+	n := r.count(2)
+	for i := 0; i < n && r.err == nil; i++ {
+		d := r.string()
+		t.Ignores[d] = gitignore.ParsePatterns([]byte(r.string()), d)
+	}
+	n = r.count(30)
+	for i := 0; i < n && r.err == nil; i++ {
+		p := r.string()
+		f := &File{}
+		r.file(f)
+		t.Ignored[p] = f
+	}
+	n = r.count(2)
+	for i := 0; i < n && r.err == nil; i++ {
+		t.Gitlinks[r.string()] = true
+	}
+	c.vouched = &vouched{}
+	for _, l := range []*[]string{&c.missing, &c.vouched.unknown, &c.vouched.perms, &c.vouched.attrs} {
+		n = r.count(1)
+		*l = make([]string, 0, n)
 		for i := 0; i < n && r.err == nil; i++ {
-			d := r.string()
-			t.Ignores[d] = gitignore.ParsePatterns([]byte(r.string()), d)
-		}
-		n = r.count(30)
-		for i := 0; i < n && r.err == nil; i++ {
-			p := r.string()
-			f := &File{}
-			r.file(f)
-			t.Ignored[p] = f
-		}
-		n = r.count(2)
-		for i := 0; i < n && r.err == nil; i++ {
-			t.Gitlinks[r.string()] = true
-		}
-		c.vouched = &vouched{}
-		for _, l := range []*[]string{&c.missing, &c.vouched.unknown, &c.vouched.perms, &c.vouched.attrs} {
-			n = r.count(1)
-			*l = make([]string, 0, n)
-			for i := 0; i < n && r.err == nil; i++ {
-				*l = append(*l, r.string())
-			}
+			*l = append(*l, r.string())
 		}
 	}
-	if r.err != nil || r.off != len(body) {
-		return nil, errCache
-	}
-	c.tree = t
-	return c, nil
 }
 
 // loadCache reads the scan cache; nil when there is none or it is

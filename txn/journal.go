@@ -134,71 +134,111 @@ func (r *Repo) resolveRef(ref string) (plumbing.Hash, error) {
 // loadSnapshot reads a snapshot back from its ref, as recovery does after
 // a crash: the index it saved, plus the manifest's files and stat.
 func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
-	id, err := r.resolveRef(ref)
+	id, tree, m, err := r.readManifest(ref)
 	if err != nil {
 		return nil, err
-	}
-	commit, err := object.GetCommit(r.Git.Storer, id)
-	if errors.Is(err, plumbing.ErrObjectNotFound) && r.reopen() == nil {
-		commit, err = object.GetCommit(r.Git.Storer, id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ref, err)
-	}
-	tree, err := commit.Tree()
-	if err != nil {
-		return nil, err
-	}
-	mf, err := tree.File("manifest.json")
-	if err != nil {
-		return nil, fmt.Errorf("%s: manifest: %w", ref, err)
-	}
-	mj, err := r.blobBytes(mf.Hash)
-	if err != nil {
-		return nil, fmt.Errorf("%s: manifest: %w", ref, err)
-	}
-	var m manifest
-	if err := json.Unmarshal(mj, &m); err != nil {
-		return nil, fmt.Errorf("%s: manifest: %w", ref, err)
 	}
 	s := &Snapshot{RunID: m.RunID, Ref: ref, Commit: id, git: &gitState{files: map[string][]byte{}},
 		guard: &guardState{files: map[string][]byte{}, modes: m.GuardModes}, perms: m.Perms}
 	if s.guard.modes == nil {
 		s.guard.modes = map[string]uint32{}
 	}
+	if err := r.loadGitFiles(s, m, tree); err != nil {
+		return nil, err
+	}
+	ii, err := parseIndex(s.git.files[inGitDir+"index"], m.Start)
+	if err != nil {
+		return nil, err
+	}
+	s.outside = setOf(m.Outside)
+	pre := preTree(m, ii)
+	if err := r.loadIgnoreRules(ref, pre, ii); err != nil {
+		return nil, err
+	}
+	global, err := gitrepo.ReadIgnoreFile(gitrepo.ExcludesFile(r.Git, r.Root), "")
+	if err != nil {
+		return nil, err
+	}
+	s.excludes = append(global, gitignore.ParsePatterns(s.guard.files[inCommon+"info/exclude"], "")...)
+	s.Pre = pre
+	s.idx = ii
+	return s, nil
+}
+
+// readManifest reads the snapshot commit that ref names, and the manifest
+// in its tree.
+func (r *Repo) readManifest(ref string) (plumbing.Hash, *object.Tree, *manifest, error) {
+	id, err := r.resolveRef(ref)
+	if err != nil {
+		return id, nil, nil, err
+	}
+	commit, err := object.GetCommit(r.Git.Storer, id)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && r.reopen() == nil {
+		commit, err = object.GetCommit(r.Git.Storer, id)
+	}
+	if err != nil {
+		return id, nil, nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return id, nil, nil, err
+	}
+	mf, err := tree.File("manifest.json")
+	if err != nil {
+		return id, nil, nil, fmt.Errorf("%s: manifest: %w", ref, err)
+	}
+	mj, err := r.blobBytes(mf.Hash)
+	if err != nil {
+		return id, nil, nil, fmt.Errorf("%s: manifest: %w", ref, err)
+	}
+	var m manifest
+	if err := json.Unmarshal(mj, &m); err != nil {
+		return id, nil, nil, fmt.Errorf("%s: manifest: %w", ref, err)
+	}
+	return id, tree, &m, nil
+}
+
+// loadGitFiles reads back the bytes of git's own files the snapshot kept
+// (the index, from its hard link when it kept one) and the annotated tag
+// objects.
+func (r *Repo) loadGitFiles(s *Snapshot, m *manifest, tree *object.Tree) error {
+	ref := s.Ref
+	var err error
 	for k, h := range m.Git {
 		if s.git.files[k], err = r.blobBytes(h); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", ref, k, err)
+			return fmt.Errorf("%s: %s: %w", ref, k, err)
 		}
 	}
 	if m.IndexFile != "" {
 		b, err := os.ReadFile(filepath.Join(r.GitDir, filepath.FromSlash(m.IndexFile)))
 		if err != nil {
-			return nil, fmt.Errorf("%s: the index it kept: %w", ref, err)
+			return fmt.Errorf("%s: the index it kept: %w", ref, err)
 		}
 		s.git.files[inGitDir+"index"] = b
 	}
 	for k, h := range m.Guard {
 		if s.guard.files[k], err = r.blobBytes(h); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", ref, k, err)
+			return fmt.Errorf("%s: %s: %w", ref, k, err)
 		}
 	}
 	s.tags = map[plumbing.Hash][]byte{}
 	for _, id := range m.Tags {
 		f, err := tree.File("tags/" + id.String())
 		if err != nil {
-			return nil, fmt.Errorf("%s: tag %s: %w", ref, id, err)
+			return fmt.Errorf("%s: tag %s: %w", ref, id, err)
 		}
 		if s.tags[id], err = r.blobBytes(f.Hash); err != nil {
-			return nil, fmt.Errorf("%s: tag %s: %w", ref, id, err)
+			return fmt.Errorf("%s: tag %s: %w", ref, id, err)
 		}
 	}
-	ii, err := parseIndex(s.git.files[inGitDir+"index"], m.Start)
-	if err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// preTree is the tree as the snapshot recorded it: the index's files but
+// those deleted or outside the transaction, and the manifest's files,
+// permission bits, empty directories and kept ignored files.
+func preTree(m *manifest, ii *indexInfo) *Tree {
 	pre := &Tree{Files: map[string]*File{}, Dirs: map[string]bool{}, Empty: map[string]bool{}, Start: m.Start}
-	s.outside = setOf(m.Outside)
 	deleted := map[string]bool{}
 	for _, p := range m.Deleted {
 		deleted[p] = true
@@ -233,7 +273,6 @@ func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 		pre.Empty[d] = true
 		pre.Dirs[d] = true
 	}
-	// The ignore rules as the snapshot found them, from its own blobs.
 	pre.Ignores, pre.Gitlinks, pre.Linked, pre.Ignored = map[string][]gitignore.Pattern{}, map[string]bool{}, map[string]bool{}, map[string]*File{}
 	for _, mf := range m.Ignored {
 		pre.Ignored[mf.Path] = &File{Mode: mf.Mode, Perm: defaultPerm(mf.Mode), Size: mf.Size, Mtime: mf.Mtime, Ctime: mf.Ctime, Ino: mf.Ino, OID: mf.OID}
@@ -241,25 +280,24 @@ func (r *Repo) loadSnapshot(ref string) (*Snapshot, error) {
 			pre.Ignored[mf.Path].Perm = perm
 		}
 	}
+	return pre
+}
+
+// loadIgnoreRules gives pre the ignore rules as the snapshot found them,
+// from its own blobs of the .gitignore files, and the index's submodules.
+func (r *Repo) loadIgnoreRules(ref string, pre *Tree, ii *indexInfo) error {
 	for p, f := range pre.Files {
 		if path.Base(p) != ".gitignore" || f.Mode == filemode.Symlink || scope.Reserved(p) {
 			continue
 		}
 		b, err := r.blobBytes(f.OID)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", ref, p, err)
+			return fmt.Errorf("%s: %s: %w", ref, p, err)
 		}
 		pre.Ignores[parentDir(p)] = gitignore.ParsePatterns(b, parentDir(p))
 	}
 	for d := range ii.gitlinks {
 		pre.Gitlinks[d] = true
 	}
-	global, err := gitrepo.ReadIgnoreFile(gitrepo.ExcludesFile(r.Git, r.Root), "")
-	if err != nil {
-		return nil, err
-	}
-	s.excludes = append(global, gitignore.ParsePatterns(s.guard.files[inCommon+"info/exclude"], "")...)
-	s.Pre = pre
-	s.idx = ii
-	return s, nil
+	return nil
 }

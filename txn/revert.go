@@ -70,25 +70,8 @@ func (e *MissingObjectsError) Unwrap() error { return ErrObjectsMissing }
 // write resolves beneath the root without following a symlink.
 func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	res := &Reverted{}
-	guard, err := r.readGuardState()
-	if err != nil {
+	if err := r.restoreGuardAndRef(s); err != nil {
 		return res, err
-	}
-	if _, err := r.restoreFiles(s.guard.diff(guard), s.guard.files, guard.files, s.guard.modes); err != nil {
-		return res, err
-	}
-	if err := r.restoreTags(s); err != nil {
-		return res, err
-	}
-	if r.cacheChanged(s.cacheStat) {
-		// Not orket's: what it says cannot be trusted.
-		r.dropCache()
-		s.cacheStat = nil
-	}
-	if !r.snapshotRefIntact(s) {
-		if err := gitrepo.WriteRef(r.CommonDir, s.Ref, s.Commit, gitrepo.RefLog{Msg: "orket: snapshot ref restored", GitDir: r.GitDir}); err != nil {
-			return res, fmt.Errorf("restore %s: %w", s.Ref, err)
-		}
 	}
 	gs, err := r.readGitStateSince(s.git)
 	if err != nil {
@@ -116,9 +99,55 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 		return res, err
 	}
 	res.Kept = append(res.Kept, r.restoreIgnored(pre, cur)...)
-	// A submodule's work tree is its own repository's, outside the
-	// transaction: one the edit removed is reported, its directory made
-	// again (git submodule update brings its files back).
+	res.Kept = append(res.Kept, r.remakeSubmodules(pre, cur)...)
+	res.Paths = paths
+	testhook.Point("revert-midway")
+	if err := r.restoreGitFiles(s, gs, res); err != nil {
+		return res, err
+	}
+	if err := r.prove(s, paths, res.Kept); err != nil {
+		return res, err
+	}
+	// The change journal stays open: a baseline run or a later revert
+	// of the same transaction measures against the snapshot again.
+	res.Verified = true
+	return res, nil
+}
+
+// restoreGuardAndRef begins a revert, before the tree is looked at: it
+// puts back git's configuration, hooks and info files and the annotated
+// tags a gc pruned, drops a scan cache orket did not write, and writes the
+// snapshot's ref again if it is not as the snapshot left it.
+func (r *Repo) restoreGuardAndRef(s *Snapshot) error {
+	guard, err := r.readGuardState()
+	if err != nil {
+		return err
+	}
+	if _, err := r.restoreFiles(s.guard.diff(guard), s.guard.files, guard.files, s.guard.modes); err != nil {
+		return err
+	}
+	if err := r.restoreTags(s); err != nil {
+		return err
+	}
+	if r.cacheChanged(s.cacheStat) {
+		// Not orket's: what it says cannot be trusted.
+		r.dropCache()
+		s.cacheStat = nil
+	}
+	if !r.snapshotRefIntact(s) {
+		if err := gitrepo.WriteRef(r.CommonDir, s.Ref, s.Commit, gitrepo.RefLog{Msg: "orket: snapshot ref restored", GitDir: r.GitDir}); err != nil {
+			return fmt.Errorf("restore %s: %w", s.Ref, err)
+		}
+	}
+	return nil
+}
+
+// remakeSubmodules reports the submodules whose work tree the edit
+// removed, and makes their directories again. A submodule's work tree is
+// its own repository's, outside the transaction: git submodule update
+// brings its files back.
+func (r *Repo) remakeSubmodules(pre, cur *Tree) []*MovedError {
+	var kept []*MovedError
 	for d := range pre.Gitlinks {
 		if cur.Gitlinks[d] {
 			continue
@@ -126,12 +155,16 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 		if root, err := r.FS(); err == nil {
 			root.MkdirAll(d, 0o755)
 		}
-		res.Kept = append(res.Kept, &MovedError{Key: d, Reason: "a submodule's work tree is not part of the transaction and could not be restored; git submodule update --init " + d + " brings back its commit"})
+		kept = append(kept, &MovedError{Key: d, Reason: "a submodule's work tree is not part of the transaction and could not be restored; git submodule update --init " + d + " brings back its commit"})
 	}
-	res.Paths = paths
-	testhook.Point("revert-midway")
-	// A branch checked out in another work tree is that tree's: if it
-	// moved, it is reported, never rewound.
+	return kept
+}
+
+// restoreGitFiles puts back git's own files (HEAD, refs, the index, an
+// operation in progress) that differ from the snapshot's, and names them
+// in res.Git. A branch checked out in another work tree is that tree's:
+// if it moved, it is reported in res.Kept, never rewound.
+func (r *Repo) restoreGitFiles(s *Snapshot, gs *gitState, res *Reverted) error {
 	others := r.otherWorktreeBranches()
 	var gitKeys []string
 	for _, k := range diffFiles(s.git.files, gs.files) {
@@ -144,18 +177,12 @@ func (r *Repo) revert(s *Snapshot) (*Reverted, error) {
 	moved, err := r.restoreFiles(gitKeys, s.git.files, gs.files, nil)
 	res.Kept = append(res.Kept, moved...)
 	if err != nil {
-		return res, err
+		return err
 	}
 	for _, k := range gitKeys {
 		res.Git = append(res.Git, displayKey(k))
 	}
-	if err := r.prove(s, paths, res.Kept); err != nil {
-		return res, err
-	}
-	// The change journal stays open: a baseline run or a later revert
-	// of the same transaction measures against the snapshot again.
-	res.Verified = true
-	return res, nil
+	return nil
 }
 
 // restoreTags writes back the annotated tag objects the refs named that a

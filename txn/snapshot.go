@@ -234,7 +234,7 @@ func (r *Repo) excludes() ([]gitignore.Pattern, error) {
 // before it returns.
 func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 	var tm Timings
-	lap := tm.start()
+	b := &snapshotBuild{r: r, runID: runID, lap: tm.start()}
 	// A snapshot of a large tree allocates tens of megabytes that live as
 	// long as the transaction (the index, the tree): collecting garbage
 	// while they are built would only mark them again and again.
@@ -242,95 +242,181 @@ func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 	if err := r.CheckSupported(); err != nil {
 		return nil, err
 	}
-	hook, herr := r.fsmonitorHook()
-	var query *hookQuery
-	var w *watcher
-	if hook != nil {
-		query = r.askHook(hook, true)
-		defer query.wait() // never leave the hook running
-		w = query.w
+	var herr error
+	b.hook, herr = r.fsmonitorHook()
+	if b.hook != nil {
+		b.query = r.askHook(b.hook, true)
+		defer b.query.wait() // never leave the hook running
+		b.w = b.query.w
 	}
-	gs, err := r.readGitState()
-	if err != nil {
-		return nil, fmt.Errorf("read git state: %w", err)
-	}
-	guard, err := r.readGuardState()
-	if err != nil {
-		return nil, fmt.Errorf("read git configuration: %w", err)
-	}
-	lap("git-state")
-	ii, err := r.indexOf(gs)
-	if err != nil {
+	if err := b.readState(outside); err != nil {
 		return nil, err
 	}
-	if ii.conv, err = r.readConversions(ii); err != nil {
+	if err := b.scan(herr); err != nil {
 		return nil, err
 	}
-	lap("index")
-	sc, err := r.newScanner(ii)
+	if err := b.hash(); err != nil {
+		return nil, err
+	}
+	s := b.newSnapshot()
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	b.planManifest()
+	if err := b.storeFiles(); err != nil {
+		return nil, err
+	}
+	if err := b.storeGitState(); err != nil {
+		return nil, err
+	}
+	if err := b.publish(); err != nil {
+		return nil, err
+	}
+	b.updateCache()
+	s.Timings = tm
+	testhook.Point("snapshot-published")
+	ok = true
+	return s, nil
+}
+
+// A snapshotBuild carries what the steps of taking a snapshot share, in
+// the order they fill it in.
+type snapshotBuild struct {
+	r     *Repo
+	runID string
+	lap   func(part string)
+
+	hook  *fsmonitor.Hook // the fsmonitor hook, nil when there is none or it failed
+	query *hookQuery      // the question put to hook
+	w     *watcher        // the change journal, nil when there is none
+
+	gs       *gitState
+	guard    *guardState
+	ii       *indexInfo
+	sc       *scanner
+	excludes []gitignore.Pattern
+
+	start  time.Time  // when the scan began
+	cache  *treeCache // the scan cache as the last snapshot left it, or nil
+	pre    *Tree
+	v      *vouched
+	toHash []string // the files to read
+	info   ScanInfo
+	token  string // the hook's token from before the scan
+	save   bool   // the hook's answer wants the cache saved
+
+	s      *Snapshot
+	m      *manifest
+	stored []string // the files whose content the snapshot stores
+	ow     *objectWriter
+}
+
+// readState reads git's state, its configuration and the index, and makes
+// the scanner that judges the tree by them.
+func (b *snapshotBuild) readState(outside []string) error {
+	var err error
+	b.gs, err = b.r.readGitState()
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("read git state: %w", err)
 	}
-	excludes := sc.excludes
-	sc.outside = setOf(outside)
-	start := time.Now()
-	var cache *treeCache
-	if !r.noCache {
-		cache = r.loadCache()
+	b.guard, err = b.r.readGuardState()
+	if err != nil {
+		return fmt.Errorf("read git configuration: %w", err)
 	}
-	var (
-		pre    *Tree
-		v      *vouched
-		toHash []string
-		info   ScanInfo
-		token  string
-		save   bool
-	)
+	b.lap("git-state")
+	b.ii, err = b.r.indexOf(b.gs)
+	if err != nil {
+		return err
+	}
+	if b.ii.conv, err = b.r.readConversions(b.ii); err != nil {
+		return err
+	}
+	b.lap("index")
+	b.sc, err = b.r.newScanner(b.ii)
+	if err != nil {
+		return err
+	}
+	b.excludes = b.sc.excludes
+	b.sc.outside = setOf(outside)
+	return nil
+}
+
+// scan looks at the tree: where the fsmonitor hook says something changed,
+// if there is a hook and it answers, or else all of it.
+func (b *snapshotBuild) scan(herr error) error {
+	b.start = time.Now()
+	if !b.r.noCache {
+		b.cache = b.r.loadCache()
+	}
 	if herr != nil {
-		info.Why = herr.Error()
+		b.info.Why = herr.Error()
 	}
-	if hook != nil {
-		// Ask the hook where to look: the tree as the cache has it, but
-		// where something changed since.
-		pre, v, toHash, token, info.Why, info.Dirs, save, err = r.hookScan(query, ii, sc, cache, start)
-		if err != nil {
-			info.Why, hook, token, pre = err.Error(), nil, "", nil
-		}
-		if pre != nil {
-			info.How = "fsmonitor"
-			lap("scan")
-		}
+	if b.hook != nil {
+		b.scanWithHook()
 	}
-	if pre == nil {
-		// Watch while scanning (unless a hook's token, from before the
-		// scan, will say what changed): whatever changes after a
-		// directory is read is in the journal, whatever changed before
-		// is in the scan.
-		if w == nil && hook == nil && !r.Options.NoWatch {
-			syncDir := filepath.Join(r.GitDir, "orket")
-			if os.MkdirAll(syncDir, 0o755) == nil {
-				w, _ = newWatcher(syncDir) // without inotify, measuring scans the whole tree
-			}
-		}
-		sc.rules = nil
-		sc.w, sc.vouch = w, true
-		pre, v, err = sc.scanVouched()
-		if err != nil {
-			w.close()
-			return nil, fmt.Errorf("scan the working tree: %w", err)
-		}
-		pre.Start = start
-		info.How, info.Dirs = "scan", len(pre.jobs)
-		lap("scan")
-		// Only the files the index does not vouch for are read, and of
-		// those only the ones the last snapshot did not read as they are.
-		toHash = cache.reuse(pre, v.unknown)
+	if b.pre == nil {
+		return b.scanWhole()
 	}
-	root, err := r.FS()
+	return nil
+}
+
+// scanWithHook asks the hook where to look: the tree as the cache has it,
+// but where something changed since. When the hook fails, b.pre stays nil
+// and the hook is dropped.
+func (b *snapshotBuild) scanWithHook() {
+	var err error
+	b.pre, b.v, b.toHash, b.token, b.info.Why, b.info.Dirs, b.save, err = b.r.hookScan(b.query, b.ii, b.sc, b.cache, b.start)
 	if err != nil {
-		w.close()
-		return nil, err
+		b.info.Why, b.hook, b.token, b.pre = err.Error(), nil, "", nil
 	}
+	if b.pre != nil {
+		b.info.How = "fsmonitor"
+		b.lap("scan")
+	}
+}
+
+// scanWhole scans the whole tree, and chooses the files to read: only
+// those the index does not vouch for, and of those only the ones the last
+// snapshot did not read as they are.
+func (b *snapshotBuild) scanWhole() error {
+	// Watch while scanning (unless a hook's token, from before the
+	// scan, will say what changed): whatever changes after a
+	// directory is read is in the journal, whatever changed before
+	// is in the scan.
+	if b.w == nil && b.hook == nil && !b.r.Options.NoWatch {
+		syncDir := filepath.Join(b.r.GitDir, "orket")
+		if os.MkdirAll(syncDir, 0o755) == nil {
+			b.w, _ = newWatcher(syncDir) // without inotify, measuring scans the whole tree
+		}
+	}
+	b.sc.rules = nil
+	b.sc.w, b.sc.vouch = b.w, true
+	var err error
+	b.pre, b.v, err = b.sc.scanVouched()
+	if err != nil {
+		b.w.close()
+		return fmt.Errorf("scan the working tree: %w", err)
+	}
+	b.pre.Start = b.start
+	b.info.How, b.info.Dirs = "scan", len(b.pre.jobs)
+	b.lap("scan")
+	b.toHash = b.cache.reuse(b.pre, b.v.unknown)
+	return nil
+}
+
+// hash reads the files chosen to read, and those below a .gitattributes
+// the index does not track, and leaves out of the tree the paths outside
+// the transaction.
+func (b *snapshotBuild) hash() error {
+	root, err := b.r.FS()
+	if err != nil {
+		b.w.close()
+		return err
+	}
+	pre, v := b.pre, b.v
 	// A .gitattributes the index does not track converts too: what the
 	// index vouched for below it is read after all.
 	attrs := v.attrs
@@ -339,33 +425,41 @@ func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 			attrs = append(attrs, p)
 		}
 	}
-	if added := ii.conv.addFound(root, attrs); added != nil {
+	if added := b.ii.conv.addFound(root, attrs); added != nil {
 		unknown := setOf(v.unknown)
 		for p, f := range pre.Files {
 			if !unknown[p] && below(added, p) {
 				f.OID = plumbing.ZeroHash
 				v.unknown = append(v.unknown, p)
-				toHash = append(toHash, p)
+				b.toHash = append(b.toHash, p)
 			}
 		}
 		sort.Strings(v.unknown)
 	}
-	if err := hashAll(root, pre, toHash); err != nil {
-		w.close()
-		return nil, fmt.Errorf("read the working tree: %w", err)
+	if err := hashAll(root, pre, b.toHash); err != nil {
+		b.w.close()
+		return fmt.Errorf("read the working tree: %w", err)
 	}
-	lap("hash")
-	pre.drop(sc.outside) // a tree the scan cache gave may hold them
-	s := &Snapshot{RunID: runID, outside: sc.outside, Ref: SnapshotRefPrefix + runID, Pre: pre, git: gs, guard: guard, idx: ii, w: w, perms: map[string]uint32{},
-		excludes: excludes, hook: hook, token: token, Scan: info}
-	ok := false
-	defer func() {
-		if !ok {
-			s.Close()
-		}
-	}()
-	m := &manifest{Version: 1, RunID: runID, Start: pre.Start, Deleted: []string{}, EmptyDirs: sortedKeys(pre.Empty), Outside: sortedKeys(sc.outside),
-		Git: map[string]plumbing.Hash{}, Guard: map[string]plumbing.Hash{}, GuardModes: guard.modes}
+	b.lap("hash")
+	pre.drop(b.sc.outside) // a tree the scan cache gave may hold them
+	return nil
+}
+
+// newSnapshot makes the snapshot from what the scan found; it is not
+// published yet.
+func (b *snapshotBuild) newSnapshot() *Snapshot {
+	b.s = &Snapshot{RunID: b.runID, outside: b.sc.outside, Ref: SnapshotRefPrefix + b.runID, Pre: b.pre, git: b.gs, guard: b.guard, idx: b.ii, w: b.w, perms: map[string]uint32{},
+		excludes: b.excludes, hook: b.hook, token: b.token, Scan: b.info}
+	return b.s
+}
+
+// planManifest chooses the files the snapshot stores and the tracked
+// files it records as deleted, and says whether the tree was dirty.
+func (b *snapshotBuild) planManifest() {
+	s, pre, v, ii := b.s, b.pre, b.v, b.ii
+	m := &manifest{Version: 1, RunID: b.runID, Start: pre.Start, Deleted: []string{}, EmptyDirs: sortedKeys(pre.Empty), Outside: sortedKeys(b.sc.outside),
+		Git: map[string]plumbing.Hash{}, Guard: map[string]plumbing.Hash{}, GuardModes: b.guard.modes}
+	b.m = m
 	for _, p := range v.perms {
 		if f := pre.Files[p]; f != nil {
 			s.perms[p] = f.Perm
@@ -373,7 +467,6 @@ func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 	}
 	// Stored: the files whose content or mode the index does not hold,
 	// among those it did not vouch for (sorted, as unknown is).
-	var stored []string
 	for _, p := range v.unknown {
 		f := pre.Files[p]
 		if f == nil {
@@ -382,11 +475,11 @@ func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 		if e := ii.entry(p); e != nil && e.Hash == f.OID && e.Mode == f.Mode {
 			continue
 		}
-		stored = append(stored, p)
+		b.stored = append(b.stored, p)
 		m.Files = append(m.Files, manifestFile{Path: p, Mode: f.Mode, OID: f.OID, Size: f.Size, Mtime: f.Mtime, Ctime: f.Ctime, Ino: f.Ino})
 	}
 	m.Perms = s.perms
-	for _, p := range stored {
+	for _, p := range b.stored {
 		if !scope.Reserved(p) && ii.gitReports(p, pre.Files[p]) {
 			s.dirty = true
 			break
@@ -400,79 +493,102 @@ func (r *Repo) snapshot(runID string, outside []string) (*Snapshot, error) {
 	}
 	sort.Strings(m.Deleted)
 	s.dirty = s.dirty || len(m.Deleted) > 0
-	ow := newObjectWriter(r)
-	for _, p := range stored {
-		if err := ow.storeFile(p, pre.Files[p]); err != nil {
-			return nil, fmt.Errorf("store %s: %w", p, err)
+}
+
+// storeFiles writes the stored files as blobs, and the small ignored files
+// the snapshot keeps.
+func (b *snapshotBuild) storeFiles() error {
+	b.ow = newObjectWriter(b.r)
+	for _, p := range b.stored {
+		if err := b.ow.storeFile(p, b.pre.Files[p]); err != nil {
+			return fmt.Errorf("store %s: %w", p, err)
 		}
 	}
-	keptIgnored, err := r.keepIgnored(pre)
+	keptIgnored, err := b.r.keepIgnored(b.pre)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, p := range keptIgnored {
-		f := pre.Ignored[p]
-		if err := ow.storeFile(p, f); err != nil {
+		f := b.pre.Ignored[p]
+		if err := b.ow.storeFile(p, f); err != nil {
 			// Changed while kept: it is not kept.
 			f.OID = plumbing.ZeroHash
 			continue
 		}
-		m.Ignored = append(m.Ignored, manifestFile{Path: p, Mode: f.Mode, OID: f.OID, Size: f.Size, Mtime: f.Mtime, Ctime: f.Ctime, Ino: f.Ino})
+		b.m.Ignored = append(b.m.Ignored, manifestFile{Path: p, Mode: f.Mode, OID: f.OID, Size: f.Size, Mtime: f.Mtime, Ctime: f.Ctime, Ino: f.Ino})
 		if f.Perm != defaultPerm(f.Mode) && f.Mode != filemode.Symlink {
-			s.perms[p] = f.Perm // a .env is often 0600
+			b.s.perms[p] = f.Perm // a .env is often 0600
 		}
 	}
+	return nil
+}
+
+// storeGitState keeps the index, and writes git's own files (HEAD, refs,
+// configuration, hooks) as blobs.
+func (b *snapshotBuild) storeGitState() error {
+	m := b.m
 	// The index is kept as a hard link (at the cost of a link whatever
 	// its size), or as a blob where the file system cannot link.
-	m.IndexFile = r.keepIndex(runID, gs, ow)
-	for k, b := range gs.files {
+	m.IndexFile = b.r.keepIndex(b.runID, b.gs, b.ow)
+	var err error
+	for k, data := range b.gs.files {
 		switch {
 		case k == inGitDir+"index" && m.IndexFile != "":
 			continue
 		case k == inGitDir+"index":
-			m.Git[k], err = r.indexBlob(ow, gs)
+			m.Git[k], err = b.r.indexBlob(b.ow, b.gs)
 		default:
-			m.Git[k], err = ow.blob(b)
+			m.Git[k], err = b.ow.blob(data)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	for k, b := range guard.files {
-		if m.Guard[k], err = ow.blob(b); err != nil {
-			return nil, err
+	for k, data := range b.guard.files {
+		if m.Guard[k], err = b.ow.blob(data); err != nil {
+			return err
 		}
 	}
-	lap("blobs")
-	commit, tags, err := ow.snapshotCommit(m, stored, pre, gs, ii)
+	b.lap("blobs")
+	return nil
+}
+
+// publish writes the snapshot commit, syncs every object, and only then
+// writes the ref that makes the snapshot findable.
+func (b *snapshotBuild) publish() error {
+	s := b.s
+	commit, tags, err := b.ow.snapshotCommit(b.m, b.stored, b.pre, b.gs, b.ii)
 	if err != nil {
-		return nil, fmt.Errorf("write snapshot commit: %w", err)
+		return fmt.Errorf("write snapshot commit: %w", err)
 	}
-	lap("commit")
+	b.lap("commit")
 	// Every object is on disk before the ref that makes it findable.
-	if err := ow.sync(); err != nil {
-		return nil, err
+	if err := b.ow.sync(); err != nil {
+		return err
 	}
-	if err := gitrepo.WriteRef(r.CommonDir, s.Ref, commit, gitrepo.RefLog{Msg: "orket: snapshot", GitDir: r.GitDir}); err != nil {
-		return nil, fmt.Errorf("publish %s: %w", s.Ref, err)
+	if err := gitrepo.WriteRef(b.r.CommonDir, s.Ref, commit, gitrepo.RefLog{Msg: "orket: snapshot", GitDir: b.r.GitDir}); err != nil {
+		return fmt.Errorf("publish %s: %w", s.Ref, err)
 	}
 	s.Commit, s.tags = commit, tags
-	lap("sync")
+	b.lap("sync")
+	return nil
+}
+
+// updateCache writes the scan cache for the next snapshot when this one
+// learned something new, and remembers the cache file's stat.
+func (b *snapshotBuild) updateCache() {
+	r, s, hook, cache, v := b.r, b.s, b.hook, b.cache, b.v
 	switch {
 	case r.noCache:
-	case hook != nil && (save || info.How == "scan"):
-		s.cacheStat, _ = r.saveCache(&treeCache{hook: hook.Command, token: token, start: start.UnixNano(), excludes: excludesDigest(excludes),
-			full: true, tree: pre, index: ii.trailer, missing: m.Deleted, vouched: &vouched{unknown: stored, perms: v.perms, attrs: v.attrs}})
-	case hook == nil && (cache == nil || cache.full || len(toHash) > 0 || len(v.unknown) != len(cache.tree.Files)):
-		s.cacheStat, _ = r.saveCache(&treeCache{start: start.UnixNano(), excludes: excludesDigest(excludes), tree: subtree(pre, v.unknown)})
+	case hook != nil && (b.save || b.info.How == "scan"):
+		s.cacheStat, _ = r.saveCache(&treeCache{hook: hook.Command, token: b.token, start: b.start.UnixNano(), excludes: excludesDigest(b.excludes),
+			full: true, tree: b.pre, index: b.ii.trailer, missing: b.m.Deleted, vouched: &vouched{unknown: b.stored, perms: v.perms, attrs: v.attrs}})
+	case hook == nil && (cache == nil || cache.full || len(b.toHash) > 0 || len(v.unknown) != len(cache.tree.Files)):
+		s.cacheStat, _ = r.saveCache(&treeCache{start: b.start.UnixNano(), excludes: excludesDigest(b.excludes), tree: subtree(b.pre, v.unknown)})
 	default:
 		s.cacheStat = cache.stat
 	}
-	lap("cache")
-	s.Timings = tm
-	testhook.Point("snapshot-published")
-	ok = true
-	return s, nil
+	b.lap("cache")
 }
 
 func defaultPerm(m filemode.FileMode) uint32 {

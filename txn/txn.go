@@ -18,9 +18,9 @@ import (
 
 // A Txn is one transaction on a work tree: the snapshot that protects the
 // tree and the journal that says, across a crash, where it is and how far
-// the run got. Its methods advance the journal in SPEC order (snapshot,
-// edit, verify, then commit, or save, revert and take out); nothing outside
-// this package writes the journal.
+// the run got. Its methods advance the journal in the order
+// docs/transactions.md gives (snapshot, edit, verify, then commit, or save,
+// revert and take out); nothing outside this package writes the journal.
 type Txn struct {
 	r     *Repo
 	j     Journal
