@@ -264,31 +264,67 @@ func (c *credentials) hint() string {
 // the host key check against known_hosts.
 func (c *credentials) sshAuth() (gitssh.AuthMethod, error) {
 	home, _ := homeDir(&c.o.Auth)
-	cfgGet := func(key string) string {
-		if gitssh.DefaultSSHConfig == nil || c.o.Auth.Home != "" {
-			return ""
-		}
-		return gitssh.DefaultSSHConfig.Get(c.ep.Host, key)
+	usr := c.sshUser()
+	agentSigners := c.agentSigners(usr)
+	fileSigners := c.fileSigners(c.identityFiles(home))
+	if len(c.tried) == 0 {
+		c.tried = append(c.tried, "no ssh agent and no key in "+filepath.Join(home, ".ssh"))
 	}
+	hostKey, algos, err := c.hostKeyCheck(home)
+	if err != nil {
+		return nil, err
+	}
+	timeout := c.o.Auth.DialTimeout
+	if timeout <= 0 {
+		timeout = 20 * time.Second
+	}
+	return &sshAuth{user: usr, agent: agentSigners, keys: fileSigners, hostKey: hostKey,
+		algos: algos, timeout: timeout}, nil
+}
+
+// sshConfig returns the value of key for the remote's host in the user's
+// ssh config, or "" when there is none or Auth.Home replaces the home
+// directory.
+func (c *credentials) sshConfig(key string) string {
+	if gitssh.DefaultSSHConfig == nil || c.o.Auth.Home != "" {
+		return ""
+	}
+	return gitssh.DefaultSSHConfig.Get(c.ep.Host, key)
+}
+
+// sshUser is the user to log in as: the URL's, else the ssh config's,
+// else the current user's.
+func (c *credentials) sshUser() string {
 	usr := c.ep.User
 	if usr == "" {
-		usr = cfgGet("User")
+		usr = c.sshConfig("User")
 	}
 	if usr == "" {
 		if u, err := user.Current(); err == nil {
 			usr = u.Username
 		}
 	}
-	var agentSigners func() ([]ssh.Signer, error)
+	return usr
+}
+
+// agentSigners returns the ssh agent's keys as a callback, or nil when
+// there is no agent or Auth.NoAgent is set.
+func (c *credentials) agentSigners(usr string) func() ([]ssh.Signer, error) {
 	if !c.o.Auth.NoAgent && os.Getenv("SSH_AUTH_SOCK") != "" {
 		if a, err := gitssh.NewSSHAgentAuth(usr); err == nil {
-			agentSigners = a.Callback
 			c.tried = append(c.tried, "the ssh agent's keys")
+			return a.Callback
 		}
 	}
+	return nil
+}
+
+// identityFiles names the private key files to try: Auth.IdentityFiles,
+// else the ssh config's IdentityFile and the usual keys in ~/.ssh.
+func (c *credentials) identityFiles(home string) []string {
 	files := c.o.Auth.IdentityFiles
 	if files == nil {
-		if f := cfgGet("IdentityFile"); f != "" && f != "~/.ssh/identity" {
+		if f := c.sshConfig("IdentityFile"); f != "" && f != "~/.ssh/identity" {
 			if strings.HasPrefix(f, "~/") {
 				f = filepath.Join(home, f[2:])
 			}
@@ -298,7 +334,13 @@ func (c *credentials) sshAuth() (gitssh.AuthMethod, error) {
 			files = append(files, filepath.Join(home, ".ssh", n))
 		}
 	}
-	var fileSigners []ssh.Signer
+	return files
+}
+
+// fileSigners reads the private keys of files, skipping those that are
+// missing, unreadable or protected by a passphrase.
+func (c *credentials) fileSigners(files []string) []ssh.Signer {
+	var signers []ssh.Signer
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -312,12 +354,16 @@ func (c *credentials) sshAuth() (gitssh.AuthMethod, error) {
 			}
 			continue
 		}
-		fileSigners = append(fileSigners, s)
+		signers = append(signers, s)
 		c.tried = append(c.tried, f)
 	}
-	if len(c.tried) == 0 {
-		c.tried = append(c.tried, "no ssh agent and no key in "+filepath.Join(home, ".ssh"))
-	}
+	return signers
+}
+
+// hostKeyCheck returns the check of the host's key against the
+// known_hosts files and the key algorithms they hold for the host.
+// Without a known_hosts file the check refuses every key.
+func (c *credentials) hostKeyCheck(home string) (ssh.HostKeyCallback, []string, error) {
 	known := c.o.Auth.KnownHosts
 	if known == nil {
 		if env := os.Getenv("SSH_KNOWN_HOSTS"); env != "" {
@@ -332,38 +378,35 @@ func (c *credentials) sshAuth() (gitssh.AuthMethod, error) {
 			existing = append(existing, f)
 		}
 	}
+	addr := c.sshAddr()
+	if len(existing) == 0 {
+		// Refused when the host shows its key, so that a host that is
+		// not there is reported as such first.
+		return func(string, net.Addr, ssh.PublicKey) error {
+			return fmt.Errorf("no known_hosts file (%s) to check the host key of %s against", strings.Join(known, ", "), addr)
+		}, nil, nil
+	}
+	db, err := gitssh.NewKnownHostsDb(existing...)
+	if err != nil {
+		return nil, nil, &AuthError{Err: fmt.Errorf("read known_hosts: %w", err)}
+	}
+	return db.HostKeyCallback(), db.HostKeyAlgorithms(addr), nil
+}
+
+// sshAddr is the host and port to connect to: the URL's, or the ssh
+// config's Hostname and Port, port 22 by default.
+func (c *credentials) sshAddr() string {
 	host, port := c.ep.Host, c.ep.Port
-	if h := cfgGet("Hostname"); h != "" {
+	if h := c.sshConfig("Hostname"); h != "" {
 		host = h
-		if p, err := strconv.Atoi(cfgGet("Port")); err == nil {
+		if p, err := strconv.Atoi(c.sshConfig("Port")); err == nil {
 			port = p
 		}
 	}
 	if port <= 0 {
 		port = 22
 	}
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	var hostKey ssh.HostKeyCallback
-	var algos []string
-	if len(existing) == 0 {
-		// Refused when the host shows its key, so that a host that is
-		// not there is reported as such first.
-		hostKey = func(string, net.Addr, ssh.PublicKey) error {
-			return fmt.Errorf("no known_hosts file (%s) to check the host key of %s against", strings.Join(known, ", "), addr)
-		}
-	} else {
-		db, err := gitssh.NewKnownHostsDb(existing...)
-		if err != nil {
-			return nil, &AuthError{Err: fmt.Errorf("read known_hosts: %w", err)}
-		}
-		hostKey, algos = db.HostKeyCallback(), db.HostKeyAlgorithms(addr)
-	}
-	timeout := c.o.Auth.DialTimeout
-	if timeout <= 0 {
-		timeout = 20 * time.Second
-	}
-	return &sshAuth{user: usr, agent: agentSigners, keys: fileSigners, hostKey: hostKey,
-		algos: algos, timeout: timeout}, nil
+	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 // sshAuth is go-git's ssh AuthMethod over several sources of keys.

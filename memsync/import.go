@@ -53,112 +53,163 @@ type ImportedFile struct {
 // under the log's lock, fsynced (internal/jsonl); the next sync shares
 // them.
 func Import(ctx context.Context, o ImportOptions, files ...string) (*ImportResult, error) {
-	so := Options{OrketDir: o.OrketDir, Logs: o.Logs, Redact: o.Redact}
-	logs := so.logs()
-	red := so.redactor()
-	bySchema := map[string]*Log{}
-	for i := range logs {
-		for _, sc := range logs[i].Schemas {
-			bySchema[sc] = &logs[i]
-		}
-	}
-	res := &ImportResult{Added: map[string]int{}}
-	type batch struct {
-		log  *Log
-		recs []json.RawMessage
-	}
-	known := map[string]map[string]bool{} // log → identities it holds
-	identities := func(l *Log) (map[string]bool, error) {
-		if m, ok := known[l.Name]; ok {
-			return m, nil
-		}
-		m := map[string]bool{}
-		var buf bytes.Buffer
-		_, err := (&store.Log{Path: l.Path}).Each(func(line []byte) error {
-			if r, ok := parseRecord(l, line, &buf); ok {
-				m[r.identity(l.Kind)] = true
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", l.Name, err)
-		}
-		known[l.Name] = m
-		return m, nil
-	}
-	var buf bytes.Buffer
+	im := newImporter(o)
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
-			return res, err
+			return im.res, err
 		}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return res, fmt.Errorf("import %s: %w", f, err)
+		if err := im.importFile(f); err != nil {
+			return im.res, err
 		}
-		fr := ImportedFile{Path: f, Added: map[string]int{}}
-		batches := map[string]*batch{}
-		var order []string
-		for _, line := range bytes.Split(data, []byte("\n")) {
-			line = bytes.TrimSpace(line)
-			if len(line) == 0 {
-				continue
-			}
-			fr.Records++
-			if len(line) > maxLine || line[0] != '{' || !json.Valid(line) {
-				fr.Damaged++
-				continue
-			}
-			var schema string
-			rawjson.Object(line, func(k, v []byte) {
-				if string(k) == "schema_version" {
-					schema, _ = rawjson.String(v)
-				}
-			})
-			l := bySchema[schema]
-			if l == nil {
-				fr.Unknown++
-				continue
-			}
-			r, ok := parseRecord(l, line, &buf)
-			if !ok {
-				fr.Damaged++
-				continue
-			}
-			ids, err := identities(l)
-			if err != nil {
-				return res, err
-			}
-			id := r.identity(l.Kind)
-			if ids[id] {
-				fr.Known++
-				continue
-			}
-			ids[id] = true
-			b := batches[l.Name]
-			if b == nil {
-				b = &batch{log: l}
-				batches[l.Name] = b
-				order = append(order, l.Name)
-			}
-			b.recs = append(b.recs, json.RawMessage(redactRecord(r.raw, red)))
-		}
-		for _, name := range order {
-			b := batches[name]
-			recs := make([]any, len(b.recs))
-			for i, r := range b.recs {
-				recs[i] = r
-			}
-			if err := os.MkdirAll(filepath.Dir(b.log.Path), 0o755); err != nil {
-				return res, err
-			}
-			if err := (&store.Log{Path: b.log.Path}).Append(recs...); err != nil {
-				return res, fmt.Errorf("append to %s: %w", b.log.Name, err)
-			}
-			fr.Added[name] += len(b.recs)
-			res.Added[name] += len(b.recs)
-		}
-		res.Known += fr.Known
-		res.Files = append(res.Files, fr)
 	}
-	return res, nil
+	return im.res, nil
+}
+
+// importer is one Import under way.
+type importer struct {
+	bySchema map[string]*Log // schema_version → the log that takes it
+	red      func(string) string
+	known    map[string]map[string]bool // log → identities it holds
+	buf      bytes.Buffer
+	res      *ImportResult
+}
+
+// newImporter prepares an import to the logs of o.
+func newImporter(o ImportOptions) *importer {
+	so := Options{OrketDir: o.OrketDir, Logs: o.Logs, Redact: o.Redact}
+	logs := so.logs()
+	im := &importer{bySchema: map[string]*Log{}, red: so.redactor(),
+		known: map[string]map[string]bool{}, res: &ImportResult{Added: map[string]int{}}}
+	for i := range logs {
+		for _, sc := range logs[i].Schemas {
+			im.bySchema[sc] = &logs[i]
+		}
+	}
+	return im
+}
+
+// identities returns the identities of the records log l holds, read
+// once and then kept up to date as records are added.
+func (im *importer) identities(l *Log) (map[string]bool, error) {
+	if m, ok := im.known[l.Name]; ok {
+		return m, nil
+	}
+	m := map[string]bool{}
+	var buf bytes.Buffer
+	_, err := (&store.Log{Path: l.Path}).Each(func(line []byte) error {
+		if r, ok := parseRecord(l, line, &buf); ok {
+			m[r.identity(l.Kind)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", l.Name, err)
+	}
+	im.known[l.Name] = m
+	return m, nil
+}
+
+// importBatch is the records one file adds to one log.
+type importBatch struct {
+	log  *Log
+	recs []json.RawMessage
+}
+
+// fileImport is one file's import under way: its counts, and the records
+// it adds by log name, in the order the logs first appear.
+type fileImport struct {
+	fr      ImportedFile
+	batches map[string]*importBatch
+	order   []string
+}
+
+// importFile imports the records of file f and adds its counts to the
+// result.
+func (im *importer) importFile(f string) error {
+	data, err := os.ReadFile(f)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", f, err)
+	}
+	fi := &fileImport{fr: ImportedFile{Path: f, Added: map[string]int{}}, batches: map[string]*importBatch{}}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if err := im.addLine(fi, line); err != nil {
+			return err
+		}
+	}
+	if err := im.appendBatches(fi); err != nil {
+		return err
+	}
+	im.res.Known += fi.fr.Known
+	im.res.Files = append(im.res.Files, fi.fr)
+	return nil
+}
+
+// addLine counts one line of a file and, when it is a record new to the
+// log its schema names, adds it redacted to that log's batch.
+func (im *importer) addLine(fi *fileImport, line []byte) error {
+	fr := &fi.fr
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil
+	}
+	fr.Records++
+	if len(line) > maxLine || line[0] != '{' || !json.Valid(line) {
+		fr.Damaged++
+		return nil
+	}
+	var schema string
+	rawjson.Object(line, func(k, v []byte) {
+		if string(k) == "schema_version" {
+			schema, _ = rawjson.String(v)
+		}
+	})
+	l := im.bySchema[schema]
+	if l == nil {
+		fr.Unknown++
+		return nil
+	}
+	r, ok := parseRecord(l, line, &im.buf)
+	if !ok {
+		fr.Damaged++
+		return nil
+	}
+	ids, err := im.identities(l)
+	if err != nil {
+		return err
+	}
+	id := r.identity(l.Kind)
+	if ids[id] {
+		fr.Known++
+		return nil
+	}
+	ids[id] = true
+	b := fi.batches[l.Name]
+	if b == nil {
+		b = &importBatch{log: l}
+		fi.batches[l.Name] = b
+		fi.order = append(fi.order, l.Name)
+	}
+	b.recs = append(b.recs, json.RawMessage(redactRecord(r.raw, im.red)))
+	return nil
+}
+
+// appendBatches appends a file's batches to their logs, in order, and
+// counts what each added.
+func (im *importer) appendBatches(fi *fileImport) error {
+	for _, name := range fi.order {
+		b := fi.batches[name]
+		recs := make([]any, len(b.recs))
+		for i, r := range b.recs {
+			recs[i] = r
+		}
+		if err := os.MkdirAll(filepath.Dir(b.log.Path), 0o755); err != nil {
+			return err
+		}
+		if err := (&store.Log{Path: b.log.Path}).Append(recs...); err != nil {
+			return fmt.Errorf("append to %s: %w", b.log.Name, err)
+		}
+		fi.fr.Added[name] += len(b.recs)
+		im.res.Added[name] += len(b.recs)
+	}
+	return nil
 }

@@ -154,23 +154,6 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 	}
 	for attempt := 1; ; attempt++ {
 		s.res.Attempts = attempt
-		retry := func(err error) (bool, error) {
-			if attempt >= max {
-				if errors.Is(err, errStale) {
-					return false, &ContentionError{Remote: ep.name, Attempts: attempt}
-				}
-				return false, err
-			}
-			// Full jitter: clones that lost together do not retry
-			// together.
-			d := time.Duration(rand.Int64N(int64(20*time.Millisecond) << min(attempt, 6)))
-			select {
-			case <-ctx.Done():
-				return false, ctx.Err()
-			case <-time.After(d):
-			}
-			return true, nil
-		}
 		local := s.localRef()
 		t := time.Now()
 		remoteHash, err := from.fetch(ctx, s.store, func() []plumbing.Hash { return s.haves(local) })
@@ -179,7 +162,7 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 			if !transient(err) {
 				return s.res, err
 			}
-			if again, err := retry(err); !again {
+			if again, err := retryAfter(ctx, err, attempt, max, ep.name); !again {
 				return s.res, err
 			}
 			continue
@@ -206,10 +189,32 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 			return s.res, err
 		}
 		// The race lost, or the server hung up: fetch, merge, try again.
-		if again, err := retry(err); !again {
+		if again, err := retryAfter(ctx, err, attempt, max, ep.name); !again {
 			return s.res, err
 		}
 	}
+}
+
+// retryAfter decides whether a sync whose attempt (of maxAttempts)
+// failed with err tries again. It waits a random backoff first and
+// reports true; after the last attempt it reports false with the error
+// to return, a ContentionError when the pushes kept losing the race to
+// remote.
+func retryAfter(ctx context.Context, err error, attempt, maxAttempts int, remote string) (bool, error) {
+	if attempt >= maxAttempts {
+		if errors.Is(err, errStale) {
+			return false, &ContentionError{Remote: remote, Attempts: attempt}
+		}
+		return false, err
+	}
+	// Full jitter: clones that lost together do not retry together.
+	d := time.Duration(rand.Int64N(int64(20*time.Millisecond) << min(attempt, 6)))
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-time.After(d):
+	}
+	return true, nil
 }
 
 // transient reports an error of a session cut short after it connected

@@ -72,7 +72,37 @@ func (s *syncer) damaged(err error, remote string, c plumbing.Hash) error {
 	return e
 }
 
+// mergeOnce is one attempt of merge: it reads the inputs, takes the
+// writers' locks, merges, makes the new objects durable and writes the
+// result back, ending with the ref.
 func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.Hash, error) {
+	s.startAttempt()
+	in, err := s.readInputs(remote)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	unlock, err := s.lockAll(ctx, in)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer unlock()
+	m, err := s.mergeAll(in)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	// Durable before the journal, the ref or a rewritten file names them.
+	if err := s.objs.sync(); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("sync the memory's objects: %w", err)
+	}
+	testhook.Point("sync:objects-synced")
+	if err := s.writeBack(m); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return m.next, nil
+}
+
+// startAttempt resets what one attempt counts and writes.
+func (s *syncer) startAttempt() {
 	// What is sent is counted against this attempt's remote; what was
 	// received and pruned is in the local files once an attempt wrote
 	// them back, and is not counted again.
@@ -81,8 +111,54 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 		c.Sent = 0
 	}
 	s.objs = &objectLog{EncodedObjectStorer: s.store}
+}
+
+// readInputs reads what a merge with remote starts from: this clone's
+// memory, the remote's, the one both last shared and that of an
+// interrupted write-back, with the sync state when it can be trusted. It
+// refuses a remote memory of another format.
+func (s *syncer) readInputs(remote plumbing.Hash) (*inputs, error) {
 	in := &inputs{base: s.localRef(), remote: remote, parsed: map[plumbing.Hash][]record{}, infos: map[string]shardInfo{}}
+	s.readState(in)
 	var err error
+	if in.fBase, in.treeBase, err = flatten(s.store, in.base); err != nil {
+		return nil, s.damaged(err, "", in.base)
+	}
+	if remote == in.base {
+		in.fRemote, in.treeRemote = in.fBase, in.treeBase
+	} else if in.fRemote, in.treeRemote, err = flatten(s.store, remote); err != nil {
+		return nil, s.damaged(err, s.res.Remote, remote)
+	}
+	in.fShared = in.fBase
+	if shared := s.sharedBase(in.base, remote); shared != in.base {
+		if in.fShared, _, err = flatten(s.store, shared); err != nil {
+			return nil, s.damaged(err, s.res.Remote, shared)
+		}
+	}
+	if in.fJournal, _, err = flatten(s.store, in.journal); err != nil {
+		in.fJournal = flat{}
+	}
+	in.gBase, in.gJournal = groupShards(in.fBase), groupShards(in.fJournal)
+	in.gRemote = in.gBase
+	if remote != in.base {
+		in.gRemote = groupShards(in.fRemote)
+	}
+	if h, ok := in.fRemote[formatFile]; ok {
+		b, err := readBlob(s.store, h)
+		if err != nil {
+			return nil, err
+		}
+		if f := strings.TrimSpace(string(b)); f != store.MemoryFormat {
+			return nil, &FormatError{Format: f}
+		}
+	}
+	return in, nil
+}
+
+// readState sets in.st to the sync state when it describes the base, and
+// in.journal to the commit an interrupted write-back was writing (then
+// no state is trusted).
+func (s *syncer) readState(in *inputs) {
 	var st state
 	if loadJSON(s.root, stateFile, &st) && st.Version == stateVersion && st.Commit == in.base.String() {
 		in.st = &st
@@ -99,43 +175,21 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 			in.journal = plumbing.NewHash(jr.Commit)
 		}
 	}
-	if in.fBase, in.treeBase, err = flatten(s.store, in.base); err != nil {
-		return plumbing.ZeroHash, s.damaged(err, "", in.base)
-	}
-	if remote == in.base {
-		in.fRemote, in.treeRemote = in.fBase, in.treeBase
-	} else if in.fRemote, in.treeRemote, err = flatten(s.store, remote); err != nil {
-		return plumbing.ZeroHash, s.damaged(err, s.res.Remote, remote)
-	}
-	in.fShared = in.fBase
-	if shared := s.sharedBase(in.base, remote); shared != in.base {
-		if in.fShared, _, err = flatten(s.store, shared); err != nil {
-			return plumbing.ZeroHash, s.damaged(err, s.res.Remote, shared)
-		}
-	}
-	if in.fJournal, _, err = flatten(s.store, in.journal); err != nil {
-		in.fJournal = flat{}
-	}
-	in.gBase, in.gJournal = groupShards(in.fBase), groupShards(in.fJournal)
-	in.gRemote = in.gBase
-	if remote != in.base {
-		in.gRemote = groupShards(in.fRemote)
-	}
-	if h, ok := in.fRemote[formatFile]; ok {
-		b, err := readBlob(s.store, h)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if f := strings.TrimSpace(string(b)); f != store.MemoryFormat {
-			return plumbing.ZeroHash, &FormatError{Format: f}
-		}
-	}
+}
 
-	// Every log, and the memory, under the lock their writers take.
+// lockAll takes the locks the writers of the merged files take: each
+// agent's guardrails, each log, the memory. It returns what releases
+// them, last taken first; on an error it releases those it took.
+func (s *syncer) lockAll(ctx context.Context, in *inputs) (_ func(), err error) {
 	var unlocks []func()
-	defer func() {
+	unlock := func() {
 		for i := len(unlocks) - 1; i >= 0; i-- {
 			unlocks[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			unlock()
 		}
 	}()
 	// Each agent's guardrails under the lock orket lessons approve and
@@ -143,142 +197,184 @@ func (s *syncer) mergeOnce(ctx context.Context, remote plumbing.Hash) (plumbing.
 	// proposals log's, and so must a sync, or the two could wait on each
 	// other.
 	for _, agent := range s.guardrailAgents(in) {
-		// Made through the root: never through a symlink.
-		if err := s.root.MkdirAll(store.GuardrailsDir+"/"+agent, 0o755); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		dir := filepath.Join(s.o.OrketDir, filepath.FromSlash(store.GuardrailsDir), agent)
-		lock := store.DirLock(dir)
-		if fi, err := os.Lstat(lock); err == nil && !fi.Mode().IsRegular() {
-			return plumbing.ZeroHash, fmt.Errorf("%s/%s/.lock: %w", store.GuardrailsDir, agent, store.ErrSymlink)
-		}
-		u, err := flock.Acquire(ctx, lock, flock.Mode{Exclusive: true, Wait: true})
+		u, err := s.lockGuardrails(ctx, agent)
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("lock the guardrails of %s: %w", agent, err)
+			return nil, err
 		}
 		unlocks = append(unlocks, u)
 	}
 	for _, l := range s.logs {
 		u, err := flock.Acquire(ctx, store.Lock(l.Path), flock.Mode{Exclusive: true, Wait: true})
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("lock %s: %w", l.Name, err)
+			return nil, fmt.Errorf("lock %s: %w", l.Name, err)
 		}
 		unlocks = append(unlocks, u)
 	}
 	u, err := flock.Acquire(ctx, store.Lock(store.Path(s.o.OrketDir, store.MemoryFile)), flock.Mode{Exclusive: true, Wait: true})
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("lock %s: %w", store.MemoryFile, err)
+		return nil, fmt.Errorf("lock %s: %w", store.MemoryFile, err)
 	}
 	unlocks = append(unlocks, u)
+	return unlock, nil
+}
 
-	out := flat{}
-	gp, err := s.mergeGuardrails(in, out)
-	if err != nil {
-		return plumbing.ZeroHash, err
+// lockGuardrails takes the lock of agent's guardrails directory, making
+// the directory first.
+func (s *syncer) lockGuardrails(ctx context.Context, agent string) (func(), error) {
+	// Made through the root: never through a symlink.
+	if err := s.root.MkdirAll(store.GuardrailsDir+"/"+agent, 0o755); err != nil {
+		return nil, err
 	}
-	var plans []*logPlan
+	dir := filepath.Join(s.o.OrketDir, filepath.FromSlash(store.GuardrailsDir), agent)
+	lock := store.DirLock(dir)
+	if fi, err := os.Lstat(lock); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s/%s/.lock: %w", store.GuardrailsDir, agent, store.ErrSymlink)
+	}
+	u, err := flock.Acquire(ctx, lock, flock.Mode{Exclusive: true, Wait: true})
+	if err != nil {
+		return nil, fmt.Errorf("lock the guardrails of %s: %w", agent, err)
+	}
+	return u, nil
+}
+
+// merged is what one merge attempt computed: what it writes back, and
+// the memory commit that holds the result.
+type merged struct {
+	in    *inputs
+	gp    *guardPlan
+	plans []*logPlan
+	mp    *memPlan
+	next  plumbing.Hash
+}
+
+// mergeAll merges the guardrails, the logs and the memory, keeps the
+// files it does not know, and stores the merged tree and its commit.
+func (s *syncer) mergeAll(in *inputs) (*merged, error) {
+	out := flat{}
+	m := &merged{in: in}
+	var err error
+	if m.gp, err = s.mergeGuardrails(in, out); err != nil {
+		return nil, err
+	}
 	for i := range s.logs {
 		l := &s.logs[i]
 		var extra [][]byte
 		if l.Name == store.ProposalsFile {
-			extra = gp.clashRecords
+			extra = m.gp.clashRecords
 		}
 		p, err := s.mergeLog(in, l, extra, out)
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("merge %s: %w", l.Name, err)
+			return nil, fmt.Errorf("merge %s: %w", l.Name, err)
 		}
-		plans = append(plans, p)
+		m.plans = append(m.plans, p)
 	}
-	mp, err := s.mergeMemory(in, out)
-	if err != nil {
-		return plumbing.ZeroHash, err
+	if m.mp, err = s.mergeMemory(in, out); err != nil {
+		return nil, err
 	}
 	s.carryUnknown(in, out)
 	if out[formatFile], err = writeObject(s.objs, plumbing.BlobObject, []byte(store.MemoryFormat+"\n")); err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
 	tree := in.treeBase
 	if !sameFlat(out, in.fBase) {
 		if tree, err = buildTree(s.objs, out, in.fBase); err != nil {
-			return plumbing.ZeroHash, err
+			return nil, err
 		}
 	}
-	next, err := s.commit(in, tree)
-	if err != nil {
-		return plumbing.ZeroHash, err
+	if m.next, err = s.commit(in, tree); err != nil {
+		return nil, err
 	}
-	// Durable before the journal, the ref or a rewritten file names them.
-	if err := s.objs.sync(); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("sync the memory's objects: %w", err)
-	}
-	testhook.Point("sync:objects-synced")
+	return m, nil
+}
 
-	// Write back: the memory first (a person may be saving it: if so,
-	// start over with nothing written), then the logs, the guardrails,
-	// the state, the ref.
-	if err := mp.write(s); err != nil {
-		return plumbing.ZeroHash, err
+// writeBack writes the merge back: the memory first (a person may be
+// saving it: if so, start over with nothing written), then the journal
+// when a log is rewritten in place, the logs, the guardrails, the state,
+// the ref; last it removes the journal.
+func (s *syncer) writeBack(m *merged) error {
+	in := m.in
+	if err := m.mp.write(s); err != nil {
+		return err
 	}
 	testhook.Point("sync:memory-written")
-	writes, inPlace := len(gp.writes) > 0, false
-	for _, p := range plans {
+	writes, inPlace := len(m.gp.writes) > 0, false
+	for _, p := range m.plans {
 		writes = writes || p.write_
 		inPlace = inPlace || p.inPlace()
 	}
 	if inPlace {
-		if err := saveJSON(s.root, journalFile, journal{Commit: next.String()}); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("write the sync journal: %w", err)
+		if err := saveJSON(s.root, journalFile, journal{Commit: m.next.String()}); err != nil {
+			return fmt.Errorf("write the sync journal: %w", err)
 		}
 		testhook.Point("sync:journal-written")
 	}
-	nst := &state{Version: stateVersion, Commit: next.String(), Logs: map[string]*logState{}, Infos: map[string]shardInfo{}}
-	for _, p := range plans {
+	nst, err := s.writeLogs(m)
+	if err != nil {
+		return err
+	}
+	if testHookAfterJournal != nil {
+		if err := testHookAfterJournal(); err != nil {
+			return err
+		}
+	}
+	if err := m.gp.write(s); err != nil {
+		return err
+	}
+	testhook.Point("sync:guardrails-written")
+	// The state need not be durable: one that does not match costs a
+	// slow sync, never a record.
+	if in.st == nil || writes || m.next != in.base || !sameState(in.st, nst) {
+		if err := saveState(s.root, nst); err != nil {
+			return fmt.Errorf("write the sync state: %w", err)
+		}
+	}
+	if m.next != in.base {
+		if err := s.setRef(in.base, m.next); err != nil {
+			return err
+		}
+	}
+	if inPlace || !in.journal.IsZero() {
+		if err := removeFile(s.root, journalFile); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeLogs writes each merged log back and returns the new sync state
+// that describes them.
+func (s *syncer) writeLogs(m *merged) (*state, error) {
+	nst := &state{Version: stateVersion, Commit: m.next.String(), Logs: map[string]*logState{}, Infos: map[string]shardInfo{}}
+	for _, p := range m.plans {
 		ls, err := p.write(s)
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("write %s: %w", p.log.Name, err)
+			return nil, fmt.Errorf("write %s: %w", p.log.Name, err)
 		}
 		nst.Logs[p.log.Name] = ls
 		testhook.Point("sync:log-written")
 		if s.o.Retention.Logs != (store.Retention{}) {
 			for _, sh := range ls.Shards {
-				if in, ok := in.infos[sh.Blob]; ok {
-					nst.Infos[sh.Blob] = in
+				if info, ok := m.in.infos[sh.Blob]; ok {
+					nst.Infos[sh.Blob] = info
 				}
 			}
 		}
 	}
-	if testHookAfterJournal != nil {
-		if err := testHookAfterJournal(); err != nil {
-			return plumbing.ZeroHash, err
-		}
+	return nst, nil
+}
+
+// setRef moves the memory ref from base (zero: none) to next, failing
+// when another writer moved it meanwhile.
+func (s *syncer) setRef(base, next plumbing.Hash) error {
+	var old *plumbing.Reference
+	if !base.IsZero() {
+		old = plumbing.NewHashReference(plumbing.ReferenceName(RefName), base)
 	}
-	if err := gp.write(s); err != nil {
-		return plumbing.ZeroHash, err
+	if err := s.store.CheckAndSetReference(plumbing.NewHashReference(plumbing.ReferenceName(RefName), next), old); err != nil {
+		return fmt.Errorf("update %s: %w", RefName, err)
 	}
-	testhook.Point("sync:guardrails-written")
-	// The state need not be durable: one that does not match costs a
-	// slow sync, never a record.
-	if in.st == nil || writes || next != in.base || !sameState(in.st, nst) {
-		if err := saveState(s.root, nst); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("write the sync state: %w", err)
-		}
-	}
-	if next != in.base {
-		var old *plumbing.Reference
-		if !in.base.IsZero() {
-			old = plumbing.NewHashReference(plumbing.ReferenceName(RefName), in.base)
-		}
-		if err := s.store.CheckAndSetReference(plumbing.NewHashReference(plumbing.ReferenceName(RefName), next), old); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("update %s: %w", RefName, err)
-		}
-		testhook.Point("sync:ref-updated")
-	}
-	if inPlace || !in.journal.IsZero() {
-		if err := removeFile(s.root, journalFile); err != nil {
-			return plumbing.ZeroHash, err
-		}
-	}
-	return next, nil
+	testhook.Point("sync:ref-updated")
+	return nil
 }
 
 // commit returns the memory commit of tree: the remote's or the local one
@@ -381,77 +477,106 @@ func (p *logPlan) fullContent() ([]byte, error) {
 // journal, and this clone's new lines (and extra records), shard by
 // shard, reading only the shards that may have changed.
 func (s *syncer) mergeLog(in *inputs, l *Log, extra [][]byte, out flat) (*logPlan, error) {
-	dir := shardDir(l.Name)
-	bD, rD, jD := in.gBase[dir], in.gRemote[dir], in.gJournal[dir]
-
-	var ls *logState
-	if in.st != nil {
-		ls = in.st.Logs[l.Name]
-		if ls != nil && !sameShards(ls.Shards, bD) {
-			ls = nil
-		}
-	}
-	loc, err := readLocalLog(l.Path, ls)
+	m, err := s.newLogMerge(in, l)
 	if err != nil {
 		return nil, err
 	}
+	if err := m.readLocal(extra); err != nil {
+		return nil, err
+	}
+	if err := m.gather(); err != nil {
+		return nil, err
+	}
+	shards, err := m.prune(m.mergeShards())
+	if err != nil {
+		return nil, err
+	}
+	return m.plan(shards, out)
+}
 
-	parse := func(h plumbing.Hash) ([]record, error) {
-		if h.IsZero() {
-			return nil, nil
+// logMerge is the merge of one log under way.
+type logMerge struct {
+	s  *syncer
+	in *inputs
+	l  *Log
+	// The shards of the base, the remote and the journal, by day.
+	bD, rD, jD map[string]plumbing.Hash
+	ls         *logState // the file's state; nil unless it matches the base
+	loc        *localLog
+	have       map[string]map[string]bool // day → raw lines this clone holds
+	local      map[string][]record        // day → this clone's records to merge
+	days       map[string]bool            // every day the log holds
+	queued     map[string]bool            // the days whose shard is merged
+	sets       map[string][][]record      // day → the records its shard merges
+	counts     *LogCounts
+}
+
+// newLogMerge starts the merge of log l: its shards in each input tree,
+// its state when that still describes the base, and the local file.
+func (s *syncer) newLogMerge(in *inputs, l *Log) (*logMerge, error) {
+	dir := shardDir(l.Name)
+	m := &logMerge{s: s, in: in, l: l, bD: in.gBase[dir], rD: in.gRemote[dir], jD: in.gJournal[dir]}
+	if in.st != nil {
+		m.ls = in.st.Logs[l.Name]
+		if m.ls != nil && !sameShards(m.ls.Shards, m.bD) {
+			m.ls = nil
 		}
-		if r, ok := in.parsed[h]; ok {
-			return r, nil
-		}
-		b, err := readBlob(s.store, h)
-		if err != nil {
-			return nil, err
-		}
-		r := parseLines(l, b)
-		in.parsed[h] = r
+	}
+	var err error
+	if m.loc, err = readLocalLog(l.Path, m.ls); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// parse returns the records of blob h (zero: none), parsing each blob
+// once per sync attempt.
+func (m *logMerge) parse(h plumbing.Hash) ([]record, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	if r, ok := m.in.parsed[h]; ok {
 		return r, nil
 	}
+	b, err := readBlob(m.s.store, h)
+	if err != nil {
+		return nil, err
+	}
+	r := parseLines(m.l, b)
+	m.in.parsed[h] = r
+	return r, nil
+}
 
+// readLocal reads this clone's lines and the extra records into the
+// records to merge, by day, redacting those the memory does not hold yet.
+func (m *logMerge) readLocal(extra [][]byte) error {
 	// This clone's lines. On the fast path all are new; on the slow path
 	// those the base or the remote hold already are known.
 	var localRecs []record
-	if loc.fast {
-		localRecs = parseLines(l, loc.appended)
+	if m.loc.fast {
+		localRecs = parseLines(m.l, m.loc.appended)
 	} else {
-		localRecs = parseLines(l, loc.whole)
+		localRecs = parseLines(m.l, m.loc.whole)
 	}
-	have := map[string]map[string]bool{} // day → raw lines this clone holds
-	holds := func(day string, raw []byte) {
-		if have[day] == nil {
-			have[day] = map[string]bool{}
-		}
-		have[day][string(raw)] = true
+	m.have = map[string]map[string]bool{}
+	known, err := m.knownLines()
+	if err != nil {
+		return err
 	}
 	var fresh []record
-	var known map[string]bool
-	if !loc.fast {
-		known = map[string]bool{}
-		for _, d := range []map[string]plumbing.Hash{bD, rD} {
-			for _, h := range d {
-				recs, err := parse(h)
-				if err != nil {
-					return nil, err
-				}
-				for _, r := range recs {
-					known[string(r.raw)] = true
-				}
-			}
-		}
-	}
 	var buf bytes.Buffer
 	for _, r := range localRecs {
-		holds(r.day(), r.raw)
+		day := r.day()
+		if m.have[day] == nil {
+			m.have[day] = map[string]bool{}
+		}
+		m.have[day][string(r.raw)] = true
 		if known[string(r.raw)] {
 			fresh = append(fresh, r)
 			continue
 		}
-		if red := redactRecord(r.raw, s.red); !bytes.Equal(red, r.raw) {
-			if rr, ok := parseRecord(l, red, &buf); ok {
+		if red := redactRecord(r.raw, m.s.red); !bytes.Equal(red, r.raw) {
+			if rr, ok := parseRecord(m.l, red, &buf); ok {
 				r = rr
 			}
 		}
@@ -459,180 +584,234 @@ func (s *syncer) mergeLog(in *inputs, l *Log, extra [][]byte, out flat) (*logPla
 	}
 	for _, raw := range extra {
 		// A clash record holds both versions' text: shared, redacted.
-		if r, ok := parseRecord(l, redactRecord(raw, s.red), &buf); ok {
+		if r, ok := parseRecord(m.l, redactRecord(raw, m.s.red), &buf); ok {
 			fresh = append(fresh, r)
 		}
 	}
-	localByDay := byDay(fresh)
+	m.local = byDay(fresh)
+	return nil
+}
 
-	// The days whose shard may change, and what goes in each.
-	all := map[string]bool{}
-	for _, m := range []map[string]plumbing.Hash{bD, rD, jD} {
-		for d := range m {
-			all[d] = true
+// knownLines returns, on the slow path, the raw lines the base or the
+// remote hold; on the fast path, nil.
+func (m *logMerge) knownLines() (map[string]bool, error) {
+	if m.loc.fast {
+		return nil, nil
+	}
+	known := map[string]bool{}
+	for _, d := range []map[string]plumbing.Hash{m.bD, m.rD} {
+		for _, h := range d {
+			recs, err := m.parse(h)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range recs {
+				known[string(r.raw)] = true
+			}
 		}
 	}
-	for d := range localByDay {
-		all[d] = true
+	return known, nil
+}
+
+// gather finds the days whose shard may change, and what goes in each:
+// the shards of the inputs and this clone's records of that day.
+func (m *logMerge) gather() error {
+	m.days = map[string]bool{}
+	for _, g := range []map[string]plumbing.Hash{m.bD, m.rD, m.jD} {
+		for d := range g {
+			m.days[d] = true
+		}
+	}
+	for d := range m.local {
+		m.days[d] = true
 	}
 	pending := []string{}
-	queued := map[string]bool{}
+	m.queued = map[string]bool{}
 	queue := func(d string) {
-		if !queued[d] {
-			queued[d] = true
+		if !m.queued[d] {
+			m.queued[d] = true
 			pending = append(pending, d)
 		}
 	}
-	for d := range all {
-		if rD[d] != bD[d] || (!jD[d].IsZero() && jD[d] != bD[d]) || len(localByDay[d]) > 0 {
+	for d := range m.days {
+		if m.rD[d] != m.bD[d] || (!m.jD[d].IsZero() && m.jD[d] != m.bD[d]) || len(m.local[d]) > 0 {
 			queue(d)
 		}
 	}
-	sets := map[string][][]record{}
+	m.sets = map[string][][]record{}
 	for len(pending) > 0 {
 		d := pending[0]
 		pending = pending[1:]
-		all[d] = true
-		sets[d] = append(sets[d], localByDay[d])
-		for _, h := range []plumbing.Hash{bD[d], rD[d], jD[d]} {
-			recs, err := parse(h)
+		m.days[d] = true
+		m.sets[d] = append(m.sets[d], m.local[d])
+		for _, h := range []plumbing.Hash{m.bD[d], m.rD[d], m.jD[d]} {
+			recs, err := m.parse(h)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			var own []record
 			for _, r := range recs {
 				if rd := r.day(); rd != d {
 					// A line in the wrong shard (not one orket
 					// wrote): it goes to its own.
-					sets[rd] = append(sets[rd], []record{r})
+					m.sets[rd] = append(m.sets[rd], []record{r})
 					queue(rd)
 					continue
 				}
 				own = append(own, r)
 			}
-			sets[d] = append(sets[d], own)
+			m.sets[d] = append(m.sets[d], own)
 		}
 	}
+	return nil
+}
 
-	// Merge the changed shards; the others stay as the base has them.
-	names := make([]string, 0, len(all))
-	for d := range all {
+// mergeShards merges the changed shards and counts the records sent and
+// received; the others stay as the base has them. The shards are in the
+// order of their days.
+func (m *logMerge) mergeShards() []*shard {
+	names := make([]string, 0, len(m.days))
+	for d := range m.days {
 		names = append(names, d)
 	}
 	sort.Strings(names)
-	counts := s.counts(l.Name)
+	m.counts = m.s.counts(m.l.Name)
 	var shards []*shard
-	remoteRaw := func(d string) map[string]bool {
-		m := map[string]bool{}
-		recs, _ := parse(rD[d])
-		for _, r := range recs {
-			m[string(r.raw)] = true
-		}
-		return m
-	}
-	baseRaw := func(d string) map[string]bool {
-		m := map[string]bool{}
-		recs, _ := parse(bD[d])
-		for _, r := range recs {
-			m[string(r.raw)] = true
-		}
-		return m
-	}
 	for _, d := range names {
-		if !queued[d] {
+		if !m.queued[d] {
 			sh := &shard{day: d}
-			if info, ok := in.infos[bD[d].String()]; ok {
+			if info, ok := m.in.infos[m.bD[d].String()]; ok {
 				sh.info = &info
 			}
 			shards = append(shards, sh)
 			continue
 		}
-		recs := mergeRecords(l.Kind, sets[d]...)
+		recs := mergeRecords(m.l.Kind, m.sets[d]...)
 		info := infoOf(recs)
 		shards = append(shards, &shard{day: d, recs: recs, info: &info, dirty: true})
-		inRemote, inBase := remoteRaw(d), baseRaw(d)
-		for _, r := range recs {
-			if !inRemote[string(r.raw)] {
-				counts.Sent++
-				s.res.Sent++
-			}
-			if !inBase[string(r.raw)] && !have[d][string(r.raw)] {
-				counts.Received++
-				s.res.Received++
-			}
+		m.count(d, recs)
+	}
+	return shards
+}
+
+// count counts the records of day d's merged shard that the remote lacks
+// (sent) and that neither the base nor this clone held (received).
+func (m *logMerge) count(d string, recs []record) {
+	inRemote, inBase := m.rawLines(m.rD[d]), m.rawLines(m.bD[d])
+	for _, r := range recs {
+		if !inRemote[string(r.raw)] {
+			m.counts.Sent++
+			m.s.res.Sent++
+		}
+		if !inBase[string(r.raw)] && !m.have[d][string(r.raw)] {
+			m.counts.Received++
+			m.s.res.Received++
 		}
 	}
-	load := func(sh *shard) error {
-		if sh.recs != nil || sh.dirty {
-			return nil
-		}
-		recs, err := parse(bD[sh.day])
-		if err != nil {
-			return err
-		}
-		sh.recs = recs
-		info := infoOf(recs)
-		sh.info = &info
-		return nil
+}
+
+// rawLines returns the set of the raw lines of blob h; a blob that cannot
+// be read has none.
+func (m *logMerge) rawLines(h plumbing.Hash) map[string]bool {
+	set := map[string]bool{}
+	recs, _ := m.parse(h)
+	for _, r := range recs {
+		set[string(r.raw)] = true
 	}
-	shards, pruned, err := retain(l, shards, s.o.Retention, s.o.now(), load)
+	return set
+}
+
+// prune applies the retention to the shards and counts what it dropped.
+func (m *logMerge) prune(shards []*shard) ([]*shard, error) {
+	shards, pruned, err := retain(m.l, shards, m.s.o.Retention, m.s.o.now(), m.load)
 	if err != nil {
 		return nil, err
 	}
-	counts.Pruned += pruned
-	s.res.Pruned += pruned
+	m.counts.Pruned += pruned
+	m.s.res.Pruned += pruned
+	return shards, nil
+}
 
-	// The new shards: stored, and compared with what the file holds.
-	p := &logPlan{log: l, loc: loc, data: map[string][]byte{}, s: s}
+// load reads the records of a shard the merge left as the base has it.
+func (m *logMerge) load(sh *shard) error {
+	if sh.recs != nil || sh.dirty {
+		return nil
+	}
+	recs, err := m.parse(m.bD[sh.day])
+	if err != nil {
+		return err
+	}
+	sh.recs = recs
+	info := infoOf(recs)
+	sh.info = &info
+	return nil
+}
+
+// plan stores the new shards, puts them in out, and compares them with
+// what the file holds to plan what the write-back writes.
+func (m *logMerge) plan(shards []*shard, out flat) (*logPlan, error) {
+	p := &logPlan{log: m.l, loc: m.loc, data: map[string][]byte{}, s: m.s}
 	for _, sh := range shards {
 		var h plumbing.Hash
 		var size int64
+		var err error
 		if sh.dirty {
 			data := encodeRecords(sh.recs)
-			if h, err = writeObject(s.objs, plumbing.BlobObject, data); err != nil {
+			if h, err = writeObject(m.s.objs, plumbing.BlobObject, data); err != nil {
 				return nil, err
 			}
 			p.data[sh.day] = data
 			size = int64(len(data))
 		} else {
-			h = bD[sh.day]
-			size = -1
-			if ls != nil {
-				for _, b := range ls.Shards {
-					if b.Day == sh.day {
-						size = b.Size
-					}
-				}
-			}
-			if size < 0 {
-				o, err := s.store.EncodedObject(plumbing.BlobObject, h)
-				if err != nil {
-					return nil, err
-				}
-				size = o.Size()
+			h = m.bD[sh.day]
+			if size, err = m.baseSize(sh.day, h); err != nil {
+				return nil, err
 			}
 		}
 		if sh.info != nil {
-			in.infos[h.String()] = *sh.info
+			m.in.infos[h.String()] = *sh.info
 		}
-		out[shardPath(l.Name, sh.day)] = h
+		out[shardPath(m.l.Name, sh.day)] = h
 		p.shards = append(p.shards, shardState{Day: sh.day, Blob: h.String(), Size: size})
 	}
-	if loc.fast {
+	if m.loc.fast {
+		ls := m.ls
 		i := 0
 		for i < len(p.shards) && i < len(ls.Shards) && p.shards[i] == ls.Shards[i] {
 			p.prefix += p.shards[i].Size
 			i++
 		}
 		p.first = i
-		p.write_ = i < len(p.shards) || i < len(ls.Shards) || len(loc.appended) > 0
+		p.write_ = i < len(p.shards) || i < len(ls.Shards) || len(m.loc.appended) > 0
 	} else {
+		var err error
 		if p.whole, err = p.fullContent(); err != nil {
 			return nil, err
 		}
-		p.write_ = !bytes.Equal(p.whole, loc.whole)
+		p.write_ = !bytes.Equal(p.whole, m.loc.whole)
 	}
 	return p, nil
+}
+
+// baseSize is the size of the base's shard of day, blob h: as the state
+// lists it, else as the object store has it.
+func (m *logMerge) baseSize(day string, h plumbing.Hash) (int64, error) {
+	size := int64(-1)
+	if m.ls != nil {
+		for _, b := range m.ls.Shards {
+			if b.Day == day {
+				size = b.Size
+			}
+		}
+	}
+	if size < 0 {
+		o, err := m.s.store.EncodedObject(plumbing.BlobObject, h)
+		if err != nil {
+			return 0, err
+		}
+		size = o.Size()
+	}
+	return size, nil
 }
 
 // sameFlat reports whether two trees list the same files.
