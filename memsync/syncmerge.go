@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -293,6 +295,8 @@ func (s *syncer) mergeAll(in *inputs) (*merged, error) {
 // the ref; last it removes the journal.
 func (s *syncer) writeBack(m *merged) error {
 	in := m.in
+	// What an earlier write-back killed mid-write left goes first.
+	store.SweepTemps(s.root, path.Dir(store.MemoryFile), time.Minute, time.Now())
 	if err := m.mp.write(s); err != nil {
 		return err
 	}

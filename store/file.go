@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -149,4 +150,24 @@ func WriteIfSame(root *fsroot.Root, rel string, data []byte, existed bool, befor
 		}
 		return nil
 	}})
+}
+
+// SweepTemps removes from the directory rel of root the temporary files
+// of atomic writes (fsroot.TempPrefix) that a killed process left before
+// their rename, once older than age: a younger one may be a write still
+// under way. It is best effort: what it cannot remove stays.
+func SweepTemps(root *fsroot.Root, rel string, age time.Duration, now time.Time) {
+	names, err := root.ReadDirNames(rel)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if !strings.HasPrefix(n, fsroot.TempPrefix) {
+			continue
+		}
+		p := path.Join(rel, n)
+		if st, err := root.Lstat(p); err == nil && now.Sub(time.Unix(st.Mtim.Unix())) > age {
+			root.Remove(p) //nolint:errcheck // best effort: a leftover, read by nothing
+		}
+	}
 }

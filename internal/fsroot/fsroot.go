@@ -328,6 +328,11 @@ type Options struct {
 	Check func() error
 }
 
+// TempPrefix starts the name of the temporary file an atomic write
+// (WriteFrom, Symlink) makes beside its target and renames onto it; a
+// process killed in between leaves it behind.
+const TempPrefix = ".orket-tmp-"
+
 // WriteFile writes data to rel atomically with the permission bits perm
 // (exactly: umask does not apply), creating missing parent directories.
 func (r *Root) WriteFile(rel string, data []byte, perm fs.FileMode, o Options) error {
@@ -347,7 +352,7 @@ func (r *Root) WriteFrom(rel string, perm fs.FileMode, o Options, fn func(io.Wri
 		return err
 	}
 	return r.at("write", rel, func(dfd int, base string) error {
-		tmp := ".orket-tmp-" + randHex()
+		tmp := TempPrefix + randHex()
 		if o.GitLock {
 			tmp = base + ".lock"
 		}
@@ -411,7 +416,7 @@ func (r *Root) Symlink(target, rel string) error {
 		return err
 	}
 	return r.at("symlink", rel, func(dfd int, base string) error {
-		tmp := ".orket-tmp-" + randHex()
+		tmp := TempPrefix + randHex()
 		if err := unix.Symlinkat(target, dfd, tmp); err != nil {
 			return err
 		}
