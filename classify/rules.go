@@ -391,7 +391,7 @@ var builtin = sync.OnceValue(func() []Rule {
 		// code does not compile (syntax errors and vet's findings aside).
 		{ID: "go.compile", Tag: TypeError, Tool: "go", Confidence: 0.8,
 			Pattern:  regexp.MustCompile(`(?m)^(?:vet: )?\.?/?[\w./@+-]*\.go:\d+:\d+: (.+)$`),
-			Requires: regexp.MustCompile(`(?m)^# [\w./@+-]+(?: \[[\w./@+-]+\.test\])?\n(?:vet: )?\.?/?[\w./@+-]*\.go:\d+:\d+: `),
+			Requires: regexp.MustCompile(`(?m)^# [\w./@+-]+(?: \[[\w./@+-]+\.test\])?\n(?:# \[[\w./@+-]+\]\n)?(?:vet: )?\.?/?[\w./@+-]*\.go:\d+:\d+: `),
 			Reject:   regexp.MustCompile(`syntax error|format %|possible misuse|unreachable code|lock (?:value|by value)|struct field tag|self-assignment|call not used|unkeyed fields|missing go\.sum entry|no required module provides|is not in std`)},
 		{ID: "typescript.error", Tag: TypeError, Tool: "tsc", Confidence: 0.9,
 			Pattern: regexp.MustCompile(`error TS(?:2\d{3}|7\d{3}|180(?:4[6-9]|50)|61(?:33|38|92|96|98|99)|6205):`),

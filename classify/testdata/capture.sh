@@ -3186,6 +3186,15 @@ PY
 	printf 'def load(p):\n    try:\n        return open(p).read()\n    except:\n        return ""\n' >app/io.py
 	cap team-python-linter $LINT "" python3 tools/lint.py app/io.py
 
+	# go vet on a package whose test file no longer type-checks (a
+	# changed signature): vet names the package twice ("# pkg", "# [pkg]").
+	ver go version
+	fresh; gomod
+	mkdir -p pkg/billing
+	printf 'package billing\n\n// Charge charges amount once per key.\nfunc Charge(amount int, key string) int { return amount }\n' >pkg/billing/billing.go
+	printf 'package billing\n\nimport "testing"\n\nfunc TestCharge(t *testing.T) {\n\tif Charge(100) != 100 {\n\t\tt.Fatal("charge")\n\t}\n}\n' >pkg/billing/billing_test.go
+	cap go-vet-test-callers $TYPE "" go vet ./...
+
 	# JavaScript's API-shape errors (js.type-error): a function that is not
 	# one any more, and an export gone, met by their callers' tests, as
 	# node --test prints them to a pipe (TAP) and to a terminal.
