@@ -168,38 +168,11 @@ func statusLines(status []byte) [][]string {
 // without asking anything on a terminal, returning its stdout and its
 // status lines; an error carries the first line of what it said.
 func (g *GPG) runIn(ctx context.Context, home string, stdin []byte, args ...string) ([]byte, []byte, error) {
-	t := g.Timeout
-	if t <= 0 {
-		t = 2 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(ctx, t)
-	defer cancel()
 	base := []string{"--batch", "--no-tty", "--status-fd=2"}
 	if home != "" {
 		// A keyring of the allowed keys alone: being there is what
 		// allows a key.
 		base = append(base, "--homedir", home, "--trust-model", "always")
 	}
-	cmd := exec.CommandContext(ctx, g.program(), append(base, args...)...)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	status := errb.Bytes()
-	if err != nil {
-		said := ""
-		for _, l := range strings.Split(errb.String(), "\n") {
-			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "[GNUPG:]") {
-				said = l
-				break
-			}
-		}
-		if said == "" {
-			said = err.Error()
-		}
-		return out.Bytes(), status, errors.New(inert.Text(said))
-	}
-	return out.Bytes(), status, nil
+	return runSigningTool(ctx, g.Timeout, g.program(), stdin, "[GNUPG:]", append(base, args...)...)
 }

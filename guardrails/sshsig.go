@@ -144,30 +144,35 @@ func (k *SSHKeygen) Verify(ctx context.Context, payload []byte, sig Signature) e
 // run runs ssh-keygen with stdin (nil: none), returning its stdout; an
 // error carries the first line of what it said.
 func (k *SSHKeygen) run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	t := k.Timeout
-	if t <= 0 {
-		t = 2 * time.Minute
+	out, _, err := runSigningTool(ctx, k.Timeout, k.program(), stdin, "Signing ", args...)
+	return out, err
+}
+
+// runSigningTool runs a signing program (ssh-keygen, gpg) for at most
+// timeout (0: 2 minutes) with stdin (nil: none), returning its stdout and
+// stderr; an error carries the first line of its stderr that does not
+// start with skip.
+func runSigningTool(ctx context.Context, timeout time.Duration, program string, stdin []byte, skip string, args ...string) ([]byte, []byte, error) {
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
 	}
-	ctx, cancel := context.WithTimeout(ctx, t)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, k.program(), args...)
+	cmd := exec.CommandContext(ctx, program, args...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		said := ""
+		said := err.Error()
 		for _, l := range strings.Split(errb.String(), "\n") {
-			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "Signing ") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, skip) {
 				said = l
 				break
 			}
 		}
-		if said == "" {
-			said = err.Error()
-		}
-		return nil, errors.New(inert.Text(said))
+		return out.Bytes(), errb.Bytes(), errors.New(inert.Text(said))
 	}
-	return out.Bytes(), nil
+	return out.Bytes(), errb.Bytes(), nil
 }
