@@ -2,6 +2,8 @@ package learn
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,7 +114,9 @@ func Doctor(ctx context.Context, req DoctorRequest) (_ *DoctorReport, err error)
 	if err := repo.Export("", copyDir); err != nil {
 		return nil, internal("copy HEAD's tree", "check that the repository is readable", err)
 	}
-	linkDependencies(repo.Root, copyDir)
+	if err := linkDependencies(repo.Root, copyDir); err != nil {
+		rep.Warnings = append(rep.Warnings, "the steps ran without the work tree's dependencies: "+err.Error())
+	}
 	red := redact.New(redact.Options{Environ: req.Env.Environ})
 	o := verify.Options{Root: copyDir, Env: append([]string{}, req.Env.Environ...), Tail: cfg.Lessons.Tail, Redactor: red}
 	results := verify.Run(ctx, prof, o)
@@ -223,14 +227,20 @@ func (e *NotReadyError) Problem() orket.Problem {
 // them: without them a Node or Python project's steps cannot run at all.
 var dependencyDirs = []string{"node_modules", ".venv", "venv"}
 
-func linkDependencies(root, copyDir string) {
+// linkDependencies links copyDir's dependency directories to root's;
+// its error names those it could not link.
+func linkDependencies(root, copyDir string) error {
+	var errs []error
 	for _, d := range dependencyDirs {
 		if fi, err := os.Stat(filepath.Join(root, d)); err == nil && fi.IsDir() {
 			if _, err := os.Lstat(filepath.Join(copyDir, d)); os.IsNotExist(err) {
-				os.Symlink(filepath.Join(root, d), filepath.Join(copyDir, d))
+				if err := os.Symlink(filepath.Join(root, d), filepath.Join(copyDir, d)); err != nil {
+					errs = append(errs, fmt.Errorf("link %s: %w", d, err))
+				}
 			}
 		}
 	}
+	return errors.Join(errs...)
 }
 
 func doctorSandbox(cfg *config.Config) DoctorSandbox {
