@@ -82,11 +82,22 @@ type EscalatedError struct {
 	// Red names the steps that fail without any change, when that is
 	// why the task went to a person (E_BASELINE_RED).
 	Red []string
-	Err error
+	// Sandbox names the git-ignored paths the kernel sandbox refused,
+	// when that is why the task went to a person; SandboxWrite says so
+	// for a run the escalation refused (its paths are in the report).
+	Sandbox      []string
+	SandboxWrite bool
+	Err          error
 }
 
 func (e *EscalatedError) Error() string {
 	switch {
+	case e.Refused && e.SandboxWrite:
+		return "task " + quoteTask(e.Task) + " is escalated to a person: the kernel sandbox refuses its edits' writes to git-ignored paths that sandbox.write does not open (" +
+			reportNote(e.Task, e.Report, e.Elsewhere) + "); nothing was written"
+	case len(e.Sandbox) > 0:
+		return fmt.Sprintf("the kernel sandbox refused the edit's writes to git-ignored paths outside its scope (%s), %d runs in a row: orket.yaml's sandbox.write does not open them, and agent %s cannot; task %s is escalated to a person (report: %s); this change was reverted",
+			strings.Join(e.Sandbox, ", "), e.Attempts, e.Agent, quoteTask(e.Task), e.Report)
 	case e.Refused && len(e.Red) > 0:
 		return "task " + quoteTask(e.Task) + " is escalated to a person: step " + strings.Join(e.Red, ", ") +
 			" fails without any change (" + reportNote(e.Task, e.Report, e.Elsewhere) + "); nothing was written"
@@ -127,6 +138,11 @@ func (e *EscalatedError) Unwrap() error { return e.Err }
 func (e *EscalatedError) Problem() orket.Problem {
 	hint := "stop retrying: a person reads the report and runs orket task resolve " + config.ShellQuote([]string{e.Task}) + " --reason \"...\""
 	code := orket.EEscalated
+	if len(e.Sandbox) > 0 && e.Err != nil {
+		// The refusal's own advice names the orket.yaml line to write.
+		hint = "stop retrying: a person reads the report; " + orket.Describe(e.Err).Hint + "; then orket task resolve " +
+			config.ShellQuote([]string{e.Task}) + " --reason \"...\""
+	}
 	if len(e.Red) > 0 {
 		code = orket.EBaselineRed
 		hint = "stop retrying: the repository fails without any change; a person fixes main or the environment (the report names the step) and runs orket task resolve " +

@@ -57,8 +57,11 @@ func (r *run) checkAttempts() error {
 		r.Record.Escalation = esc
 		if r.Mutating() {
 			err := &EscalatedError{Task: req.Task, Agent: req.Agent, Report: esc.Report, Elsewhere: esc.Elsewhere, Refused: true}
-			if e.Trigger == verdict.TriggerRedBaseline {
+			switch e.Trigger {
+			case verdict.TriggerRedBaseline:
 				err.Red = []string{e.FailedStep}
+			case verdict.TriggerSandboxWrite:
+				err.SandboxWrite = true
 			}
 			return err
 		}
@@ -112,6 +115,7 @@ func (r *run) judge(ctx context.Context, runErr error) error {
 	for _, s := range r.Profile.Steps {
 		in.Weights[s.Name] = s.ScoreWeight()
 	}
+	excused := "" // why the run is not counted though the agent cannot mend it
 	switch rec.Code {
 	case orket.EDraftFailure:
 		in.Reason = "the edit command failed (" + rec.Edit.ExitText() + ")"
@@ -122,6 +126,7 @@ func (r *run) judge(ctx context.Context, runErr error) error {
 			// open: orket.yaml's sandbox.write, not the agent.
 			in.Reason = "the kernel sandbox refused writes to git-ignored paths outside the scope (" + strings.Join(b.Ignored, ", ") + ")"
 			in.Excused = "a matter of sandbox.write in orket.yaml, not of the edit"
+			excused = verdict.TriggerSandboxWrite
 		}
 	case orket.EWriteProtected:
 		in.Reason = "the edit modified protected paths"
@@ -130,7 +135,7 @@ func (r *run) judge(ctx context.Context, runErr error) error {
 	ev := r.evaluation(j)
 	store := Verdicts(r.Repo)
 	var esc *EscalatedError
-	ev.Red = j.Red
+	ev.Red, ev.Excused = j.Red, excused
 	if a := rec.Attempt; a != nil {
 		n := 0
 		if j.Red {
@@ -141,6 +146,16 @@ func (r *run) judge(ctx context.Context, runErr error) error {
 			}
 			if a.Maximum > 0 && len(st.Red)+1 >= verdict.RedAfter && st.Escalation == nil {
 				esc = r.escalateRed(ev, append(st.Red, ev), runErr)
+			}
+		}
+		if ev.Excused != "" {
+			st, err := store.State(a.Task, a.Agent)
+			if err != nil {
+				r.Warn("cannot read the evaluation log: " + err.Error())
+				st = &verdict.TaskState{}
+			}
+			if a.Maximum > 0 && len(st.Excused)+1 >= verdict.ExcusedAfter && st.Escalation == nil {
+				esc = r.escalateSandbox(ev, append(st.Excused, ev), runErr)
 			}
 		}
 		if j.Counted {
@@ -300,6 +315,34 @@ func (r *run) escalate(ev *verdict.Evaluation, attempts []*verdict.Evaluation, r
 	ev.Report = md
 	r.Record.Escalation = esc
 	return &EscalatedError{Task: a.Task, Agent: a.Agent, Report: md, Attempts: len(attempts), Err: runErr}
+}
+
+// escalateSandbox escalates a task whose edits' writes to git-ignored
+// paths the kernel sandbox refused, run after run: orket.yaml's
+// sandbox.write does not open them, and only a person changes it. The
+// run's outcome is E_ESCALATED; its report names the paths.
+func (r *run) escalateSandbox(ev *verdict.Evaluation, runs []*verdict.Evaluation, runErr error) *EscalatedError {
+	a := r.Record.Attempt
+	ev.Verdict = verdict.Escalate
+	rep := verdict.NewReport("esc-"+r.Record.RunID, r.Env.Now(), a.Task, a.Agent, runs, "")
+	var paths []string
+	if b := r.Record.Barrier; b != nil {
+		paths = b.Ignored
+	}
+	rep.Trigger = verdict.Trigger{Type: verdict.TriggerSandboxWrite, Description: fmt.Sprintf(
+		"the kernel sandbox refused the edit's writes to git-ignored paths outside the scope (%s) in %d runs in a row: orket.yaml's sandbox.write does not open them, and agent %s cannot",
+		strings.Join(paths, ", "), len(runs), a.Agent)}
+	rep.ActionRequired = "Human intervention needed: add the directory to sandbox.write in orket.yaml (the run's output gives the line), or tell the agent to write elsewhere, then `orket task resolve " +
+		config.ShellQuote([]string{a.Task}) + " --reason \"...\"`; until then runs of this task stop."
+	r.currentOutputs(rep)
+	addOutputs(r.Repo, rep)
+	md, js, err := WriteReport(r.Repo, rep)
+	if err != nil {
+		r.Warn("could not write the escalation report: " + err.Error())
+	}
+	ev.Report = md
+	r.Record.Escalation = &orket.Escalation{Report: md, ReportJSON: js, Trigger: rep.Trigger.Type}
+	return &EscalatedError{Task: a.Task, Agent: a.Agent, Report: md, Attempts: len(runs), Sandbox: paths, Err: runErr}
 }
 
 // escalateRed escalates a task whose runs fail without their change too,

@@ -28,7 +28,7 @@ type Report struct {
 
 // A Trigger says why a task was escalated.
 type Trigger struct {
-	Type        string `json:"type"` // third_rejection, red_baseline, human_request
+	Type        string `json:"type"` // third_rejection, red_baseline, sandbox_write, human_request
 	Description string `json:"description"`
 }
 
@@ -36,13 +36,22 @@ type Trigger struct {
 const (
 	TriggerRejections  = "third_rejection"
 	TriggerRedBaseline = "red_baseline" // the task's steps failed without any change, run after run
-	TriggerHuman       = "human_request"
+	// TriggerSandboxWrite: the kernel sandbox refused the task's edits'
+	// writes to git-ignored paths that orket.yaml's sandbox.write does not
+	// open, run after run: a person's setting, not the agent's doing.
+	TriggerSandboxWrite = "sandbox_write"
+	TriggerHuman        = "human_request"
 )
 
 // RedAfter is how many consecutive red runs of a task (every failing step
 // fails without the change too) escalate it: main or the environment is
 // broken, and no attempt of the agent can mend it.
 const RedAfter = 2
+
+// ExcusedAfter is how many consecutive excused runs of a task
+// (Evaluation.Excused) escalate it: only a person can change what
+// excused them.
+const ExcusedAfter = 2
 
 // NewReport makes the report of an escalation after consecutive
 // rejections (or by hand, with the person's reason).

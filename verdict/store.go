@@ -58,6 +58,11 @@ type Evaluation struct {
 	// Red: every failing step of the run fails without its change too
 	// (Judgement.Red); two such runs in a row escalate the task.
 	Red bool `json:"baseline_red,omitempty"`
+	// Excused names why a rejected run was not counted against the agent
+	// though no attempt of its can mend it (TriggerSandboxWrite: the
+	// kernel sandbox refused writes to git-ignored paths orket.yaml does
+	// not open); two such runs in a row escalate the task.
+	Excused string `json:"excused,omitempty"`
 	// Review is, in a task's state only, the reviewer's reason of a run
 	// that passed and was then rejected (its Verdict is ReviewRejected).
 	Review string `json:"review,omitempty"`
@@ -187,6 +192,9 @@ type TaskState struct {
 	// Red are the agent's consecutive red runs of the task (Evaluation.Red),
 	// oldest first, since its last other verdict or a person's word.
 	Red []*Evaluation
+	// Excused are the agent's consecutive excused runs of the task
+	// (Evaluation.Excused), the same way.
+	Excused []*Evaluation
 }
 
 // State reads what the logs say of a task for an agent. One run counts
@@ -197,21 +205,32 @@ func (s *Store) State(task, agent string) (*TaskState, error) {
 		return nil, err
 	}
 	st := &TaskState{Task: task, Agent: agent}
-	last, attempts, red := st.replay(items)
-	if last != nil {
-		st.Last = wholeEvaluation(last)
+	r := st.replay(items)
+	if r.last != nil {
+		st.Last = wholeEvaluation(r.last)
 	}
-	for _, line := range red {
-		if e := wholeEvaluation(line); e != nil {
-			st.Red = append(st.Red, e)
-		}
-	}
-	for _, line := range attempts {
-		if e := wholeEvaluation(line); e != nil {
-			st.Attempts = append(st.Attempts, e)
-		}
-	}
+	st.Red, st.Excused, st.Attempts = wholeEvaluations(r.red), wholeEvaluations(r.excused), wholeEvaluations(r.attempts)
 	return st, nil
+}
+
+// wholeEvaluations decodes lines, leaving out those that do not decode.
+func wholeEvaluations(lines [][]byte) []*Evaluation {
+	var out []*Evaluation
+	for _, line := range lines {
+		if e := wholeEvaluation(line); e != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// replayed is what replay finds of the agent's runs of a task: the line
+// of its last evaluation, and those of its counted rejections since its
+// last approval or a person's word, and of its red and its excused runs
+// in a row since its last other verdict or a person's word.
+type replayed struct {
+	last                   []byte
+	attempts, red, excused [][]byte
 }
 
 // A taskItem is a line of the logs about a task: an evaluation (its head,
@@ -259,10 +278,8 @@ func (s *Store) taskItems(task string) ([]taskItem, error) {
 }
 
 // replay goes through a task's items in order, setting st's escalation,
-// and returns the lines of the agent's last evaluation, of its counted
-// rejections since its last approval or a person's word, and of its red
-// runs since its last other verdict or a person's word.
-func (st *TaskState) replay(items []taskItem) (last []byte, attempts, red [][]byte) {
+// and returns what it found of the agent's runs.
+func (st *TaskState) replay(items []taskItem) (r replayed) {
 	agent := st.Agent
 	// A run a reviewer rejected is a rejection where it stands among the
 	// runs, whenever the review came.
@@ -280,11 +297,11 @@ func (st *TaskState) replay(items []taskItem) (last []byte, attempts, red [][]by
 			case EventResolve, EventOverride:
 				st.Escalation = nil
 				if e.Agent == "" || e.Agent == agent {
-					attempts, red = nil, nil
+					r.attempts, r.red, r.excused = nil, nil, nil
 				}
 			case EventReset:
 				if e.Agent == "" || e.Agent == agent {
-					attempts, red = nil, nil
+					r.attempts, r.red, r.excused = nil, nil, nil
 				}
 			}
 			continue
@@ -297,8 +314,11 @@ func (st *TaskState) replay(items []taskItem) (last []byte, attempts, red [][]by
 			// The escalating run's one line is the escalation: a crash
 			// cannot leave one without the other.
 			st.Escalation = &TaskEvent{Time: e.Time, Type: EventEscalate, Task: e.Task, Agent: e.Agent, RunID: e.RunID, Report: e.Report}
-			if e.Red {
+			switch {
+			case e.Red:
 				st.Escalation.Trigger, st.Escalation.FailedStep = TriggerRedBaseline, e.FailedStep
+			case e.Excused != "":
+				st.Escalation.Trigger = e.Excused
 			}
 		}
 		if e.Agent != agent {
@@ -308,22 +328,28 @@ func (st *TaskState) replay(items []taskItem) (last []byte, attempts, red [][]by
 			it.line = reviewedLine(it.line, rv)
 			e.Verdict, e.Counted = Reject, true
 		}
-		last = it.line
-		if e.Red {
-			red = append(red, it.line)
-		} else {
-			red = nil
-		}
+		r.last = it.line
+		r.red = streak(r.red, e.Red, it.line)
+		r.excused = streak(r.excused, e.Excused != "", it.line)
 		switch {
 		case e.Verdict == Reject || e.Verdict == Escalate:
 			if e.Counted {
-				attempts = append(attempts, it.line)
+				r.attempts = append(r.attempts, it.line)
 			}
 		case e.Verdict == Approve || e.Verdict == Conditional:
-			attempts = nil
+			r.attempts = nil
 		}
 	}
-	return last, attempts, red
+	return r
+}
+
+// streak is lines with line added when it is one of them, else none: the
+// runs of a kind in a row.
+func streak(lines [][]byte, is bool, line []byte) [][]byte {
+	if !is {
+		return nil
+	}
+	return append(lines, line)
 }
 
 // reviewedLine is an evaluation's line as a reviewer's rejection makes it:
@@ -366,6 +392,7 @@ type evalHead struct {
 	Counted    bool      `json:"counted"`
 	Report     string    `json:"escalation_report"`
 	Red        bool      `json:"baseline_red"`
+	Excused    string    `json:"excused"`
 	FailedStep string    `json:"failed_step"`
 }
 

@@ -368,6 +368,8 @@ func verdictLine(res *orket.Record, paint func(c, s string) string) string {
 		switch n := *a.Rejections; {
 		case res.Verdict == "ESCALATE" && res.Escalation.Trigger == "red_baseline":
 			s += fmt.Sprintf("; task %s fails without any change, run after run: escalated (%s)", quoteName(a.Task), res.Escalation.Report)
+		case res.Verdict == "ESCALATE" && res.Escalation.Trigger == "sandbox_write":
+			s += fmt.Sprintf("; task %s's edits write where the sandbox is closed, run after run: escalated (%s)", quoteName(a.Task), res.Escalation.Report)
 		case res.Verdict == "ESCALATE":
 			s += fmt.Sprintf("; %d rejections in a row at task %s: escalated (%s)", n, quoteName(a.Task), res.Escalation.Report)
 		case n > 0 && a.Maximum > 0:
