@@ -323,25 +323,14 @@ func (r *run) escalate(ev *verdict.Evaluation, attempts []*verdict.Evaluation, r
 // run's outcome is E_ESCALATED; its report names the paths.
 func (r *run) escalateSandbox(ev *verdict.Evaluation, runs []*verdict.Evaluation, runErr error) *EscalatedError {
 	a := r.Record.Attempt
-	ev.Verdict = verdict.Escalate
-	rep := verdict.NewReport("esc-"+r.Record.RunID, r.Env.Now(), a.Task, a.Agent, runs, "")
 	var paths []string
 	if b := r.Record.Barrier; b != nil {
 		paths = b.Ignored
 	}
-	rep.Trigger = verdict.Trigger{Type: verdict.TriggerSandboxWrite, Description: fmt.Sprintf(
+	md := r.escalateFor(ev, runs, verdict.Trigger{Type: verdict.TriggerSandboxWrite, Description: fmt.Sprintf(
 		"the kernel sandbox refused the edit's writes to git-ignored paths outside the scope (%s) in %d runs in a row: orket.yaml's sandbox.write does not open them, and agent %s cannot",
-		strings.Join(paths, ", "), len(runs), a.Agent)}
-	rep.ActionRequired = "Human intervention needed: add the directory to sandbox.write in orket.yaml (the run's output gives the line), or tell the agent to write elsewhere, then `orket task resolve " +
-		config.ShellQuote([]string{a.Task}) + " --reason \"...\"`; until then runs of this task stop."
-	r.currentOutputs(rep)
-	addOutputs(r.Repo, rep)
-	md, js, err := WriteReport(r.Repo, rep)
-	if err != nil {
-		r.Warn("could not write the escalation report: " + err.Error())
-	}
-	ev.Report = md
-	r.Record.Escalation = &orket.Escalation{Report: md, ReportJSON: js, Trigger: rep.Trigger.Type}
+		strings.Join(paths, ", "), len(runs), a.Agent)},
+		"add the directory to sandbox.write in orket.yaml (the run's output gives the line), or tell the agent to write elsewhere", "")
 	return &EscalatedError{Task: a.Task, Agent: a.Agent, Report: md, Attempts: len(runs), Sandbox: paths, Err: runErr}
 }
 
@@ -350,18 +339,28 @@ func (r *run) escalateSandbox(ev *verdict.Evaluation, runs []*verdict.Evaluation
 // run's outcome is E_BASELINE_RED; its report names the failing steps.
 func (r *run) escalateRed(ev *verdict.Evaluation, reds []*verdict.Evaluation, runErr error) *EscalatedError {
 	a := r.Record.Attempt
-	ev.Verdict = verdict.Escalate
-	rep := verdict.NewReport("esc-"+r.Record.RunID, r.Env.Now(), a.Task, a.Agent, reds, "")
 	var steps []string
 	for _, s := range r.Record.FailedSteps() {
 		steps = append(steps, s.Name)
 	}
-	rep.Trigger = verdict.Trigger{Type: verdict.TriggerRedBaseline, Description: fmt.Sprintf(
+	md := r.escalateFor(ev, reds, verdict.Trigger{Type: verdict.TriggerRedBaseline, Description: fmt.Sprintf(
 		"step %s failed on the tree without the change in %d runs in a row: main or the environment is broken, not agent %s",
-		strings.Join(steps, ", "), len(reds), a.Agent)}
-	rep.ActionRequired = "Human intervention needed: fix what makes step " + strings.Join(steps, ", ") +
-		" fail without any change (main, or the environment it runs in), then `orket task resolve " +
-		config.ShellQuote([]string{a.Task}) + " --reason \"...\"`; until then runs of this task stop (E_BASELINE_RED)."
+		strings.Join(steps, ", "), len(reds), a.Agent)},
+		"fix what makes step "+strings.Join(steps, ", ")+" fail without any change (main, or the environment it runs in)", " (E_BASELINE_RED)")
+	return &EscalatedError{Task: a.Task, Agent: a.Agent, Report: md, Attempts: len(reds), Red: steps, Err: runErr}
+}
+
+// escalateFor makes the run's evaluation an ESCALATE for what no attempt
+// of the agent can mend, and writes its report: the runs in a row, the
+// trigger, and what a person does (then resolves the task; until then
+// its runs stop, with stopCode). It returns the report's Markdown file.
+func (r *run) escalateFor(ev *verdict.Evaluation, runs []*verdict.Evaluation, t verdict.Trigger, do, stopCode string) string {
+	a := r.Record.Attempt
+	ev.Verdict = verdict.Escalate
+	rep := verdict.NewReport("esc-"+r.Record.RunID, r.Env.Now(), a.Task, a.Agent, runs, "")
+	rep.Trigger = t
+	rep.ActionRequired = "Human intervention needed: " + do + ", then `orket task resolve " +
+		config.ShellQuote([]string{a.Task}) + " --reason \"...\"`; until then runs of this task stop" + stopCode + "."
 	r.currentOutputs(rep)
 	addOutputs(r.Repo, rep)
 	md, js, err := WriteReport(r.Repo, rep)
@@ -369,8 +368,8 @@ func (r *run) escalateRed(ev *verdict.Evaluation, reds []*verdict.Evaluation, ru
 		r.Warn("could not write the escalation report: " + err.Error())
 	}
 	ev.Report = md
-	r.Record.Escalation = &orket.Escalation{Report: md, ReportJSON: js, Trigger: rep.Trigger.Type}
-	return &EscalatedError{Task: a.Task, Agent: a.Agent, Report: md, Attempts: len(reds), Red: steps, Err: runErr}
+	r.Record.Escalation = &orket.Escalation{Report: md, ReportJSON: js, Trigger: t.Type}
+	return md
 }
 
 // maxInlinePatch bounds an attempt's change carried in the report
