@@ -410,14 +410,16 @@ func (rec *Record) undo(ctx context.Context, tx *txn.Txn, repo *txn.Repo, root *
 			return err
 		}
 	}
-	// The proof: every path holds what it held before the run (a
-	// converted blob: what git makes of the file).
+	// The proof: every path holds what it held before the run (a file
+	// git converts: its bytes, else what git makes of them).
+	converted := tx.ConvertedOnCheckout(paths)
 	for _, k := range rec.Kept {
 		now, err := stateOf(root, k.Path)
 		if err != nil {
 			return err
 		}
-		if fromGit && now != nil && k.Before != nil && now.Mode == k.Before.Mode && tx.Converted(k.Path) {
+		if fromGit && now != nil && k.Before != nil && now.Mode == k.Before.Mode && now.Mode != filemode.Symlink.String() &&
+			!now.equal(k.Before) && converted(k.Path) {
 			oid, err := repo.CleanedOID(k.Path)
 			if err != nil {
 				return err

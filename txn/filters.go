@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -63,6 +64,23 @@ func (r *Repo) CleanedOID(p string) (plumbing.Hash, error) {
 // Converted reports whether git may store p other than as its bytes (see
 // conversions), as the transaction's snapshot found the repository.
 func (t *Txn) Converted(p string) bool { return t.snap.idx != nil && t.snap.idx.conv.applies(p) }
+
+// ConvertedOnCheckout is Converted for a take-out of paths to a commit's
+// files. The snapshot's view is the work tree's before the take-out: when
+// paths hold a .gitattributes (one the change added, changed or removed),
+// the commit's attributes may convert what the work tree's did not, so
+// every file counts.
+func (t *Txn) ConvertedOnCheckout(paths []string) func(string) bool {
+	for _, p := range paths {
+		if isAttributes(p) {
+			return func(string) bool { return true }
+		}
+	}
+	return t.Converted
+}
+
+// isAttributes reports whether p is a .gitattributes file.
+func isAttributes(p string) bool { return path.Base(p) == ".gitattributes" }
 
 // gitFilter runs the user's git in the work tree with args, stdin from in
 // (nil: none), stdout to out; its error carries what git said.

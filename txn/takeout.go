@@ -28,6 +28,12 @@ func (r *Repo) resetPaths(paths []string, base, index map[string]*File, checkout
 	if err != nil {
 		return err
 	}
+	if checkout != nil {
+		// git reads the attributes that convert a file from the work
+		// tree: the commit's .gitattributes go back first.
+		paths = append([]string(nil), paths...)
+		sort.SliceStable(paths, func(i, j int) bool { return isAttributes(paths[i]) && !isAttributes(paths[j]) })
+	}
 	var errs []error
 	for _, p := range paths {
 		f := base[p]

@@ -206,7 +206,7 @@ func (t *Txn) TakeOut(paths []string, base, index map[string]*File, fromGit bool
 	}
 	var checkout func(string) bool
 	if fromGit {
-		checkout = t.Converted
+		checkout = t.ConvertedOnCheckout(paths)
 	}
 	err := t.r.resetPaths(paths, base, index, checkout)
 	testhook.Point("taken-out")
