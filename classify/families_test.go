@@ -182,6 +182,7 @@ func TestLinterByCommand(t *testing.T) {
 		{"go run ./tools/report ./...", "internal/stock/stock.go:42:1: SR001 exported function Reserved has no doc comment\n", false},
 		{"make lint", "src/a.c:3:5: error: unknown type name 'foo'\n", false},
 		{"npm run lint", "sh: 1: eslint: not found\n", false},
+		{"make lint test", "tests/test_x.py:12: AssertionError\n", false},
 	} {
 		res := c.ClassifyCommand(tt.output, tt.command)
 		if got := slices.Contains(res.Tags, LintError); got != tt.lint {

@@ -497,10 +497,12 @@ var builtin = sync.OnceValue(func() []Rule {
 		// A linter no rule was written for (a team's own, a new one): its
 		// command line says it is a linter, and it prints a finding a
 		// line, `path:line[:col]: message`. A compiler's or type
-		// checker's error line (": error: ") is left to their rules.
+		// checker's error line (": error: ") is left to their rules, and
+		// a test's (`tests/test_x.py:12: AssertionError`, of a step that
+		// lints and then tests) to the test runners'.
 		{ID: "linter.findings", Tag: LintError, Tool: "a linter, by its command", Confidence: 0.75,
 			Pattern: regexp.MustCompile(`(?m)^\S+\.[A-Za-z]\w{0,5}:\d+(?::\d+)?:? +[^\s:].*$`),
-			Reject:  regexp.MustCompile(`: (?:fatal )?error: `),
+			Reject:  regexp.MustCompile(`: (?:fatal )?error: |:\d+: (?:[A-Z]\w*(?:Error|Exception)|assert)\b`),
 			Command: regexp.MustCompile(`(?i)lint`)},
 		{ID: "standard", Tag: LintError, Tool: "standard/ts-standard", Confidence: 0.85,
 			Pattern:  regexp.MustCompile(`(?m)^\s+\S+\.[cm]?[jt]sx?:\d+:\d+: .+ \((?:@?[\w-]+/)?[\w-]+\)$`),

@@ -141,13 +141,25 @@ func (g *GPG) Verify(ctx context.Context, payload []byte, sig Signature) error {
 	if err != nil {
 		return fmt.Errorf("list the signing key %s: %v", fpr, err)
 	}
-	want := "<" + strings.ToLower(sig.Principal) + ">"
 	for _, l := range strings.Split(string(list), "\n") {
-		if f := strings.Split(l, ":"); len(f) > 9 && f[0] == "uid" && strings.Contains(strings.ToLower(f[9]), want) {
+		if f := strings.Split(l, ":"); len(f) > 9 && f[0] == "uid" && uidAddress(f[1], f[9], sig.Principal) {
 			return nil
 		}
 	}
 	return fmt.Errorf("its key (%s) is not allowed for %s by %s: no user id of it holds that address", fpr, inert.Text(sig.Principal), name)
+}
+
+// uidAddress reports whether a user id (gpg --with-colons: its validity
+// and its text, \x3a for a colon) is valid and its address, the one in
+// its last angle brackets, is addr, case aside.
+func uidAddress(validity, uid, addr string) bool {
+	switch validity {
+	case "r", "e", "i": // revoked, expired, invalid
+		return false
+	}
+	uid = strings.ReplaceAll(uid, `\x3a`, ":")
+	i, j := strings.LastIndexByte(uid, '<'), strings.LastIndexByte(uid, '>')
+	return i >= 0 && j == len(uid)-1 && strings.EqualFold(uid[i+1:j], addr)
 }
 
 // statusLines are the fields of gpg's --status-fd lines.

@@ -304,4 +304,24 @@ func TestSpreadCluster(t *testing.T) {
 	if got := Propose(DefaultConfig(), Input{Agent: "claude", Signals: r.signals("claude"), Now: t0.Add(12 * time.Hour)}); len(got) != 3 {
 		t.Errorf("a third signal in one scope: %d proposals", len(got))
 	}
+
+	// A setting of its own is lowered by one, not to two; a run retried
+	// with a wider scope is the same place.
+	strict := DefaultConfig()
+	strict.MinClusterSize = 4
+	wider := failure{agent: "claude", cmd: "go run ./tools/lint ./...", step: "lint", tag: classify.LintError,
+		first: "pkg/c/c.go:3:1: XL02 package c has no doc comment", action: "run the linter", scope: []string{"pkg/c"}}
+	r.fail(wider, 1, t0.Add(13*time.Hour))
+	wider.scope = []string{"pkg/c", "pkg/c/internal"}
+	must[struct{}](t)(struct{}{}, r.les.Append(wider.lesson(9, t0.Add(14*time.Hour))))
+	for _, p := range Propose(DefaultConfig(), Input{Agent: "claude", Signals: r.signals("claude"), Now: t0.Add(15 * time.Hour)}) {
+		if strings.Contains(p.LessonText, "XL02") {
+			t.Errorf("proposed from one place, retried with a wider scope: %s", p.LessonText)
+		}
+	}
+	for _, p := range Propose(strict, Input{Agent: "claude", Signals: r.signals("claude"), Now: t0.Add(15 * time.Hour)}) {
+		if strings.Contains(p.LessonText, "XL01") {
+			t.Errorf("min_cluster_size 4: proposed at 2 signals: %s", p.LessonText)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -296,31 +297,39 @@ func (pr *proposer) lastDecision(id string, ps []*Proposal) (pending bool, decid
 	return pending, decided
 }
 
-// spreadClusterSize is how many signals a failure needs when they were
-// met in different scopes: one hazard in two places is a convention of
-// the repository already (a linter's rule, code that calls what a change
-// alters), and a third place is where a rule would have helped.
-const spreadClusterSize = 2
-
 // minSize is the signals cluster c needs for a proposal:
-// cfg.MinClusterSize, or spreadClusterSize for a failure whose signals
-// were met in more than one scope.
+// cfg.MinClusterSize, one fewer (never under two) for a failure met in
+// runs of scopes apart: one hazard in two places is a convention of the
+// repository already (a linter's rule, code that calls what a change
+// alters), and the next place is where a rule would have helped.
 func minSize(cfg Config, c Cluster, members []Signal) int {
-	if c.Kind == KindFold && cfg.MinClusterSize > spreadClusterSize && scopes(members) > 1 {
-		return spreadClusterSize
+	if c.Kind == KindFold && cfg.MinClusterSize > 2 && apart(members) {
+		return cfg.MinClusterSize - 1
 	}
 	return cfg.MinClusterSize
 }
 
-// scopes counts the distinct scopes of ss's scoped runs.
-func scopes(ss []Signal) int {
-	seen := map[string]bool{}
-	for _, s := range ss {
-		if k := scopeKey(s.Context.Scope); k != "" {
-			seen[k] = true
+// apart reports whether two of ss were met in scopes with no pattern in
+// common (a run retried with a wider scope is the same place).
+func apart(ss []Signal) bool {
+	for i, a := range ss {
+		for _, b := range ss[i+1:] {
+			if len(a.Context.Scope) > 0 && len(b.Context.Scope) > 0 && !overlap(a.Context.Scope, b.Context.Scope) {
+				return true
+			}
 		}
 	}
-	return len(seen)
+	return false
+}
+
+// overlap reports whether a and b share a pattern.
+func overlap(a, b []string) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // ProposeRemovals proposes to remove the agent's guardrail lines whose

@@ -93,7 +93,20 @@ func BrokeCallers(l *Lesson) bool {
 	if len(c.Tags) != 1 || c.Tags[0] != typeTag || c.Location == nil || len(c.Location.Files) == 0 || len(l.Plan.TouchSet) == 0 {
 		return false
 	}
-	return !slices.Contains(l.Plan.TouchSet, c.Location.Files[0])
+	f := c.Location.Files[0]
+	return !slices.Contains(l.Plan.TouchSet, f) && !dependencyPath(f)
+}
+
+// dependencyPath reports whether p is in a directory of installed
+// dependencies: a library misused is not code that calls the change.
+func dependencyPath(p string) bool {
+	for _, d := range strings.Split(path.Dir(p), "/") {
+		switch d {
+		case "node_modules", "vendor", "site-packages", ".venv", "venv":
+			return true
+		}
+	}
+	return false
 }
 
 // typeTag is classify's tag for code that does not type-check.

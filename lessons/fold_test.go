@@ -67,6 +67,9 @@ func TestFoldKey(t *testing.T) {
 		{"a type error in the file changed is not the callers'",
 			mkType("shop/cart.go:9:20: not enough arguments in call to price.Price", "shop/cart.go", "lib/price/price.go"),
 			mkType("lib/price/price.go:9:20: not enough arguments in call to price.Price", "lib/price/price.go", "lib/price/price.go"), false},
+		{"a library misused is not callers",
+			mkType("shop/cart.go:9:20: not enough arguments in call to price.Price", "shop/cart.go", "lib/price/price.go"),
+			mkType("node_modules/left-pad/index.js:3:9: leftPad is not a function", "node_modules/left-pad/index.js", "src/pad.js"), false},
 		{"other tags", mk([]string{"lint_error"}, "x.go:1: SH001 TODO without an owner", ""), mk(nil, "x.go:1: SH001 TODO without an owner", ""), false},
 	} {
 		if same := FoldKey(tc.a) == FoldKey(tc.b); same != tc.same {
