@@ -27,13 +27,21 @@ import (
 // through the smudge filter and end-of-line conversion its attributes
 // name (git cat-file --filters).
 func (r *Repo) writeCheckedOut(root *fsroot.Root, p string, f *File) error {
+	args := []string{"cat-file", "--filters", "--path=" + p, f.OID.String()}
 	if st, err := root.Lstat(p); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		// What stands in the way goes only once git gave the content (an
+		// LFS object it cannot fetch leaves the directory).
+		var content bytes.Buffer
+		if err := r.gitFilter(&content, nil, args...); err != nil {
+			return err
+		}
 		if err := root.RemoveAll(p); err != nil {
 			return err
 		}
+		return root.WriteFile(p, content.Bytes(), fileMode(f.Perm), fsroot.Options{})
 	}
 	return root.WriteFrom(p, fileMode(f.Perm), fsroot.Options{}, func(w io.Writer) error {
-		return r.gitFilter(w, nil, "cat-file", "--filters", "--path="+p, f.OID.String())
+		return r.gitFilter(w, nil, args...)
 	})
 }
 
