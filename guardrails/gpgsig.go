@@ -128,7 +128,9 @@ func (g *GPG) Verify(ctx context.Context, payload []byte, sig Signature) error {
 		case "REVKEYSIG":
 			return errors.New("its key was revoked")
 		case "VALIDSIG":
-			if len(f) > 1 {
+			// A binary signature (class 00) of the bytes as they are, not
+			// a text one, which holds for other line endings too.
+			if len(f) > 9 && f[9] == "00" {
 				fpr = f[1]
 			}
 		}
