@@ -36,14 +36,7 @@ func TestOutside(t *testing.T) {
 					t.Errorf("touch set (-want +got):\n%s", diff)
 				}
 				if recover {
-					r2 := open(t, dir)
-					j, err := r2.Unfinished()
-					if err != nil || j == nil {
-						t.Fatalf("Unfinished: %v, %v", j, err)
-					}
-					if tx, err = r2.Resume(j); err != nil {
-						t.Fatal(err)
-					}
+					tx = resume(t, dir)
 				}
 				res, err := tx.Revert()
 				if err != nil {

@@ -95,14 +95,7 @@ func TestShapes(t *testing.T) {
 						t.Errorf("touch set (-want +got):\n%s", diff)
 					}
 					if recovered {
-						r2 := open(t, dir)
-						j, err := r2.Unfinished()
-						if err != nil || j == nil {
-							t.Fatalf("Unfinished: %v, %v", j, err)
-						}
-						if tx, err = r2.Resume(j); err != nil {
-							t.Fatal(err)
-						}
+						tx = resume(t, dir)
 					}
 					res, err := tx.Revert()
 					if err != nil {

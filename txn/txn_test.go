@@ -175,6 +175,22 @@ func open(t testing.TB, dir string) *Repo {
 	return r
 }
 
+// resume opens dir afresh, as orket recover does, and resumes its
+// unfinished transaction.
+func resume(t testing.TB, dir string) *Txn {
+	t.Helper()
+	r := open(t, dir)
+	j, err := r.Unfinished()
+	if err != nil || j == nil {
+		t.Fatalf("Unfinished: %v, %v", j, err)
+	}
+	tx, err := r.Resume(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
 // begin starts a transaction on dir.
 func begin(t testing.TB, r *Repo, runID string) *Txn {
 	t.Helper()
@@ -278,15 +294,7 @@ func testRecoverFromRef(t *testing.T, row func(int) bool) {
 			r := open(t, dir)
 			begin(t, r, "crash")
 			sh(t, dir, e.script)
-			r2 := open(t, dir)
-			j, err := r2.Unfinished()
-			if err != nil || j == nil {
-				t.Fatalf("Unfinished: %v, %v", j, err)
-			}
-			s2, err := r2.Resume(j)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s2 := resume(t, dir)
 			if _, err := s2.Revert(); err != nil {
 				t.Fatal(err)
 			}
