@@ -138,37 +138,29 @@ func (r *run) judge(ctx context.Context, runErr error) error {
 	ev.Red, ev.Excused = j.Red, excused
 	if a := rec.Attempt; a != nil {
 		n := 0
-		if j.Red {
+		if j.Red || ev.Excused != "" || j.Counted {
+			// Read under the lock: the count the run started with may
+			// have changed (a person's reset) while it ran.
 			st, err := store.State(a.Task, a.Agent)
 			if err != nil {
 				r.Warn("cannot read the evaluation log: " + err.Error())
 				st = &verdict.TaskState{}
 			}
-			if a.Maximum > 0 && len(st.Red)+1 >= verdict.RedAfter && st.Escalation == nil {
-				esc = r.escalateRed(ev, append(st.Red, ev), runErr)
-			}
-		}
-		if ev.Excused != "" {
-			st, err := store.State(a.Task, a.Agent)
-			if err != nil {
-				r.Warn("cannot read the evaluation log: " + err.Error())
-				st = &verdict.TaskState{}
-			}
-			if a.Maximum > 0 && len(st.Excused)+1 >= verdict.ExcusedAfter && st.Escalation == nil {
-				esc = r.escalateSandbox(ev, append(st.Excused, ev), runErr)
-			}
-		}
-		if j.Counted {
-			// Read again under the lock: the count the run started with
-			// may have changed (a person's reset) while it ran.
-			st, err := store.State(a.Task, a.Agent)
-			if err != nil {
-				r.Warn("cannot read the evaluation log: " + err.Error())
-				st = &verdict.TaskState{}
-			}
-			n = len(st.Attempts) + 1
-			if a.Maximum > 0 && n >= a.Maximum && st.Escalation == nil {
-				esc = r.escalate(ev, append(st.Attempts, ev), runErr)
+			open := a.Maximum > 0 && st.Escalation == nil
+			switch {
+			case j.Red:
+				if open && len(st.Red)+1 >= verdict.RedAfter {
+					esc = r.escalateRed(ev, append(st.Red, ev), runErr)
+				}
+			case ev.Excused != "":
+				if open && len(st.Excused)+1 >= verdict.ExcusedAfter {
+					esc = r.escalateSandbox(ev, append(st.Excused, ev), runErr)
+				}
+			case j.Counted:
+				n = len(st.Attempts) + 1
+				if open && n >= a.Maximum {
+					esc = r.escalate(ev, append(st.Attempts, ev), runErr)
+				}
 			}
 		}
 		a.Rejections = &n
