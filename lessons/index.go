@@ -149,8 +149,9 @@ func item(b []byte) string {
 }
 
 // indexVersion names the index line's format (v2 added the failed dir
-// and step, v5 the fold key, location, baseline and checks).
-const indexVersion = "v5"
+// and step, v5 the fold key, location, baseline and checks; v6 folds a
+// change's broken callers into one key, so an index of v5 is rebuilt).
+const indexVersion = "v6"
 
 // stamp identifies the log's state.
 func stamp(path string) string {
