@@ -9,8 +9,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/lazyre"
 	"github.com/orket/orket/sandbox"
 	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
@@ -239,7 +241,7 @@ func sourceDirs(dirs map[string]bool, dir string, n int) []string {
 // coreutils' "cannot touch 'X'", Python's "Permission denied: 'X'", Go's
 // "open X: permission denied". It returns "" when it finds none.
 func deniedPath(line string) string {
-	for _, re := range deniedPatterns {
+	for _, re := range deniedPatterns() {
 		if m := re.FindStringSubmatch(line); m != nil {
 			return m[1]
 		}
@@ -247,20 +249,22 @@ func deniedPath(line string) string {
 	return ""
 }
 
-var deniedPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)(?:permission denied|operation not permitted): ['"]([^'"]+)['"]`),
-	regexp.MustCompile(`(?i)['"\x60\x{2018}]([^'"\x60\x{2019}]+)['"\x60\x{2019}]: (?:permission denied|operation not permitted|invalid cross-device link)`),
-	regexp.MustCompile(`(?i)(?:cannot create|cannot touch|cannot open|cannot remove|cannot write|open|mkdir|create|remove|unlink|rename|write|symlink|link) (\S+?): (?:permission denied|operation not permitted|invalid cross-device link)`),
-	// Rust's io::Error with the path after it (the tempfile crate), and
-	// a cause line joined to its context (see deniedLines).
-	regexp.MustCompile(`(?i)(?:permission denied|operation not permitted) \(os error \d+\) at path "([^"]+)"`),
-	regexp.MustCompile(`(?i)failed to [a-z ]+?:? [\x60']?([^\x60'\s]+?)[\x60']?: (?:permission denied|operation not permitted)`),
-}
+var deniedPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`(?i)(?:permission denied|operation not permitted): ['"]([^'"]+)['"]`),
+		regexp.MustCompile(`(?i)['"\x60\x{2018}]([^'"\x60\x{2019}]+)['"\x60\x{2019}]: (?:permission denied|operation not permitted|invalid cross-device link)`),
+		regexp.MustCompile(`(?i)(?:cannot create|cannot touch|cannot open|cannot remove|cannot write|open|mkdir|create|remove|unlink|rename|write|symlink|link) (\S+?): (?:permission denied|operation not permitted|invalid cross-device link)`),
+		// Rust's io::Error with the path after it (the tempfile crate), and
+		// a cause line joined to its context (see deniedLines).
+		regexp.MustCompile(`(?i)(?:permission denied|operation not permitted) \(os error \d+\) at path "([^"]+)"`),
+		regexp.MustCompile(`(?i)failed to [a-z ]+?:? [\x60']?([^\x60'\s]+?)[\x60']?: (?:permission denied|operation not permitted)`),
+	}
+})
 
 // rustContext is the line before a Rust error's causes that names the
 // path ("failed to open: /x/target/debug/.cargo-lock", "failed to create
 // directory `/x/target/debug`").
-var rustContext = regexp.MustCompile(`(?i)(?:error: )?(failed to [a-z ]+?:? [\x60']?[^\x60'\s]+[\x60']?)\s*$`)
+var rustContext = lazyre.New(`(?i)(?:error: )?(failed to [a-z ]+?:? [\x60']?[^\x60'\s]+[\x60']?)\s*$`)
 
 // refusals sorts the sandbox's refusals (refusedOutside).
 type refusals struct {
@@ -362,7 +366,7 @@ func deniedLines(out string) []string {
 		if l = strings.TrimSpace(l); l == "" {
 			continue
 		}
-		if m := rustContext.FindStringSubmatch(l); m != nil {
+		if m := rustContext().FindStringSubmatch(l); m != nil {
 			context = m[1]
 		}
 		if strings.Contains(l, "Permission denied") || strings.Contains(l, "Operation not permitted") ||

