@@ -361,17 +361,6 @@ func SeedBaseline(repo *Repo, prof *config.Resolved, o verify.Options, results [
 	return err
 }
 
-// ClearBaselines empties the baseline cache of the work tree at repo: a
-// person's word that what failed without any change is mended (orket task
-// resolve).
-func ClearBaselines(repo *Repo) error {
-	err := os.Remove(store.Path(filepath.Join(repo.Root, store.Dir), store.BaselinesFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	return err
-}
-
 func newBaselineEntry(key, runID string, now time.Time, results []*verify.StepResult) *baselineEntry {
 	e := &baselineEntry{Schema: store.BaselineSchema, Time: now.UTC(), Key: key, RunID: runID}
 	for _, res := range results {

@@ -1,7 +1,5 @@
 package orket
 
-import "sort"
-
 // A Code is the stable machine name of an outcome (docs/codes.md). Codes
 // never change meaning once released: agents and CI jobs branch on them,
 // and run records keep them.
@@ -46,7 +44,7 @@ const (
 // codes is the one table of outcomes: exit status and a one-line meaning.
 // E_INTERRUPTED's status depends on the signal (130 for SIGINT, 143 for
 // SIGTERM); the table holds the SIGINT value.
-var codes = map[Code]CodeInfo{
+var codes = map[Code]codeInfo{
 	OK:                    {OK, 0, "the run passed; the change (if any) is kept"},
 	EVerifyFailedReverted: {EVerifyFailedReverted, 1, "verification failed; the change was reverted and a lesson recorded"},
 	EVerifyFailedKept:     {EVerifyFailedKept, 1, "verification failed; the change was kept (--keep-on-fail) and a lesson recorded"},
@@ -81,8 +79,8 @@ var codes = map[Code]CodeInfo{
 	EInternal:             {EInternal, 70, "orket failed internally"},
 }
 
-// CodeInfo describes a code.
-type CodeInfo struct {
+// codeInfo describes a code.
+type codeInfo struct {
 	Code    Code
 	Exit    int
 	Meaning string
@@ -94,19 +92,4 @@ func (c Code) Exit() int {
 		return e.Exit
 	}
 	return codes[EInternal].Exit
-}
-
-// Codes returns every code, in order of exit status then name.
-func Codes() []CodeInfo {
-	out := make([]CodeInfo, 0, len(codes))
-	for _, c := range codes {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Exit != out[j].Exit {
-			return out[i].Exit < out[j].Exit
-		}
-		return out[i].Code < out[j].Code
-	})
-	return out
 }

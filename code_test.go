@@ -31,7 +31,7 @@ func TestCodesDocumented(t *testing.T) {
 		doc[Code(m[1])] = entry{exit, string(bytes.TrimSpace(m[3]))}
 	}
 	table := map[Code]entry{}
-	for _, c := range Codes() {
+	for _, c := range codes {
 		table[c.Code] = entry{c.Exit, c.Meaning}
 	}
 	// The docs write flags in backquotes; the table is plain text.

@@ -541,25 +541,20 @@ func keptIn(saved string) string {
 	return "; the failed change is kept in " + saved + " (git apply " + saved + " brings it back)"
 }
 
-// A Signal is the cause a caller gives the run's context when a signal
-// (SIGINT, SIGTERM) cancels it.
-type Signal struct{ Sig os.Signal }
-
-func (s Signal) Error() string { return "interrupted by " + s.Sig.String() }
-
 // An InterruptedError is a run stopped by a signal (or a cancelled
-// context).
+// context). A caller that cancels a run's context on a signal gives an
+// InterruptedError with Sig set as the cause (context.WithCancelCause).
 type InterruptedError struct {
-	Sig    os.Signal // nil: the context was cancelled without a Signal cause
+	Sig    os.Signal // nil: the context was cancelled without a signal as its cause
 	During string    // "during the edit; the tree was reverted"
 }
 
 // interrupted returns the outcome of ctx's cancellation.
 func interrupted(ctx context.Context, during string) *InterruptedError {
 	e := &InterruptedError{During: during}
-	var s Signal
-	if errors.As(context.Cause(ctx), &s) {
-		e.Sig = s.Sig
+	var cause *InterruptedError
+	if errors.As(context.Cause(ctx), &cause) {
+		e.Sig = cause.Sig
 	}
 	return e
 }

@@ -107,14 +107,14 @@ func restore(repo *txn.Repo, j *txn.Journal, res *Recovery, o RecoverOptions) (*
 	}
 	rv, err := tx.Revert()
 	if err != nil {
-		return nil, &revertError{Err: err, Ref: j.Ref, Saved: DisplayPath(repo, saved)}
+		return nil, &revertError{Err: err, Ref: j.Ref, Saved: repo.DisplayPath(saved)}
 	}
 	file := ""
 	published := false
 	if saved != "" {
 		dst := runsDir + "/" + j.RunID + "/change.patch"
 		if err := copyInto(repo, saved, dst); err != nil {
-			file = DisplayPath(repo, saved)
+			file = repo.DisplayPath(saved)
 			o.Warn("could not keep the change in " + dst + " (" + err.Error() + "); it is kept in " + file)
 		} else {
 			file, published = dst, true

@@ -4,10 +4,8 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/orket/orket/patch"
-	"github.com/orket/orket/scope"
 	"github.com/orket/orket/txn"
 )
 
@@ -30,31 +28,6 @@ func Open(dir string) (*Repo, error) {
 		return nil, &Error{Code: EUsage, Err: err, Msg: "--repo " + err.Error(), Hint: "pass an existing directory"}
 	}
 	return r, nil
-}
-
-// ResolveScopes makes scope patterns given relative to the directory wd,
-// as git pathspecs are (":/" names the root), repository-relative. A wd
-// outside the work tree (--repo elsewhere) takes them from the root.
-func ResolveScopes(repo *Repo, wd string, given []string) ([]string, error) {
-	dir := ""
-	if wd != "" {
-		if real, err := filepath.EvalSymlinks(wd); err == nil {
-			wd = real
-		}
-		if rel, err := filepath.Rel(repo.Root, wd); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-			dir = filepath.ToSlash(rel)
-		}
-	}
-	out := make([]string, 0, len(given))
-	for _, g := range given {
-		p, err := scope.Resolve(dir, g)
-		if err != nil {
-			return nil, &Error{Code: EUsage, Err: err, Msg: err.Error(),
-				Hint: "scopes are relative to the current directory, as git pathspecs are (:/ for the repository root)"}
-		}
-		out = append(out, p)
-	}
-	return out, nil
 }
 
 // ReadPatch reads a unified diff as a run's edit; name says where it

@@ -139,7 +139,7 @@ func TestExecutePhases(t *testing.T) {
 			if tc.cancelOn != "" {
 				obs.onStep = func(name string) {
 					if name == tc.cancelOn {
-						cancel(Signal{Sig: os.Interrupt})
+						cancel(&InterruptedError{Sig: os.Interrupt})
 					}
 				}
 			}

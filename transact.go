@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -352,15 +351,15 @@ func (r *run) undo(ctx context.Context, cause error) error {
 		}
 	}
 	if err != nil {
-		return &revertError{Err: err, Ref: r.tx.Ref(), Saved: DisplayPath(r.req.Repo, saved)}
+		return &revertError{Err: err, Ref: r.tx.Ref(), Saved: r.req.Repo.DisplayPath(saved)}
 	}
-	if err := r.baseline(ctx, cause, DisplayPath(r.req.Repo, saved)); err != nil {
+	if err := r.baseline(ctx, cause, r.req.Repo.DisplayPath(saved)); err != nil {
 		return err
 	}
 	if _, ok := r.req.Edit.(WorktreeEdit); ok && r.edited {
 		if err := r.tx.TakeOut(rec.Plan.TouchSet, r.worktreeBase, nil, true); err != nil {
 			return &Error{Code: EInternal, Err: err, Msg: "take the candidate out: " + err.Error(),
-				Hint: "your changes are in " + DisplayPath(r.req.Repo, saved) + "; restore them with git apply"}
+				Hint: "your changes are in " + r.req.Repo.DisplayPath(saved) + "; restore them with git apply"}
 		}
 	}
 	file, published := r.publish(saved)
@@ -508,7 +507,7 @@ func (r *run) publish(saved string) (file string, published bool) {
 	dst := runsDir + "/" + r.rec.RunID + "/change.patch"
 	err := copyInto(r.req.Repo, saved, dst)
 	if err != nil {
-		file = DisplayPath(r.req.Repo, saved)
+		file = r.req.Repo.DisplayPath(saved)
 		r.obs.Warn("could not keep the change in " + dst + " (" + err.Error() + "); it is kept in " + file)
 		return file, false
 	}
@@ -568,22 +567,6 @@ func privateDir(root *fsroot.Root, dir string, perm fs.FileMode) error {
 		return root.Chmod(dir, have&want)
 	}
 	return nil
-}
-
-// DisplayPath names a file for a person: repository-relative inside the
-// work tree (or its .git), absolute elsewhere.
-func DisplayPath(repo *txn.Repo, p string) string {
-	if p == "" {
-		return ""
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return p
-	}
-	if rel, err := filepath.Rel(repo.Root, abs); err == nil && !strings.HasPrefix(rel, "..") {
-		return filepath.ToSlash(rel)
-	}
-	return p
 }
 
 // repoErr keeps what Describe recognises (a repository orket cannot

@@ -257,7 +257,7 @@ func guardrailsView(ctx context.Context, repo *txn.Repo, st *guardrails.Store, c
 	if len(v.Demoted) > 0 {
 		text = guardrails.Annotate(cur.Text, ev)
 	}
-	v.Version, v.File, v.Text, v.Rules = cur.Version, orket.DisplayPath(repo, st.Path(agent, cur.Version)), inert.Block(text), len(guardrails.Items(cur.Text))
+	v.Version, v.File, v.Text, v.Rules = cur.Version, repo.DisplayPath(st.Path(agent, cur.Version)), inert.Block(text), len(guardrails.Items(cur.Text))
 	v.ApprovedBy, v.Clone, v.Synced, v.Signed = c.By, c.Clone, c.Synced, c.Signed
 	v.version = cur
 	return v, nil

@@ -51,7 +51,7 @@ type InitStep struct {
 // project asks for.
 func Init(r *txn.Repo, file string, force bool) (*InitResult, error) {
 	if _, err := os.Lstat(file); err == nil && !force {
-		return nil, orket.Errorf(orket.EUsage, "pass --force to overwrite it", "%s already exists; left untouched", orket.DisplayPath(r, file))
+		return nil, orket.Errorf(orket.EUsage, "pass --force to overwrite it", "%s already exists; left untouched", r.DisplayPath(file))
 	}
 	det, err := config.Detect(r.Root)
 	if err != nil {
@@ -62,7 +62,7 @@ func Init(r *txn.Repo, file string, force bool) (*InitResult, error) {
 		return nil, &orket.Error{Code: orket.EInternal, Err: err, Msg: "init produced an invalid orket.yaml: " + err.Error(),
 			Hint: "this is a bug in orket; please report it with the repository layout"}
 	}
-	res := &InitResult{Code: orket.OK, Config: orket.DisplayPath(r, file), Detected: det.Found, Profile: "quick", Steps: []InitStep{}, Skipped: det.Skipped}
+	res := &InitResult{Code: orket.OK, Config: r.DisplayPath(file), Detected: det.Found, Profile: "quick", Steps: []InitStep{}, Skipped: det.Skipped}
 	if res.Detected == nil {
 		res.Detected = []string{}
 	}
@@ -77,13 +77,13 @@ func Init(r *txn.Repo, file string, force bool) (*InitResult, error) {
 	if err := writeFile(file, data); err != nil {
 		return nil, writeError(file, err)
 	}
-	res.Wrote = append(res.Wrote, orket.DisplayPath(r, file))
+	res.Wrote = append(res.Wrote, r.DisplayPath(file))
 	ignore := filepath.Join(r.Root, store.Dir, store.IgnoreFile)
 	if _, err := os.Lstat(ignore); errors.Is(err, os.ErrNotExist) || force {
 		if err := writeFile(ignore, []byte(store.InitIgnore)); err != nil {
 			return nil, writeError(ignore, err)
 		}
-		res.Wrote = append(res.Wrote, orket.DisplayPath(r, ignore))
+		res.Wrote = append(res.Wrote, r.DisplayPath(ignore))
 	}
 	return res, nil
 }

@@ -400,7 +400,7 @@ func addOutputs(repo *txn.Repo, rep *verdict.Report) {
 		if c.PatchFile != "" {
 			dst := EscalationsDir + "/" + rep.ID + "/" + c.RunID + ".patch"
 			if b, err := copyPatch(repo, root, c.PatchFile, dst); err == nil {
-				c.PatchFile = orket.DisplayPath(repo, filepath.Join(mainRoot(repo), filepath.FromSlash(dst)))
+				c.PatchFile = repo.DisplayPath(filepath.Join(mainRoot(repo), filepath.FromSlash(dst)))
 				if len(b) <= maxInlinePatch {
 					c.Patch = string(b)
 				}
@@ -486,7 +486,7 @@ func WriteReport(repo *txn.Repo, rep *verdict.Report) (md, js string, err error)
 	if err := fs.WriteFile(base+".md", []byte(rep.Markdown()), 0o644, fsroot.Options{Sync: true}); err != nil {
 		return "", "", err
 	}
-	name := func(p string) string { return orket.DisplayPath(repo, filepath.Join(root, filepath.FromSlash(p))) }
+	name := func(p string) string { return repo.DisplayPath(filepath.Join(root, filepath.FromSlash(p))) }
 	return name(base + ".md"), name(base + ".json"), nil
 }
 

@@ -162,7 +162,7 @@ func Memory(q MemoryQuery) (_ *MemoryView, err error) {
 		return nil, &orket.Error{Code: orket.EUsage, Err: err, Msg: err.Error(), Hint: "scopes are repository-relative directories or globs such as pkg/api"}
 	}
 	v := &MemoryView{Code: orket.OK, Agent: q.Agent, Scope: nonNil(q.Scope), Memory: memoryMarkdown(q.Repo),
-		MemoryFile: orket.DisplayPath(q.Repo, store.Path(OrketDir(q.Repo), store.MemoryFile)),
+		MemoryFile: q.Repo.DisplayPath(store.Path(OrketDir(q.Repo), store.MemoryFile)),
 		Patterns:   []feedback.PatternObject{}, Feedback: []feedback.Advisory{}, Advisories: []lessons.Advisory{}, Preflight: []preflight.Result{}}
 	since := feedbackWindow(q.Config, q.Env.Now())
 	log := feedback.OpenLog(OrketDir(q.Repo))

@@ -102,7 +102,7 @@ func Reject(ctx context.Context, req RejectRequest) (_ *RejectResult, err error)
 		Item: req.Item, ArtifactType: req.Type, Reason: reason, By: req.By, Scope: rec.Request.Scope, Touched: rec.Plan.TouchSet,
 		Undo: undo, Run: feedback.RunContext{Profile: rec.Request.Profile, Toolchain: feedback.Toolchain(commands), Commands: commands}})
 	e.Seal(red)
-	res := &RejectResult{Code: orket.OK, Memory: orket.DisplayPath(repo, store.Path(orketDir, store.MemoryFile))}
+	res := &RejectResult{Code: orket.OK, Memory: repo.DisplayPath(store.Path(orketDir, store.MemoryFile))}
 	mem := feedback.OpenMemory(orketDir)
 	learnings := summarizeRejection(ctx, req, rec, undo, e, red, mem, res)
 	if err := log.Record(e, red); err != nil {

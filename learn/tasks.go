@@ -2,7 +2,9 @@ package learn
 
 import (
 	"context"
+	"errors"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/internal/testhook"
+	"github.com/orket/orket/store"
 	"github.com/orket/orket/txn"
 	"github.com/orket/orket/verdict"
 )
@@ -159,7 +162,7 @@ func ResolveTask(a TaskAction) (_ *TaskResult, err error) {
 	if err == nil {
 		// What failed without any change is mended, the person says: the
 		// baselines cached before are not to be reused.
-		if cerr := orket.ClearBaselines(a.Repo); cerr != nil {
+		if cerr := clearBaselines(a.Repo); cerr != nil {
 			res.Warnings = append(res.Warnings, "could not empty the baseline cache: "+cerr.Error())
 		}
 	}
@@ -316,4 +319,14 @@ func Person(r *txn.Repo, getenv func(string) string) string {
 	}
 	name, _ := os.Hostname()
 	return name
+}
+
+// clearBaselines empties the baseline cache of the work tree at repo (its
+// own, not the main work tree's: its build outputs are its own).
+func clearBaselines(repo *orket.Repo) error {
+	err := os.Remove(store.Path(filepath.Join(repo.Root, store.Dir), store.BaselinesFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
 }

@@ -7,6 +7,7 @@ package scope
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -115,6 +116,31 @@ func (s Scope) Outside(paths []string) []string {
 func Reserved(p string) bool {
 	first, _, _ := strings.Cut(p, "/")
 	return first == store.Dir || first == ".git"
+}
+
+// ResolveFrom makes scope patterns given relative to the directory wd,
+// as git pathspecs are (":/" names the root), relative to the work tree
+// at root (see Resolve). A wd outside the work tree (--repo elsewhere)
+// takes them from the root.
+func ResolveFrom(root, wd string, given []string) ([]string, error) {
+	dir := ""
+	if wd != "" {
+		if real, err := filepath.EvalSymlinks(wd); err == nil {
+			wd = real
+		}
+		if rel, err := filepath.Rel(root, wd); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			dir = filepath.ToSlash(rel)
+		}
+	}
+	out := make([]string, 0, len(given))
+	for _, g := range given {
+		p, err := Resolve(dir, g)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // Resolve makes a scope pattern given on the command line, relative to

@@ -246,3 +246,19 @@ func (r *Repo) reopen() error {
 	r.Git = g
 	return nil
 }
+
+// DisplayPath names a file for a person: repository-relative inside the
+// work tree (or its .git), absolute elsewhere.
+func (r *Repo) DisplayPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(r.Root, abs); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/contain"
 )
 
 var tail = config.Tail{MaxLines: 200, MaxBytes: 32768}
@@ -302,4 +304,38 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkStep measures what the runner adds to a step: /bin/true
+// started and waited for by exec alone, then as a step (its process
+// group, its output's pipe and tail), then as a step in a containment
+// group (a cgroup of its own where the system allows one).
+func BenchmarkStep(b *testing.B) {
+	o := Options{Root: b.TempDir(), Env: os.Environ(), Tail: tail}
+	s := config.Step{Name: "true", Argv: []string{"/bin/true"}}
+	b.Run("exec", func(b *testing.B) {
+		for b.Loop() {
+			if err := exec.Command("/bin/true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("step", func(b *testing.B) {
+		for b.Loop() {
+			if r := RunStep(context.Background(), s, o, nil); r.Status != Passed {
+				b.Fatal(r.OutputTail)
+			}
+		}
+	})
+	b.Run("contained", func(b *testing.B) {
+		g := contain.New("bench-" + strconv.Itoa(os.Getpid()))
+		defer g.Close()
+		o := o
+		o.Group = g
+		for b.Loop() {
+			if r := RunStep(context.Background(), s, o, nil); r.Status != Passed {
+				b.Fatal(r.OutputTail)
+			}
+		}
+	})
 }

@@ -377,7 +377,7 @@ func loadConfig(o *options, r *orket.Repo) (*config.Config, error) {
 func configError(r *orket.Repo, file string, err error) error {
 	var ce *config.Error
 	if errors.As(err, &ce) {
-		ce.File = orket.DisplayPath(r, ce.File)
+		ce.File = r.DisplayPath(ce.File)
 		return err
 	}
 	if errors.Is(err, os.ErrNotExist) {

@@ -29,7 +29,7 @@ func mainWithSignals() int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	go func() {
 		s := <-sigs
-		cancel(orket.Signal{Sig: s})
+		cancel(&orket.InterruptedError{Sig: s})
 		for range sigs {
 		}
 	}()

@@ -87,7 +87,7 @@ func runSchemaCheck(o *options) (*checkResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &checkResult{Code: orket.OK, File: orket.DisplayPath(r, c.File), Detected: c.Detected, Default: c.Verify.Default}
+	res := &checkResult{Code: orket.OK, File: r.DisplayPath(c.File), Detected: c.Detected, Default: c.Verify.Default}
 	if c.File == "" {
 		res.File = ""
 	}
