@@ -78,7 +78,12 @@ for N in $SIZES; do
   BIG=$WORK/big-$N
   "$ROOT/bench/gen.sh" "$N" "$BIG"
   cd "$BIG"
-  printf 'verify:\n  profiles:\n    quick: [{name: fail, run: ["false"]}]\n' > orket.yaml
+  # The step fails with the change and passes without it, as an agent's
+  # failing change does: a step that failed without it too would be a red
+  # baseline, and two of those in a row escalate the task, after which a
+  # run stops before its snapshot (and costs 8 ms). escalate_after: 0
+  # keeps the rejections of the same task from escalating it as well.
+  printf 'verify:\n  profiles:\n    quick: [{name: fail, run: ["sh", "-c", "! test -e pkg0000/new0.go"]}]\nverdict: {escalate_after: 0}\n' > orket.yaml
   printf 'orket.yaml\n.orket/\n' >> .git/info/exclude
   if [ -n "$HOOK" ]; then
     printf '#!/bin/sh\nTMPDIR=%s exec perl %s "$@"\n' "$WATCHMAN_TMP" "$SAMPLE" > "$HOOK"
@@ -110,6 +115,11 @@ for N in $SIZES; do
   echo "Transaction on a $N-file repository with a 10-file change" > "$RESULTS/2-big-$N.md.title"
   hyperfine --warmup 1 --runs "$RUNS" -i --export-markdown "$RESULTS/2-big-$N.md" --export-csv "$RESULTS/2-big-$N.csv" "$@"
   git config --unset core.fsmonitor || true
+  # The runs measured were what they say: the last one still fails its
+  # step and reverts (not an escalated task's early stop).
+  "$ORKET" run --json --yes --scope . -- sh -c "$EDIT" > "$WORK/check.json" || true
+  grep -q '"code": "E_VERIFY_FAILED_REVERTED"' "$WORK/check.json" ||
+    { echo "bench: after the measured runs, orket run no longer fails and reverts:"; cat "$WORK/check.json"; exit 1; }
   cat "$RESULTS/2-big-$N.md"
   # The row of the summary: means in ms and ratios to git status.
   awk -F, -v n="$N" '
