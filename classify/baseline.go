@@ -63,8 +63,7 @@ func (c *Classifier) ClassifyStep(output, lastPassing, command string) *Result {
 		starts[i] = off
 		off += len(l)
 	}
-	hits, _ := c.runCommand(output, output, command, false)
-	res := assemble(hits, output, func(offset int) bool {
+	res, _, _ := c.classifyPlain(output, command, func(offset int) bool {
 		// the last line starting at or before offset
 		lo, hi := 0, len(starts)-1
 		for lo < hi {
@@ -76,9 +75,7 @@ func (c *Classifier) ClassifyStep(output, lastPassing, command string) *Result {
 			}
 		}
 		return isNew[lo]
-	})
-	res.FirstError = FirstError(output)
-	finish(res, output, command)
+	}, false)
 	return res
 }
 

@@ -120,12 +120,19 @@ func (c *Classifier) Classify(output string) *Result {
 // only that the address is in use (see PortFromContext). An empty
 // command is Classify.
 func (c *Classifier) ClassifyCommand(output, command string) *Result {
-	output = Plain(output)
-	hits, _ := c.runCommand(output, output, command, false)
-	res := assemble(hits, output, nil)
+	res, _, _ := c.classifyPlain(Plain(output), command, nil, false)
+	return res
+}
+
+// classifyPlain classifies the whole of output, already made plain (see
+// Plain): isNew marks the matches that start on a new line (nil: none),
+// and with explain the rules that nearly matched are returned too.
+func (c *Classifier) classifyPlain(output, command string, isNew func(offset int) bool, explain bool) (*Result, []hit, []miss) {
+	hits, misses := c.runCommand(output, output, command, explain)
+	res := assemble(hits, output, isNew)
 	res.FirstError = FirstError(output)
 	finish(res, output, command)
-	return res
+	return res, hits, misses
 }
 
 // finish adds to a result what the whole output and the command line say
@@ -451,31 +458,19 @@ func AdviceFor(res *Result, failedCommand string) Advice {
 		a.Summary = failedCommand + " reported lint findings."
 		a.SuggestedActions = append(a.SuggestedActions, "run the linter (and the formatter) locally on the touched files")
 	case TestAssertionFailed:
-		a.Title = "Test assertion failed"
-		if subject != "" {
-			a.Title += ": " + subject
-		}
+		a.Title = withSubject("Test assertion failed", subject)
 		a.Summary = failedCommand + " had failing tests."
 		a.SuggestedActions = append(a.SuggestedActions, "run the failing test alone and read its expectation before changing the code it covers")
 	case BuildConfigError:
-		a.Title = "Build configuration error"
-		if subject != "" {
-			a.Title += ": " + subject
-		}
+		a.Title = withSubject("Build configuration error", subject)
 		a.Summary = failedCommand + " could not find what its build or configuration needs."
 		a.SuggestedActions = append(a.SuggestedActions, "check the build configuration and the files it refers to")
 	case PortInUse:
-		a.Title = "Port already in use"
-		if subject != "" {
-			a.Title += ": " + subject
-		}
+		a.Title = withSubject("Port already in use", subject)
 		a.Summary = failedCommand + " could not listen because the port was taken."
 		a.SuggestedActions = append(a.SuggestedActions, "stop what holds the port, or run the step on another port")
 	case DBConnectionFailed:
-		a.Title = "Database connection failed"
-		if subject != "" {
-			a.Title += ": " + subject
-		}
+		a.Title = withSubject("Database connection failed", subject)
 		a.Summary = failedCommand + " could not reach its database."
 		a.SuggestedActions = append(a.SuggestedActions, "start the database (or point the tests at one) before the run")
 	case "":
@@ -500,6 +495,14 @@ func AdviceFor(res *Result, failedCommand string) Advice {
 		a.SuggestedActions = append(a.SuggestedActions, "check before running: "+ch.String())
 	}
 	return a
+}
+
+// withSubject is a title naming what it is about, when that is known.
+func withSubject(title, subject string) string {
+	if subject == "" {
+		return title
+	}
+	return title + ": " + subject
 }
 
 func orThe(s, def string) string {

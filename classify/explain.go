@@ -63,10 +63,7 @@ func (c *Classifier) Explain(output string) *Explanation {
 // command, as ClassifyCommand classifies it.
 func (c *Classifier) ExplainCommand(output, command string) *Explanation {
 	output = Plain(output)
-	hits, misses := c.runCommand(output, output, command, true)
-	res := assemble(hits, output, nil)
-	res.FirstError = FirstError(output)
-	finish(res, output, command)
+	res, hits, misses := c.classifyPlain(output, command, nil, true)
 	e := &Explanation{Result: res, Matches: []LineMatch{}, NearMisses: []NearMiss{}}
 	for _, h := range hits {
 		first := len(e.Matches)
