@@ -238,17 +238,7 @@ func checkRun(gap, _, val []byte) bool {
 			break
 		}
 	}
-	var digit, lower, upper bool
-	for _, c := range v {
-		switch {
-		case '0' <= c && c <= '9':
-			digit = true
-		case 'a' <= c && c <= 'z':
-			lower = true
-		case 'A' <= c && c <= 'Z':
-			upper = true
-		}
-	}
+	digit, lower, upper := charClasses(v)
 	if hex {
 		return digit && (lower || upper)
 	}
@@ -263,8 +253,22 @@ func isAlnum(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
+// classes counts the character classes of v: digits, lower and upper
+// case letters.
 func classes(v []byte) int {
-	var digit, lower, upper bool
+	digit, lower, upper := charClasses(v)
+	n := 0
+	for _, b := range []bool{digit, lower, upper} {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// charClasses reports whether v holds an ASCII digit, a lower case letter
+// and an upper case letter.
+func charClasses(v []byte) (digit, lower, upper bool) {
 	for _, c := range v {
 		switch {
 		case '0' <= c && c <= '9':
@@ -275,13 +279,7 @@ func classes(v []byte) int {
 			upper = true
 		}
 	}
-	n := 0
-	for _, b := range []bool{digit, lower, upper} {
-		if b {
-			n++
-		}
-	}
-	return n
+	return digit, lower, upper
 }
 
 // unquote strips one pair of matching quotes.
