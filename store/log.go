@@ -216,21 +216,9 @@ func (l *Log) Rewrite(keep func(line []byte) bool) (int, error) {
 // them; a log edit leaves as it was is not written). It returns how many
 // lines it changed or removed.
 func (l *Log) Edit(edit func(line []byte) ([]byte, bool)) (int, error) {
-	unlock, err := l.Lock(true)
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
-	f, err := os.Open(l.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
 	var buf bytes.Buffer
 	changed := 0
-	_, err = each(f, func(line []byte) error {
+	return l.rewrite(func(line []byte) error {
 		line = bytes.TrimRight(line, "\n")
 		out, ok := edit(line)
 		switch {
@@ -243,13 +231,37 @@ func (l *Log) Edit(edit func(line []byte) ([]byte, bool)) (int, error) {
 		buf.Write(out)
 		buf.WriteByte('\n')
 		return nil
+	}, func([]Damaged) (int, []byte, bool) {
+		return changed, buf.Bytes(), changed > 0
 	})
+}
+
+// rewrite is the frame of Edit and Prune: under the exclusive lock, it
+// gives every line of the log to read (damaged lines aside), then asks
+// done, given the damaged lines, what to report, the new content and
+// whether to write it; when so, the log is replaced by it. A missing log
+// is left missing.
+func (l *Log) rewrite(read func(line []byte) error, done func(damaged []Damaged) (n int, content []byte, write bool)) (int, error) {
+	unlock, err := l.Lock(true)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	f, err := os.Open(l.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	damaged, err := each(f, read)
 	f.Close()
 	if err != nil {
 		return 0, err
 	}
-	if changed == 0 {
+	n, content, write := done(damaged)
+	if !write {
 		return 0, nil
 	}
-	return changed, l.Replace(buf.Bytes())
+	return n, l.Replace(content)
 }

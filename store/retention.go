@@ -3,8 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"os"
 	"path/filepath"
 	"sort"
 	"time"
@@ -103,22 +101,10 @@ func (r Retention) Keep(recs []Meta, now time.Time) []bool {
 // byte, oldest first, as a sync writes them. It returns how many lines
 // it removed.
 func (l *Log) Prune(r Retention, now time.Time, meta func(line []byte) (Meta, bool)) (int, error) {
-	unlock, err := l.Lock(true)
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
-	f, err := os.Open(l.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
 	var lines [][]byte
 	var metas []Meta
 	dropped := 0
-	damaged, err := each(f, func(line []byte) error {
+	return l.rewrite(func(line []byte) error {
 		m, ok := meta(line)
 		if !ok {
 			dropped++
@@ -128,29 +114,26 @@ func (l *Log) Prune(r Retention, now time.Time, meta func(line []byte) (Meta, bo
 		lines = append(lines, append(append([]byte(nil), bytes.TrimRight(line, "\n")...), '\n'))
 		metas = append(metas, m)
 		return nil
-	})
-	f.Close()
-	if err != nil {
-		return 0, err
-	}
-	keep := r.Keep(metas, now)
-	var kept []int
-	for i, k := range keep {
-		if k {
-			kept = append(kept, i)
-		} else {
-			dropped++
+	}, func(damaged []Damaged) (int, []byte, bool) {
+		keep := r.Keep(metas, now)
+		var kept []int
+		for i, k := range keep {
+			if k {
+				kept = append(kept, i)
+			} else {
+				dropped++
+			}
 		}
-	}
-	if dropped == 0 && len(damaged) == 0 {
-		return 0, nil
-	}
-	sort.SliceStable(kept, func(a, b int) bool { return metas[kept[a]].Time.Before(metas[kept[b]].Time) })
-	var buf bytes.Buffer
-	for _, i := range kept {
-		buf.Write(lines[i])
-	}
-	return dropped, l.Replace(buf.Bytes())
+		if dropped == 0 && len(damaged) == 0 {
+			return 0, nil, false
+		}
+		sort.SliceStable(kept, func(a, b int) bool { return metas[kept[a]].Time.Before(metas[kept[b]].Time) })
+		var buf bytes.Buffer
+		for _, i := range kept {
+			buf.Write(lines[i])
+		}
+		return dropped, buf.Bytes(), true
+	})
 }
 
 // Replace swaps the log's content atomically (temporary file, fsync,
