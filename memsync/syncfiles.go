@@ -184,17 +184,7 @@ func (s *syncer) localVersions() (map[versionKey]*version, error) {
 			if err != nil {
 				continue
 			}
-			k := versionKey{a, num}
-			v := out[k]
-			if v == nil {
-				v = &version{}
-				out[k] = v
-			}
-			if ext == "md" {
-				v.md = b
-			} else {
-				v.js = b
-			}
+			putVersionFile(out, versionKey{a, num}, ext, b)
 		}
 	}
 	return out, nil
@@ -217,19 +207,23 @@ func (s *syncer) treeVersions(f flat) (map[versionKey]*version, error) {
 		if err != nil {
 			return nil, err
 		}
-		k := versionKey{agent, num}
-		v := out[k]
-		if v == nil {
-			v = &version{}
-			out[k] = v
-		}
-		if ext == "md" {
-			v.md = b
-		} else {
-			v.js = b
-		}
+		putVersionFile(out, versionKey{agent, num}, ext, b)
 	}
 	return out, nil
+}
+
+// putVersionFile keeps b as the text (ext md) or the json of version k.
+func putVersionFile(out map[versionKey]*version, k versionKey, ext string, b []byte) {
+	v := out[k]
+	if v == nil {
+		v = &version{}
+		out[k] = v
+	}
+	if ext == "md" {
+		v.md = b
+	} else {
+		v.js = b
+	}
 }
 
 // mergeGuardrails merges the guardrail versions by number.
