@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -213,10 +212,7 @@ func (s *Store) Path(agent string, n int) string {
 }
 
 func (s *Store) root() (*fsroot.Root, error) {
-	if err := os.MkdirAll(s.OrketDir, 0o755); err != nil {
-		return nil, err
-	}
-	return fsroot.Open(s.OrketDir)
+	return fsroot.MkdirOpen(s.OrketDir)
 }
 
 // regularOrMissing fails when rel exists and is not a regular file.

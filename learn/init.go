@@ -104,11 +104,7 @@ func unwrapPathError(err error) string {
 // writeFile writes a file of the user's atomically (temporary file, fsync,
 // rename), never through a symlink in its last component.
 func writeFile(name string, data []byte) error {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	root, err := fsroot.Open(dir)
+	root, err := fsroot.MkdirOpen(filepath.Dir(name))
 	if err != nil {
 		return err
 	}

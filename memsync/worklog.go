@@ -93,11 +93,7 @@ func writeLocalLog(path string, loc *localLog, prefix int64, tail []byte, full f
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, 0, 0, err
-	}
-	root, err := fsroot.Open(dir)
+	root, err := fsroot.MkdirOpen(filepath.Dir(path))
 	if err != nil {
 		return 0, 0, 0, err
 	}

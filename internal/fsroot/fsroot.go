@@ -44,6 +44,15 @@ func Open(dir string) (*Root, error) {
 	return &Root{dir: dir, fd: fd}, nil
 }
 
+// MkdirOpen is Open for a directory orket writes into: dir, with any
+// parent it lacks, is made first (0755).
+func MkdirOpen(dir string) (*Root, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return Open(dir)
+}
+
 // Close releases the root's descriptor.
 func (r *Root) Close() error { return unix.Close(r.fd) }
 

@@ -48,11 +48,7 @@ type LockOptions struct {
 // a symlink), fsynced, renamed over path, and the directory fsynced.
 // Missing directories are made.
 func WriteLocked(ctx context.Context, path string, data []byte, o LockOptions) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	root, err := fsroot.Open(dir)
+	root, err := fsroot.MkdirOpen(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
