@@ -215,6 +215,17 @@ func (s *Store) root() (*fsroot.Root, error) {
 	return fsroot.MkdirOpen(s.OrketDir)
 }
 
+// inRoot calls read with .orket opened as a root, and closes it after.
+func inRoot[T any](s *Store, read func(root *fsroot.Root) (T, error)) (T, error) {
+	root, err := s.root()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer root.Close()
+	return read(root)
+}
+
 // regularOrMissing fails when rel exists and is not a regular file.
 func regularOrMissing(root *fsroot.Root, rel string) error {
 	st, err := root.Lstat(rel)
@@ -250,12 +261,7 @@ var versionFile = lazyre.New(`^v([1-9][0-9]{0,8})\.json$`)
 
 // Versions returns the numbers of the agent's kept versions, in order.
 func (s *Store) Versions(agent string) ([]int, error) {
-	root, err := s.root()
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	return s.versions(root, agent)
+	return inRoot(s, func(root *fsroot.Root) ([]int, error) { return s.versions(root, agent) })
 }
 
 func (s *Store) versions(root *fsroot.Root, agent string) ([]int, error) {
@@ -280,12 +286,7 @@ var ErrNoVersion = errors.New("no such guardrails version")
 
 // Version returns the agent's version n.
 func (s *Store) Version(agent string, n int) (*Version, error) {
-	root, err := s.root()
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	return s.version(root, agent, n)
+	return inRoot(s, func(root *fsroot.Root) (*Version, error) { return s.version(root, agent, n) })
 }
 
 func (s *Store) version(root *fsroot.Root, agent string, n int) (*Version, error) {
@@ -337,12 +338,7 @@ func ParseVersion(b []byte) (*Version, error) {
 // (Check), or nil when it has none. Versions after it are unapproved:
 // never given to an edit command, never built on.
 func (s *Store) Current(agent string) (*Version, error) {
-	root, err := s.root()
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	return s.current(root, agent)
+	return inRoot(s, func(root *fsroot.Root) (*Version, error) { return s.current(root, agent) })
 }
 
 func (s *Store) current(root *fsroot.Root, agent string) (*Version, error) {
@@ -368,12 +364,7 @@ func (s *Store) current(root *fsroot.Root, agent string) (*Version, error) {
 // Newest returns the agent's newest kept version, approved or not, or nil
 // when it has none.
 func (s *Store) Newest(agent string) (*Version, error) {
-	root, err := s.root()
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	return s.newest(root, agent)
+	return inRoot(s, func(root *fsroot.Root) (*Version, error) { return s.newest(root, agent) })
 }
 
 func (s *Store) newest(root *fsroot.Root, agent string) (*Version, error) {
