@@ -44,22 +44,12 @@ var (
 // names it.
 const FormatOpenPGP = "openpgp"
 
-func (g *GPG) program() string {
-	if g.Program != "" {
-		return g.Program
-	}
-	return "gpg"
-}
-
 // Format is FormatOpenPGP.
 func (g *GPG) Format() string { return FormatOpenPGP }
 
 // Principal is g.Signer, which must be set.
 func (g *GPG) Principal() (string, error) {
-	if strings.TrimSpace(g.Signer) == "" || strings.ContainsAny(g.Signer, " \t\r\n\"<>") {
-		return "", fmt.Errorf("%w: set git's user.email to the address of your key's user id", ErrNoSigner)
-	}
-	return g.Signer, nil
+	return checkSigner(g.Signer, " \t\r\n\"<>", "set git's user.email to the address of your key's user id")
 }
 
 // Sign makes a detached, armored signature of payload with g.Key (gpg
@@ -188,5 +178,5 @@ func (g *GPG) runIn(ctx context.Context, home string, stdin []byte, args ...stri
 		// allows a key.
 		base = append(base, "--homedir", home, "--trust-model", "always")
 	}
-	return runSigningTool(ctx, g.Timeout, g.program(), stdin, "[GNUPG:]", append(base, args...)...)
+	return runSigningTool(ctx, g.Timeout, firstNonEmpty(g.Program, "gpg"), stdin, "[GNUPG:]", append(base, args...)...)
 }

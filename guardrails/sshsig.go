@@ -45,22 +45,12 @@ const FormatSSH = "ssh"
 // Format is FormatSSH.
 func (k *SSHKeygen) Format() string { return FormatSSH }
 
-func (k *SSHKeygen) program() string {
-	if k.Program != "" {
-		return k.Program
-	}
-	return "ssh-keygen"
-}
-
 // Principal is k.Signer, which must be set.
 func (k *SSHKeygen) Principal() (string, error) {
 	if k.Key == "" {
 		return "", fmt.Errorf("%w: set git's user.signingkey (and gpg.format ssh)", ErrNoSigner)
 	}
-	if strings.TrimSpace(k.Signer) == "" || strings.ContainsAny(k.Signer, " \t\r\n\"") {
-		return "", fmt.Errorf("%w: set git's user.email to the name the allowed-signers file gives your key", ErrNoSigner)
-	}
-	return k.Signer, nil
+	return checkSigner(k.Signer, " \t\r\n\"", "set git's user.email to the name the allowed-signers file gives your key")
 }
 
 // Sign signs payload with k.Key (ssh-keygen -Y sign -n orket-guardrails).
@@ -144,8 +134,18 @@ func (k *SSHKeygen) Verify(ctx context.Context, payload []byte, sig Signature) e
 // run runs ssh-keygen with stdin (nil: none), returning its stdout; an
 // error carries the first line of what it said.
 func (k *SSHKeygen) run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	out, _, err := runSigningTool(ctx, k.Timeout, k.program(), stdin, "Signing ", args...)
+	out, _, err := runSigningTool(ctx, k.Timeout, firstNonEmpty(k.Program, "ssh-keygen"), stdin, "Signing ", args...)
 	return out, err
+}
+
+// checkSigner returns name, the signer a signature names, unless it is
+// blank or holds one of the characters bad: then ErrNoSigner, with the
+// hint that says how to set it.
+func checkSigner(name, bad, hint string) (string, error) {
+	if strings.TrimSpace(name) == "" || strings.ContainsAny(name, bad) {
+		return "", fmt.Errorf("%w: %s", ErrNoSigner, hint)
+	}
+	return name, nil
 }
 
 // runSigningTool runs a signing program (ssh-keygen, gpg) for at most
