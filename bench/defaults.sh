@@ -10,11 +10,17 @@
 #     of 9 runs of sh -c 'echo x >> f', from --json)
 #   - orket version / true (start-up)
 #   - a `true` verify step's verify_ms / the same true run alone
+#   - on 100,000 files (bench/gen.sh; BENCH_BIG=0 leaves them out): a run
+#     whose 10-file edit fails its step and is reverted / git status on
+#     the refreshed index, and git stash push -u + pop of the same change
+#     / the same run (hyperfine means of 5 runs each)
 # The sandbox-off rows are labelled so. Writes RESULTS/0-defaults.md.
 set -eu
 ORKET=${ORKET:?set ORKET to the orket binary}
 RESULTS=${BENCH_RESULTS:?set BENCH_RESULTS}
 ROUNDS=${BENCH_ROUNDS:-3}
+BIG=${BENCH_BIG:-1}
+HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/orket-defaults.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
@@ -23,6 +29,13 @@ export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NA
 # mean_ms CMD: hyperfine's mean of CMD, in milliseconds.
 mean_ms() {
   hyperfine -N --warmup 3 --runs 20 --export-json "$WORK/h.json" "$1" >/dev/null 2>&1
+  python3 -c 'import json,sys; print("%.2f" % (json.load(open(sys.argv[1]))["results"][0]["mean"]*1000))' "$WORK/h.json"
+}
+
+# mean_big_ms PREPARE CMD: hyperfine's mean of CMD over 5 runs, each after
+# PREPARE, in milliseconds (the 100,000-file rows).
+mean_big_ms() {
+  hyperfine --warmup 1 --runs 5 -i --prepare "$1" --export-json "$WORK/h.json" "$2" >/dev/null 2>&1
   python3 -c 'import json,sys; print("%.2f" % (json.load(open(sys.argv[1]))["results"][0]["mean"]*1000))' "$WORK/h.json"
 }
 
@@ -57,6 +70,17 @@ git add -A && git commit -q -m init
 "$ORKET" run -q >/dev/null 2>&1 || true # .orket made, caches warm
 settle
 
+if [ "$BIG" = 1 ]; then
+  # The failing run of bench/run.sh: its step fails with the change and
+  # passes without it, and no rejection escalates the task (a run of an
+  # escalated task stops before its snapshot).
+  "$HERE/gen.sh" 100000 "$WORK/big" >/dev/null
+  (cd "$WORK/big" &&
+    printf 'verify:\n  profiles:\n    quick: [{name: fail, run: ["sh", "-c", "! test -e pkg0000/new0.go"]}]\nsandbox: {mode: auto}\nverdict: {escalate_after: 0}\n' > orket.yaml &&
+    printf 'orket.yaml\n.orket/\n' >> .git/info/exclude && settle)
+fi
+BIG_EDIT='for i in 0 1 2 3 4; do echo "// edit" >> pkg000$i/sub$i/f$((i*1100)).go; echo new > pkg000$i/new$i.go; done'
+
 out=$RESULTS/0-defaults.md
 echo "orket run with the defaults orket init writes, $ROUNDS rounds in a row" > "$out.title"
 head="| figure | reference | target |"
@@ -76,12 +100,26 @@ for r in $(seq 1 "$ROUNDS"); do
   sed -i 's/mode: off/mode: auto/' orket.yaml && git commit -qam auto
   settle
   step=$(median_json timings_ms.verify_ms "$ORKET run --json")
+  if [ "$BIG" = 1 ]; then
+    cd "$WORK/big"
+    big_status=$(mean_big_ms 'true' 'git status --porcelain -uall')
+    big_run=$(mean_big_ms 'true' "$ORKET run -q --yes --scope . -- sh -c '$BIG_EDIT'")
+    "$ORKET" run --json --yes --scope . -- sh -c "$BIG_EDIT" > "$WORK/check.json" 2>/dev/null || true
+    grep -q '"code": "E_VERIFY_FAILED_REVERTED"' "$WORK/check.json" ||
+      { echo "bench: the 100,000-file run no longer fails and reverts:"; cat "$WORK/check.json"; exit 1; }
+    big_stash=$(mean_big_ms "sh -c '$BIG_EDIT'" 'git stash push -q -u && git stash pop -q && git checkout -q -- . && git clean -fdq -e orket.yaml')
+    cd "$WORK/small"
+  fi
   {
     echo "kept $(ratio "$kept" "$status") ($kept ms / $status ms)"
     echo "verify $(ratio "$verify" "$status") ($verify ms / $status ms)"
     echo "edit $(ratio "$edit_on" "$edit_off") ($edit_on ms / $edit_off ms, sandbox off)"
     echo "version $(ratio "$version" "$truth") ($version ms / $truth ms)"
     echo "step $(ratio "$step" "$truth") ($step ms / $truth ms)"
+    if [ "$BIG" = 1 ]; then
+      echo "big $(ratio "$big_run" "$big_status") ($big_run ms / $big_status ms)"
+      echo "stash $(ratio "$big_run" "$big_stash") ($big_run ms / $big_stash ms)"
+    fi
   } >> "$WORK/rows"
 done
 {
@@ -90,7 +128,10 @@ done
            "verify|a verify-only run, small repository|git status|<= 2.5x" \
            "edit|an edit command's edit_ms, sandbox on|the same, sandbox off|<= 1.3x" \
            "version|orket version (start-up)|true|<= 4x" \
-           "step|a true step's verify_ms|true alone|<= 2x"; do
+           "step|a true step's verify_ms|true alone|<= 2x" \
+           "big|a failing run on 100,000 files (10-file edit, reverted)|git status (index refreshed)|<= 1.3x" \
+           "stash|the same run|git stash push -u + pop of the same change|keep (0.24x)"; do
+    grep -q "^${f%%|*} " "$WORK/rows" || continue
     key=${f%%|*}; rest=${f#*|}
     printf '| %s | %s | %s |' "${rest%%|*}" "$(echo "$rest" | cut -d'|' -f2)" "$(echo "$rest" | cut -d'|' -f3)"
     grep "^$key " "$WORK/rows" | cut -d' ' -f2- | while read -r v; do printf ' %s |' "$v"; done
