@@ -96,28 +96,17 @@ type Version struct {
 // ActiveLines returns the lines orket wrote that the text still holds
 // (found by their id comment), with the section and text as they now
 // read.
-func (v *Version) ActiveLines() []Line {
-	if v == nil {
-		return nil
-	}
-	meta := map[string]Line{}
-	for _, l := range v.Lines {
-		meta[l.ID] = l
-	}
-	var out []Line
-	for _, it := range Items(v.Text) {
-		if m, ok := meta[it.ID]; ok && it.ID != "" {
-			m.Section, m.Text = it.Section, it.Text
-			out = append(out, m)
-			delete(meta, it.ID)
-		}
-	}
-	return out
-}
+func (v *Version) ActiveLines() []Line { return v.lines(false) }
 
 // AllLines returns every constraint of the text: orket's with their
 // sources, and those a person wrote (no id).
-func (v *Version) AllLines() []Line {
+func (v *Version) AllLines() []Line { return v.lines(true) }
+
+// lines pairs the text's items with the lines orket wrote, by their id
+// comment, each taking the section and text the item now has. With all,
+// every item is a line (an item orket did not write, a bare one); else
+// only orket's are, each id once.
+func (v *Version) lines(all bool) []Line {
 	if v == nil {
 		return nil
 	}
@@ -127,12 +116,17 @@ func (v *Version) AllLines() []Line {
 	}
 	var out []Line
 	for _, it := range Items(v.Text) {
-		l := Line{Section: it.Section, Text: it.Text}
-		if m, ok := meta[it.ID]; ok && it.ID != "" {
+		m, ok := meta[it.ID]
+		switch {
+		case ok && it.ID != "":
 			m.Section, m.Text = it.Section, it.Text
-			l = m
+			out = append(out, m)
+			if !all {
+				delete(meta, it.ID)
+			}
+		case all:
+			out = append(out, Line{Section: it.Section, Text: it.Text})
 		}
-		out = append(out, l)
 	}
 	return out
 }
