@@ -1,6 +1,6 @@
 package orket
 
-// orket's own output in the work tree (issue 27): orket run ... > run.log
+// orket's own output in the work tree: orket run ... > run.log
 // 2>&1, or orket run ... | tee build.log, inside the repository. The file
 // grows while the edit runs, but it is orket's output, not the edit's
 // write: counting it would revert a good change, blame the agent and cut

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// The targets the held-out set must meet (issue 18).
+// The targets the held-out set must meet.
 const (
 	targetMacroF1      = 0.95
 	targetExactMatch   = 0.90

@@ -865,7 +865,7 @@ sec_neg() {
 }
 
 # sec_fresh: captured after the rules were written, to measure them on
-# output no one had looked at (see the report of issue 18).
+# output no one had looked at (see the report of that batch).
 sec_fresh() {
 	need /usr/bin/python3 python3
 	needjs
@@ -973,7 +973,7 @@ psycopg2.connect("host=127.0.0.1 port=15433 user=app dbname=app connect_timeout=
 
 # sec_round2: a second batch written and captured after every rule above,
 # with the expected tags written before the classifier saw the output, to
-# measure the rules on shapes they were not written from (issue 18).
+# measure the rules on shapes they were not written from.
 sec_round2() {
 	start_db
 	need gradle gradle
@@ -1133,7 +1133,7 @@ asyncio.run(main())'
 }
 
 # sec_round3: a third batch, captured before the rules written from
-# round2 were (issue 18): other tools, other phrasings of the same causes.
+# round2 were: other tools, other phrasings of the same causes.
 sec_round3() {
 	start_db
 	need bats bats
@@ -1306,7 +1306,7 @@ pymongo.MongoClient("mongodb://127.0.0.1:27017", serverSelectionTimeoutMS=1500).
 }
 
 # sec_round4: a fourth batch, captured before any rule was written from
-# it (issue 18): Ruby, PHP, pyright, more drivers, and more phrasings.
+# it: Ruby, PHP, pyright, more drivers, and more phrasings.
 sec_round4() {
 	start_db
 	need ruby ruby
@@ -1440,8 +1440,8 @@ class H(h.BaseHTTPRequestHandler):
 h.HTTPServer((\"127.0.0.1\", 18095), H).serve_forever()" & p=$!; sleep 1; curl -sS --fail http://127.0.0.1:18095/api; rc=$?; kill $p; exit $rc' $PY
 }
 
-# sec_round5: a fifth batch, captured before any rule was written from it
-# (issue 18): for each tag, causes from several ecosystems, some the rules
+# sec_round5: a fifth batch, captured before any rule was written from it:
+# for each tag, causes from several ecosystems, some the rules
 # were written for from the tools' documentation and some not (Perl,
 # PHP_CodeSniffer, perlcritic, configparser, pip check).
 sec_round5() {
