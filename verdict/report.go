@@ -3,11 +3,11 @@ package verdict
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/orket/orket/config"
+	"github.com/orket/orket/internal/rank"
 	"github.com/orket/orket/store"
 )
 
@@ -89,19 +89,19 @@ func Recommend(attempts []*Evaluation) []string {
 	}
 	n := len(attempts)
 	var out []string
-	for _, c := range byCount(checks) {
+	for _, c := range rank.ByCount(checks) {
 		if checks[c] >= 2 || n == 1 {
 			out = append(out, fmt.Sprintf("A precondition is missing in %d of %d attempts: %s. Make it hold before another attempt (orket run --strict-preflight stops on it).", checks[c], n, c))
 		}
 	}
-	for _, c := range byCount(commands) {
+	for _, c := range rank.ByCount(commands) {
 		if commands[c] == n && n > 1 {
 			out = append(out, fmt.Sprintf("Every attempt failed the same command, `%s`: run it by hand and read its first error before retrying.", c))
 		} else if commands[c] >= 2 {
 			out = append(out, fmt.Sprintf("`%s` failed in %d of %d attempts.", c, commands[c], n))
 		}
 	}
-	for _, t := range byCount(tags) {
+	for _, t := range rank.ByCount(tags) {
 		if tags[t] >= 2 || n == 1 {
 			out = append(out, fmt.Sprintf("The failure is classified %s in %d of %d attempts: %s", t, tags[t], n, tagAdvice(t)))
 		}
@@ -205,18 +205,4 @@ func uniq(l []string) []string {
 		}
 	}
 	return out
-}
-
-func byCount(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	return keys
 }

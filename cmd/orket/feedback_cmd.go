@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/orket/orket/internal/rank"
 	"github.com/orket/orket/learn"
 )
 
@@ -116,7 +117,7 @@ func feedbackStatsCommand(o *options, result *any) *cli.Command {
 				m    map[string]int
 			}{{"categories", res.Categories}, {"agents", res.Agents}, {"items", res.Items}} {
 				fmt.Fprintf(o.stdout, "%s:\n", sec.name)
-				for _, k := range byCount(sec.m) {
+				for _, k := range rank.ByCount(sec.m) {
 					fmt.Fprintf(o.stdout, "  %5d  %s\n", sec.m[k], orNone(k))
 				}
 			}

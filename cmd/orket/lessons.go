@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/urfave/cli/v2"
 
@@ -44,20 +43,6 @@ func (f *whoFilter) flags() []cli.Flag {
 		&cli.StringFlag{Name: "agent", Usage: "only lessons of runs by `AGENT`", Destination: &f.agent},
 		&cli.StringFlag{Name: "task", Usage: "only lessons of runs of `TASK`", Destination: &f.task},
 	}
-}
-
-func byCount(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	return keys
 }
 
 func warnDamaged(o *options, d []learn.Damaged) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/orket/orket/internal/rank"
 	"github.com/orket/orket/learn"
 )
 
@@ -38,7 +39,7 @@ func printLessonStats(o *options, res *learn.LessonStats) {
 		m    map[string]int
 	}{{"tags", res.Tags}, {"scopes", res.Scopes}, {"failed commands", res.FailedCommands}} {
 		fmt.Fprintf(o.stdout, "%s:\n", sec.name)
-		for _, k := range byCount(sec.m) {
+		for _, k := range rank.ByCount(sec.m) {
 			fmt.Fprintf(o.stdout, "  %5d  %s\n", sec.m[k], k)
 		}
 	}
