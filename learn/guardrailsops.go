@@ -101,7 +101,7 @@ func (g Guardrails) Pending(agent string) ([]*Proposal, error) {
 	if err != nil {
 		return nil, storeError(err)
 	}
-	return nonNilOf(ps), nil
+	return nonNil(ps), nil
 }
 
 // PendingProposals is orket lessons review's object without a terminal.
@@ -255,7 +255,7 @@ func (g Guardrails) Log(agent string) (*GuardrailsLog, error) {
 	if err != nil {
 		return nil, storeError(err)
 	}
-	return &GuardrailsLog{Code: orket.OK, Agent: agent, Versions: nonNilOf(h)}, nil
+	return &GuardrailsLog{Code: orket.OK, Agent: agent, Versions: nonNil(h)}, nil
 }
 
 // A RolledBack is orket guardrails rollback: the version written.
@@ -292,12 +292,4 @@ func (g Guardrails) Stats(ctx context.Context, agent string) (*StatsResult, erro
 		return nil, storeError(err)
 	}
 	return &StatsResult{Code: orket.OK, Stats: s}, nil
-}
-
-// nonNilOf is l, or an empty list for nil: JSON says [] rather than null.
-func nonNilOf[T any](l []T) []T {
-	if l == nil {
-		return []T{}
-	}
-	return l
 }
