@@ -2,8 +2,10 @@ package classify
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // An alternative is one top-level alternative of a rule's pattern,
@@ -14,19 +16,25 @@ import (
 // is searched for, and each runs only when a literal it requires (its
 // anchors) is in the output.
 type alternative struct {
-	re      *regexp.Regexp
+	// re compiles the alternative on its first call: most alternatives
+	// never run on a given output (their anchors are absent), and
+	// compiling the catalogue's 324 of them cost every classifying
+	// process 10-20 ms.
+	re      func() *regexp.Regexp
 	anchors []string
 	// first is the number, in the whole pattern, of the alternative's
 	// first capture group; its groups are first, first+1, ... in order.
 	first int
 }
 
-// splitAlternatives returns the top-level alternatives of re compiled on
-// their own, or nil when re is not an alternation (or cannot be split:
-// then the whole pattern runs, as before). The source is split at its
-// top-level bars, each alternative prefixed with the flags set before it
-// ("(?m)" at the start applies to every alternative): re-printing the
-// parsed pattern instead costs far more than compiling it.
+// splitAlternatives returns the top-level alternatives of re, each to be
+// compiled on its own when first used, or nil when re is not an
+// alternation (or cannot be split: then the whole pattern runs, as
+// before). The source is split at its top-level bars, each alternative
+// prefixed with the flags set before it ("(?m)" at the start applies to
+// every alternative): re-printing the parsed pattern instead costs far
+// more than compiling it. Each alternative is parsed here (its anchors,
+// its groups), which costs a fraction of compiling it.
 func splitAlternatives(re *regexp.Regexp) []alternative {
 	if re == nil {
 		return nil
@@ -38,12 +46,12 @@ func splitAlternatives(re *regexp.Regexp) []alternative {
 	var alts []alternative
 	next := 1 // the number of the next capture group in the whole pattern
 	for _, src := range srcs {
-		are, err := regexp.Compile(src)
+		t, err := syntax.Parse(src, syntax.Perl)
 		if err != nil {
 			return nil
 		}
-		a := alternative{re: are, anchors: Anchors(are)}
-		if n := are.NumSubexp(); n > 0 {
+		a := alternative{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) }), anchors: anchorsOf(t)}
+		if n := t.MaxCap(); n > 0 {
 			a.first = next
 			next += n
 		}
@@ -149,7 +157,7 @@ func (c *Classifier) findAll(r *compiled, evidence, lower string, idx *lineIndex
 		if len(a.anchors) > 0 && !slices.ContainsFunc(a.anchors, func(s string) bool { return strings.Contains(lower, s) }) {
 			continue
 		}
-		for _, m := range idx.find(a.re, a.anchors, evidence, lower) {
+		for _, m := range idx.find(a.re(), a.anchors, evidence, lower) {
 			full := make([]int, width)
 			for j := range full {
 				full[j] = -1

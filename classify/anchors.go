@@ -28,6 +28,11 @@ func Anchors(re *regexp.Regexp) []string {
 	if err != nil {
 		return nil
 	}
+	return anchorsOf(t)
+}
+
+// anchorsOf is Anchors of a parsed pattern.
+func anchorsOf(t *syntax.Regexp) []string {
 	alts := required(t.Simplify())
 	for _, a := range alts {
 		if len(a) < minAnchor {
