@@ -23,23 +23,22 @@ type alternative struct {
 	re      func() *regexp.Regexp
 	anchors []string
 	// first is the number, in the whole pattern, of the alternative's
-	// first capture group; its groups are first, first+1, ... in order.
-	first int
+	// first capture group; its groups are first, first+1, ... in order
+	// (groups of them).
+	first, groups int
 }
 
-// splitAlternatives returns the top-level alternatives of re, each to be
-// compiled on its own when first used, or nil when re is not an
-// alternation (or cannot be split: then the whole pattern runs, as
-// before). The source is split at its top-level bars, each alternative
-// prefixed with the flags set before it ("(?m)" at the start applies to
-// every alternative): re-printing the parsed pattern instead costs far
-// more than compiling it. Each alternative is parsed here (its anchors,
-// its groups), which costs a fraction of compiling it.
-func splitAlternatives(re *regexp.Regexp) []alternative {
-	if re == nil {
-		return nil
-	}
-	srcs := splitTopLevel(re.String())
+// splitAlternatives returns the top-level alternatives of the pattern src
+// (of groups capture groups), each compiled on its own when first used,
+// or nil when src is not an alternation (or cannot be split: then the
+// whole pattern runs, as before). The source is split at its top-level
+// bars, each alternative prefixed with the flags set before it ("(?m)"
+// at the start applies to every alternative): re-printing the parsed
+// pattern instead costs far more than compiling it. Each alternative is
+// parsed here (its anchors, its groups), which costs a fraction of
+// compiling it.
+func splitAlternatives(src string, groups int) []alternative {
+	srcs := splitTopLevel(src)
 	if len(srcs) < 2 {
 		return nil
 	}
@@ -51,13 +50,15 @@ func splitAlternatives(re *regexp.Regexp) []alternative {
 			return nil
 		}
 		a := alternative{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) }), anchors: anchorsOf(t)}
-		if n := t.MaxCap(); n > 0 {
+		if a.groups = t.MaxCap(); a.groups > 0 {
 			a.first = next
-			next += n
+			next += a.groups
+		} else {
+			a.first = next // so that first+groups counts the groups before it
 		}
 		alts = append(alts, a)
 	}
-	if next-1 != re.NumSubexp() {
+	if next-1 != groups {
 		return nil
 	}
 	return alts
@@ -138,21 +139,22 @@ func splitTopLevel(p string) []string {
 // the occurrences of its anchors (see lineIndex.windows).
 func (c *Classifier) findAll(r *compiled, evidence, lower string, idx *lineIndex) [][]int {
 	if c.noAnchors {
-		return r.Pattern.FindAllStringSubmatchIndex(evidence, 16)
+		return r.Pattern.Regexp().FindAllStringSubmatchIndex(evidence, 16)
 	}
 	if r.source == "user" {
 		// A user's rule may span any number of lines: no windows.
 		idx = wholeText
 	}
 	if len(r.alts) == 0 {
-		return idx.find(r.Pattern, r.anchors, evidence, lower)
+		return idx.find(r.Pattern.Regexp(), r.anchors, evidence, lower)
 	}
 	type found struct {
 		m   []int
 		alt int
 	}
 	var all []found
-	width := 2 * (r.Pattern.NumSubexp() + 1)
+	last := r.alts[len(r.alts)-1]
+	width := 2 * (last.first + last.groups) // the whole pattern's groups, and the match
 	for i, a := range r.alts {
 		if len(a.anchors) > 0 && !slices.ContainsFunc(a.anchors, func(s string) bool { return strings.Contains(lower, s) }) {
 			continue

@@ -1,7 +1,6 @@
 package classify
 
 import (
-	"regexp"
 	"regexp/syntax"
 	"strings"
 )
@@ -15,16 +14,13 @@ const minAnchor = 3
 const minNearMiss = 8
 
 // Anchors returns the literals, in lower case, one of which every match
-// of re must contain (compared case-insensitively), or nil when re has no
-// such literal of at least three characters. The classifier skips a rule
+// of the expression expr must contain (compared case-insensitively), or
+// nil when it has no such literal of at least three characters. The classifier skips a rule
 // whose anchors are all absent from an output without running its
 // pattern, and Explain reports a rule whose anchor is present but whose
 // pattern did not match as a near miss.
-func Anchors(re *regexp.Regexp) []string {
-	if re == nil {
-		return nil
-	}
-	t, err := syntax.Parse(re.String(), syntax.Perl)
+func Anchors(expr string) []string {
+	t, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
 		return nil
 	}

@@ -7,6 +7,7 @@ package classify
 import (
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"sync"
@@ -75,8 +76,9 @@ func New(user []config.Rule) *Classifier {
 		if r.Re == nil {
 			continue
 		}
-		ur := &Rule{ID: r.ID, Tag: r.Tag, Tool: "orket.yaml", Pattern: r.Re, Confidence: 0.95, userChecks: r.Preflight}
-		c.rules = append(c.rules, compiled{Rule: ur, source: "user", anchors: Anchors(r.Re), alts: splitAlternatives(r.Re)})
+		ur := &Rule{ID: r.ID, Tag: r.Tag, Tool: "orket.yaml", Pattern: compiledExpr(r.Re), Confidence: 0.95, userChecks: r.Preflight}
+		pre := prepare(r.Re.String())
+		c.rules = append(c.rules, compiled{Rule: ur, source: "user", anchors: pre.anchors, alts: pre.alts})
 	}
 	builtin, pre := Builtin(), builtinPrepared()
 	for i := range builtin {
@@ -90,13 +92,22 @@ type prepared struct {
 	alts    []alternative
 }
 
+// prepare parses the pattern src for its anchors and alternatives.
+func prepare(src string) prepared {
+	t, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return prepared{}
+	}
+	return prepared{anchors: anchorsOf(t), alts: splitAlternatives(src, t.MaxCap())}
+}
+
 // builtinPrepared returns the anchors and alternatives of Builtin,
 // computed once.
 var builtinPrepared = sync.OnceValue(func() []prepared {
 	builtin := Builtin()
 	p := make([]prepared, len(builtin))
 	for i := range builtin {
-		p[i] = prepared{anchors: Anchors(builtin[i].Pattern), alts: splitAlternatives(builtin[i].Pattern)}
+		p[i] = prepare(builtin[i].Pattern.String())
 	}
 	return p
 })
@@ -189,7 +200,7 @@ func (c *Classifier) runCommand(evidence, context, command string, wantMisses bo
 	var misses []miss
 	for i := range c.rules {
 		r := &c.rules[i]
-		if r.Command != nil && (command == "" || !r.Command.MatchString(command)) {
+		if r.Command != nil && (command == "" || !r.Command.Regexp().MatchString(command)) {
 			continue
 		}
 		// anchor is the earliest of the rule's anchors in the output that
@@ -223,7 +234,7 @@ func (c *Classifier) runCommand(evidence, context, command string, wantMisses bo
 		kept := all[:0:0]
 		var texts []string // the distinct texts of kept
 		for _, m := range all {
-			if r.Reject != nil && r.Reject.MatchString(evidence[m[0]:m[1]]) {
+			if r.Reject != nil && r.Reject.Regexp().MatchString(evidence[m[0]:m[1]]) {
 				continue
 			}
 			switch t := clip(evidence[m[0]:m[1]]); {
@@ -242,14 +253,14 @@ func (c *Classifier) runCommand(evidence, context, command string, wantMisses bo
 			}
 			continue
 		}
-		if r.Requires != nil && !r.Requires.MatchString(context) {
+		if r.Requires != nil && !r.Requires.Regexp().MatchString(context) {
 			if wantMisses {
 				misses = append(misses, miss{r: r, at: kept[0][0], anchor: anchor, reason: "the output lacks the context it requires: " + r.Requires.String()})
 			}
 			continue
 		}
 		if r.Unless != nil {
-			if loc := r.Unless.FindStringIndex(context); loc != nil {
+			if loc := r.Unless.Regexp().FindStringIndex(context); loc != nil {
 				if wantMisses {
 					n, line := lineAt(context, loc[0])
 					misses = append(misses, miss{r: r, at: kept[0][0], anchor: anchor,
