@@ -99,6 +99,17 @@ func readLog(o *options, name string) (string, error) {
 	return string(b), nil
 }
 
+// logAndRules reads the log to classify (readLog) and the rules to
+// classify it by (rules).
+func logAndRules(o *options, name string) (string, []config.Rule, error) {
+	text, err := readLog(o, name)
+	if err != nil {
+		return "", nil, err
+	}
+	rs, err := rules(o)
+	return text, rs, err
+}
+
 // rules are the classify rules of this repository's orket.yaml (none
 // outside a repository).
 func rules(o *options) ([]config.Rule, error) {
@@ -114,11 +125,7 @@ func rules(o *options) ([]config.Rule, error) {
 }
 
 func runClassify(o *options, name, command string) (*learn.Classification, error) {
-	text, err := readLog(o, name)
-	if err != nil {
-		return nil, err
-	}
-	rs, err := rules(o)
+	text, rs, err := logAndRules(o, name)
 	if err != nil {
 		return nil, err
 	}
@@ -155,11 +162,7 @@ func printClassification(w io.Writer, res *learn.Classification) {
 
 // runClassifyExplain is orket classify --explain.
 func runClassifyExplain(o *options, name, command string) (*learn.Explanation, error) {
-	text, err := readLog(o, name)
-	if err != nil {
-		return nil, err
-	}
-	rs, err := rules(o)
+	text, rs, err := logAndRules(o, name)
 	if err != nil {
 		return nil, err
 	}
