@@ -31,10 +31,7 @@ baseline of a clean tree, so a first failing run on it reuses it.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "profile", Usage: "verify `PROFILE` (default: verify.default)", Destination: &profile},
 		},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			r, cfg, err := repoAndConfig(o)
 			if err != nil {
 				return err
@@ -48,7 +45,7 @@ baseline of a clean tree, so a first failing run on it reuses it.`,
 				}
 			}
 			return err
-		},
+		}),
 	}
 }
 

@@ -55,10 +55,7 @@ func feedbackListCommand(o *options, result *any) *cli.Command {
 	return &cli.Command{
 		Name: "list", Usage: "list rejections, newest first", UsageText: "orket feedback list [--agent A] [--task T] [--category C] [--since D] [--limit N]",
 		Flags: fo.flags(true),
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			fl, f, err := fo.filter(o)
 			if err != nil {
 				return err
@@ -86,7 +83,7 @@ func feedbackListCommand(o *options, result *any) *cli.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format("2006-01-02 15:04"), e.Agent, e.Item, e.Category, undo, clipRunes(e.Reason, 60))
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 }
 
@@ -95,10 +92,7 @@ func feedbackStatsCommand(o *options, result *any) *cli.Command {
 	return &cli.Command{
 		Name: "stats", Usage: "count rejections per category, agent and item", UsageText: "orket feedback stats [--agent A] [--since D]",
 		Flags: fo.flags(false),
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			fl, f, err := fo.filter(o)
 			if err != nil {
 				return err
@@ -122,7 +116,7 @@ func feedbackStatsCommand(o *options, result *any) *cli.Command {
 				}
 			}
 			return nil
-		},
+		}),
 	}
 }
 
@@ -132,10 +126,7 @@ func feedbackPatternsCommand(o *options, result *any) *cli.Command {
 		Name: "patterns", Usage: "the categories that recur in an agent's rejections (over 30%, at least 3)",
 		UsageText: "orket feedback patterns [--agent A] [--since D]",
 		Flags:     fo.flags(false),
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			fl, f, err := fo.filter(o)
 			if err != nil {
 				return err
@@ -157,7 +148,7 @@ func feedbackPatternsCommand(o *options, result *any) *cli.Command {
 				fmt.Fprintf(o.stdout, "%s: %d of %d rejections (%.0f%%): %s\n", p.Category, p.OccurrenceCount, p.TotalRejections, float64(p.Percentage), p.SuggestedCorrection)
 			}
 			return nil
-		},
+		}),
 	}
 }
 

@@ -55,10 +55,7 @@ verdicts short of APPROVE, rejections and corrections. New proposals are
 stored as proposed; orket lessons review decides them. Runs do this after
 each new entry; propose is for after an import or a change of the rules.`,
 		Flags: []cli.Flag{&cli.StringFlag{Name: "agent", Usage: "only `AGENT` (default: every agent with entries)", Destination: &agent}},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			r, cfg, err := repoAndConfig(o)
 			if err != nil {
 				return err
@@ -80,7 +77,7 @@ each new entry; propose is for after an import or a change of the rules.`,
 			}
 			printProposals(o, res.Proposals)
 			return nil
-		},
+		}),
 	}
 }
 
@@ -97,10 +94,7 @@ defers (the proposal stays pending). Without a terminal (an agent, CI,
 --json) it lists the pending proposals and exits 0 without waiting;
 orket lessons approve|reject ID decide them.`,
 		Flags: []cli.Flag{&cli.StringFlag{Name: "agent", Usage: "only `AGENT`'s proposals", Destination: &agent}},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			gs, err := guardrailsOf(o)
 			if err != nil {
 				return err
@@ -122,7 +116,7 @@ orket lessons approve|reject ID decide them.`,
 			decided, err := g.review(c.Context, undecided)
 			*result = &reviewed{Code: orket.OK, Decided: decided}
 			return err
-		},
+		}),
 	}
 }
 
@@ -529,10 +523,7 @@ func guardrailsLogCommand(o *options, result *any) *cli.Command {
 		Name: "log", Usage: "every version of an agent's guardrails written, dropped ones too",
 		UsageText: "orket guardrails log [--agent A]",
 		Flags:     []cli.Flag{af.flag()},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			gs, agent, err := af.open(o)
 			if err != nil {
 				return err
@@ -564,7 +555,7 @@ func guardrailsLogCommand(o *options, result *any) *cli.Command {
 				fmt.Fprintf(tw, "v%d\t%s\t%s\t%s\t%d\t%s\t%s\n", e.Version, e.Time.Format("2006-01-02 15:04"), kind, inert.Text(e.By), e.Changes, yesNo(e.Kept), clipRunes(why, 60))
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 }
 
@@ -591,10 +582,7 @@ makes one.`,
 			&cli.StringFlag{Name: "reason", Usage: "why", Destination: &reason},
 			&cli.StringFlag{Name: "by", Usage: "who (default: ORKET_USER, git's user.name, USER)", Destination: &by},
 		},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			gs, agent, err := af.open(o)
 			if err != nil {
 				return err
@@ -609,7 +597,7 @@ makes one.`,
 					agent, v.Version, v.Restores, len(v.Changes), gs.File(agent, v.Version))
 			}
 			return nil
-		},
+		}),
 	}
 }
 
@@ -625,10 +613,7 @@ guardrails version, the stats.sample_size runs before and after it. A
 version that made the error rate worse over a full sample is flagged with
 a suggested rollback, which only a person runs.`,
 		Flags: []cli.Flag{&cli.StringFlag{Name: "agent", Usage: "only `AGENT`", Destination: &agent}},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			gs, err := guardrailsOf(o)
 			if err != nil {
 				return err
@@ -642,7 +627,7 @@ a suggested rollback, which only a person runs.`,
 				printStats(o.stdout, res.Stats)
 			}
 			return nil
-		},
+		}),
 	}
 }
 

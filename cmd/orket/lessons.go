@@ -23,11 +23,7 @@ func lessonsCommand(o *options, result *any) *cli.Command {
 // lessonLog opens the repository, its configuration (if any) and its
 // lesson log.
 func lessonLog(o *options) (learn.LessonLog, error) {
-	r, err := openRepo(o)
-	if err != nil {
-		return learn.LessonLog{}, err
-	}
-	cfg, err := loadConfigQuiet(o, r)
+	r, cfg, err := repoAndConfig(o)
 	if err != nil {
 		return learn.LessonLog{}, err
 	}

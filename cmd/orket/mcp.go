@@ -39,16 +39,13 @@ count attempts as orket run does. See docs/integrations.md.`,
 			&cli.StringFlag{Name: "agent", Usage: "the agent the calls are made for (default: ORKET_AGENT, else default)", Destination: &agent},
 			&cli.StringFlag{Name: "profile", Usage: "the verify `PROFILE` of calls that name none (default: verify.default)", Destination: &profile},
 		},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			s, err := newMCPServer(o, c.StringSlice("scope"), orDefault(agent, o.getenv("ORKET_AGENT")), profile)
 			if err != nil {
 				return err
 			}
 			return s.serve(c.Context)
-		},
+		}),
 	}
 }
 

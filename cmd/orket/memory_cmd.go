@@ -72,12 +72,9 @@ func memoryReviewCommand(o *options, result *any) *cli.Command {
 	review := &cli.Command{
 		Name: "review", Usage: "review the files dropped in .orket/rejected into the agent memory now",
 		UsageText: "orket memory review",
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			return runMemoryReview(c.Context, o, result)
-		},
+		}),
 	}
 	review.Flags = append(review.Flags, globalFlags()...)
 	wrap(o, review)

@@ -41,11 +41,7 @@ refuse to start when a known precondition is missing.`,
 }
 
 func runPreflight(o *options, scopes, touch []string, profile, base string, strict bool) (*learn.PreflightResult, error) {
-	r, err := openRepo(o)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := loadConfig(o, r)
+	r, cfg, err := repoAndDetectedConfig(o)
 	if err != nil {
 		return nil, err
 	}

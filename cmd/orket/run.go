@@ -88,11 +88,7 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*orket.Record, err
 	if err != nil {
 		return nil, err
 	}
-	r, err := openRepo(o)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := loadConfig(o, r)
+	r, cfg, err := repoAndDetectedConfig(o)
 	if err != nil {
 		return nil, err
 	}

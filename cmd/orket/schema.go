@@ -79,11 +79,7 @@ prints the resolved profiles, or the first mistake with its line.`,
 }
 
 func runSchemaCheck(o *options) (*checkResult, error) {
-	r, err := openRepo(o)
-	if err != nil {
-		return nil, err
-	}
-	c, err := loadConfig(o, r)
+	r, c, err := repoAndDetectedConfig(o)
 	if err != nil {
 		return nil, err
 	}

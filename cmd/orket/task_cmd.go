@@ -30,10 +30,7 @@ func taskListCommand(o *options, result *any) *cli.Command {
 			&cli.StringFlag{Name: "task", Usage: "only `TASK`", Destination: &task},
 			&cli.StringFlag{Name: "agent", Usage: "only `AGENT`'s attempts", Destination: &agent},
 		},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
+		Action: noArgs(func(c *cli.Context) error {
 			r, cfg, err := repoAndConfig(o)
 			if err != nil {
 				return err
@@ -47,7 +44,7 @@ func taskListCommand(o *options, result *any) *cli.Command {
 				printTasks(o, res.Tasks)
 			}
 			return nil
-		},
+		}),
 	}
 }
 
@@ -219,21 +216,37 @@ func taskDone(o *options, result *any, res *learn.TaskResult, err error, format 
 	return nil
 }
 
-func noArgs(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return orket.Errorf(orket.EUsage, "usage: "+c.Command.UsageText, "orket %s takes no arguments (%s)", commandPath(c), strings.Join(c.Args().Slice(), " "))
+// noArgs is action for a command that takes no arguments: given some,
+// the command fails with E_USAGE before action runs.
+func noArgs(action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.NArg() > 0 {
+			return orket.Errorf(orket.EUsage, "usage: "+c.Command.UsageText, "orket %s takes no arguments (%s)", commandPath(c), strings.Join(c.Args().Slice(), " "))
+		}
+		return action(c)
 	}
-	return nil
 }
 
-// repoAndConfig opens the repository and its configuration (detected
-// quietly when there is no orket.yaml).
+// repoAndConfig opens the repository and its configuration (the
+// defaults, quietly, when there is no orket.yaml).
 func repoAndConfig(o *options) (*orket.Repo, *config.Config, error) {
 	r, err := openRepo(o)
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg, err := loadConfigQuiet(o, r)
+	return r, cfg, err
+}
+
+// repoAndDetectedConfig opens the repository and its configuration,
+// detected from the project (and said so) when there is no orket.yaml:
+// for the commands that verify.
+func repoAndDetectedConfig(o *options) (*orket.Repo, *config.Config, error) {
+	r, err := openRepo(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := loadConfig(o, r)
 	return r, cfg, err
 }
 
