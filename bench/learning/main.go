@@ -11,6 +11,9 @@
 //
 //	go run ./bench/learning -orket bin/orket [-trace go,python,node] [-out DIR]
 //
+// The traces are data, traces/NAME.yaml, embedded in the program (see
+// traces.go and trace.go).
+//
 // A person is played too: after each task they approve every pending
 // guardrails proposal, and a reviewer rejects kept changes a trace says
 // they reject.
@@ -22,17 +25,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 )
+
+// defaultTraces are the traces played when -trace is not given.
+const defaultTraces = "go,python,node"
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "agent" {
 		os.Exit(agentMain(os.Args[2:]))
 	}
 	orket := flag.String("orket", "bin/orket", "the orket binary")
-	names := flag.String("trace", "go,python,node", "the traces to play, comma-separated")
+	names := flag.String("trace", defaultTraces, "the traces to play, comma-separated")
 	out := flag.String("out", "", "write each trace's report (markdown) and its per-task results in `DIR`")
 	keep := flag.Bool("keep", false, "keep the work directories")
 	verbose := flag.Bool("v", false, "print each task as it is played")
@@ -45,12 +50,16 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
+	all, err := loadTraces()
+	if err != nil {
+		fatal(err)
+	}
 	var reports []string
 	failed := false
 	for _, name := range strings.Split(*names, ",") {
-		tr, ok := traces()[strings.TrimSpace(name)]
+		tr, ok := all[strings.TrimSpace(name)]
 		if !ok {
-			fatal(fmt.Errorf("no trace %q (known: %s)", name, strings.Join(traceNames(), ", ")))
+			fatal(fmt.Errorf("no trace %q (known: %s)", name, strings.Join(sortedKeys(all), ", ")))
 		}
 		if why := missing(tr.Need); why != "" {
 			fmt.Printf("trace %s skipped: %s\n", tr.Name, why)
@@ -80,15 +89,6 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
-}
-
-func traceNames() []string {
-	var out []string
-	for n := range traces() {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // missing says which of the programs a trace needs is not on PATH.
