@@ -251,15 +251,53 @@ func (p *player) environment(t Task) error {
 // they listen on.
 func isService(name string) bool { return strings.HasPrefix(name, "service-") }
 
+// playTask plays one task: the world it meets, what preflight says and
+// what the agent does of it, the run, a reviewer's no, a person's
+// approvals, and the commit the next task starts from.
 func (p *player) playTask(i int, t Task) (result, error) {
 	var r result
-	if p.wiped {
-		if err := p.wipe(); err != nil {
+	env, err := p.setUp(t)
+	if err != nil {
+		return r, err
+	}
+	pre, env, err := p.preflight(t, env, &r)
+	if err != nil {
+		return r, err
+	}
+	// The run: the agent is this program, told the task and what
+	// preflight said.
+	state, err := writeState(p.dir, i, t, pre)
+	if err != nil {
+		return r, err
+	}
+	defer os.Remove(state)
+	rec, err := p.run(t, env, state, &r)
+	if err != nil {
+		return r, err
+	}
+	if err := p.review(t, env, rec, &r); err != nil {
+		return r, err
+	}
+	// A person approves what orket proposes.
+	if !p.wiped {
+		if err := p.approveAll(env); err != nil {
 			return r, err
 		}
 	}
+	return r, p.commit(t)
+}
+
+// setUp makes the world the task meets: the memory wiped (in the wiped
+// play), its ports and services, and its environment: the vault but
+// what the task lacks, and FLAKE for a flaky task.
+func (p *player) setUp(t Task) ([]string, error) {
+	if p.wiped {
+		if err := p.wipe(); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.environment(t); err != nil {
-		return r, err
+		return nil, err
 	}
 	env := baseEnv(p.home)
 	for k, v := range p.tr.Vault {
@@ -270,18 +308,32 @@ func (p *player) playTask(i int, t Task) (result, error) {
 	if t.Flaky {
 		env = append(env, "FLAKE="+filepath.Join(filepath.Dir(p.home), fmt.Sprintf("flake-%v-%s", p.wiped, t.ID)))
 	}
-	// Before the run: what preflight says, and what the agent does of it.
+	return env, nil
+}
+
+// preflight is what orket preflight says before the run (its advisories
+// are shown in r), and what the agent does of it: it returns the text
+// the agent read and the run's environment, the remedies it names
+// applied.
+func (p *player) preflight(t Task, env []string, r *result) (string, []string, error) {
 	out, err := p.orketOut(env, append(append([]string{"preflight", "--json"}, scopeArgs(t)...), touchArgs(t)...)...)
 	if err != nil {
-		return r, err
+		return "", nil, err
 	}
 	pre, preAdv, err := preflightTold(out)
 	if err != nil {
-		return r, err
+		return "", nil, err
 	}
 	for _, a := range preAdv {
-		r.Shown = append(r.Shown, shown{Kind: "lesson", IDs: []string{a.ID}, Text: a.Title, Why: a.Why.Evidence})
+		r.Shown = append(r.Shown, lessonShown(a))
 	}
+	return pre, p.remedyBefore(t, pre, env, r), nil
+}
+
+// remedyBefore does before the run what the remedies whose trigger the
+// agent read do: variables set from the vault, held ports freed,
+// services started. It notes in r the remedies that acted.
+func (p *player) remedyBefore(t Task, pre string, env []string, r *result) []string {
 	for k, rem := range t.Remedies {
 		if !matches(rem.Trigger, pre) {
 			continue
@@ -303,45 +355,64 @@ func (p *player) playTask(i int, t Task) (result, error) {
 			r.Applied = append(r.Applied, k)
 		}
 	}
-	// The run: the agent is this program, told the task and what
-	// preflight said.
-	state, err := writeState(p.dir, i, t, pre)
-	if err != nil {
-		return r, err
-	}
-	defer os.Remove(state)
+	return env
+}
+
+// A runRecord is what orket run --json says of a run.
+type runRecord struct {
+	Code       string     `json:"code"`
+	RunID      string     `json:"run_id"`
+	LessonIDs  []string   `json:"lesson_ids"`
+	Advisories []advisory `json:"advisories"`
+	Feedback   []struct {
+		Kind string   `json:"kind"`
+		IDs  []string `json:"entry_ids"`
+		Text string   `json:"text"`
+	} `json:"feedback"`
+	Plan struct {
+		TouchSet []string `json:"touch_set"`
+	} `json:"plan"`
+}
+
+// run runs the task through orket, with this program as its agent
+// (state is what it is told), and notes in r what the run did and
+// showed.
+func (p *player) run(t Task, env []string, state string, r *result) (runRecord, error) {
 	args := append(append([]string{"run", "--yes", "--json", "--agent", "bench", "--task", t.ID}, scopeArgs(t)...), touchArgs(t)...)
 	args = append(args, "--", p.self, "agent", state)
-	out, _ = p.orketOut(env, args...)
-	var rec struct {
-		Code       string     `json:"code"`
-		RunID      string     `json:"run_id"`
-		LessonIDs  []string   `json:"lesson_ids"`
-		Advisories []advisory `json:"advisories"`
-		Feedback   []struct {
-			Kind string   `json:"kind"`
-			IDs  []string `json:"entry_ids"`
-			Text string   `json:"text"`
-		} `json:"feedback"`
-		Plan struct {
-			TouchSet []string `json:"touch_set"`
-		} `json:"plan"`
-	}
+	out, _ := p.orketOut(env, args...)
+	var rec runRecord
 	if err := json.Unmarshal([]byte(out), &rec); err != nil {
-		return r, fmt.Errorf("orket run: %v\n%s", err, out)
+		return rec, fmt.Errorf("orket run: %v\n%s", err, out)
 	}
 	r.Code, r.RunID, r.Lessons = rec.Code, rec.RunID, rec.LessonIDs
 	r.Flaky = r.Code == "OK" && len(rec.LessonIDs) > 0 // a step passed on retry
-	// What the run showed besides what preflight did (the agent reads
-	// both).
+	r.showRun(rec)
+	r.Failed = r.Code != "OK"
+	var err error
+	if r.Recorded, err = p.refusals(r.RunID); err != nil {
+		return rec, err
+	}
+	if applied, err := readApplied(state); err == nil {
+		r.Applied = append(r.Applied, applied...)
+	}
+	return rec, nil
+}
+
+func lessonShown(a advisory) shown {
+	return shown{Kind: "lesson", IDs: []string{a.ID}, Text: a.Title, Why: a.Why.Evidence}
+}
+
+// showRun adds what the run showed besides what preflight did (the
+// agent reads both). What was refused or rejected over exactly what the
+// task touches comes first in what the agent reads (ORKET_ADVISORIES),
+// the rest of the reviews last.
+func (r *result) showRun(rec runRecord) {
 	for _, a := range rec.Advisories {
 		if !r.showed(a.ID) {
-			r.Shown = append(r.Shown, shown{Kind: "lesson", IDs: []string{a.ID}, Text: a.Title, Why: a.Why.Evidence})
+			r.Shown = append(r.Shown, lessonShown(a))
 		}
 	}
-	// What was refused or rejected over exactly what the task touches
-	// comes first in what the agent reads (ORKET_ADVISORIES), the rest of
-	// the reviews last.
 	var exact, other []shown
 	for _, f := range rec.Feedback {
 		sh := shown{Kind: "review", IDs: f.IDs, Text: f.Text, Why: f.Kind}
@@ -352,38 +423,35 @@ func (p *player) playTask(i int, t Task) (result, error) {
 		}
 	}
 	r.Shown = append(append(exact, r.Shown...), other...)
-	r.Failed = r.Code != "OK"
-	if r.Recorded, err = p.refusals(r.RunID); err != nil {
-		return r, err
+}
+
+// review is a reviewer's no to a kept change touching what they guard.
+func (p *player) review(t Task, env []string, rec runRecord, r *result) error {
+	rv := t.Review
+	if rv == nil || r.Code != "OK" || !touchesAny(rec.Plan.TouchSet, rv.Paths) {
+		return nil
 	}
-	if applied, err := readApplied(state); err == nil {
-		r.Applied = append(r.Applied, applied...)
+	out, err := p.orketOut(env, "reject", "--json", "--reason", rv.Reason, rec.RunID)
+	if err != nil {
+		return fmt.Errorf("orket reject: %v\n%s", err, out)
 	}
-	// A reviewer's no to a kept change touching what they guard.
-	if rv := t.Review; rv != nil && r.Code == "OK" && touchesAny(rec.Plan.TouchSet, rv.Paths) {
-		out, err := p.orketOut(env, "reject", "--json", "--reason", rv.Reason, rec.RunID)
-		if err != nil {
-			return r, fmt.Errorf("orket reject: %v\n%s", err, out)
-		}
-		var rj struct {
-			ID string `json:"id"`
-		}
-		json.Unmarshal([]byte(out), &rj)
-		r.Rejected, r.Failed, r.Feedback = true, true, rj.ID
+	var rj struct {
+		ID string `json:"id"`
 	}
-	// A person approves what orket proposes.
-	if !p.wiped {
-		if err := p.approveAll(env); err != nil {
-			return r, err
-		}
-	}
-	// The task's change lands: the next task starts from a clean tree.
+	json.Unmarshal([]byte(out), &rj)
+	r.Rejected, r.Failed, r.Feedback = true, true, rj.ID
+	return nil
+}
+
+// commit lands the task's change: the next task starts from a clean
+// tree.
+func (p *player) commit(t Task) error {
 	cmd := exec.Command("sh", "-c", "git add -A && git commit -q --allow-empty -m \"$1\"", "sh", t.ID)
 	cmd.Dir, cmd.Env = p.dir, baseEnv(p.home)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return r, fmt.Errorf("commit %s: %v\n%s", t.ID, err, out)
+		return fmt.Errorf("commit %s: %v\n%s", t.ID, err, out)
 	}
-	return r, nil
+	return nil
 }
 
 // refusals are the ids of the refusals a run recorded as feedback.
