@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -239,7 +241,7 @@ func (p *player) playAll() ([]result, error) {
 // them).
 func (p *player) environment(t Task) error {
 	for name := range p.tr.Ports {
-		up := isService(name) && !contains(t.Down, name) || contains(t.Busy, name)
+		up := isService(name) && !slices.Contains(t.Down, name) || slices.Contains(t.Busy, name)
 		if err := p.hold(name, up); err != nil {
 			return err
 		}
@@ -301,7 +303,7 @@ func (p *player) setUp(t Task) ([]string, error) {
 	}
 	env := baseEnv(p.home)
 	for k, v := range p.tr.Vault {
-		if !contains(t.Unset, k) {
+		if !slices.Contains(t.Unset, k) {
 			env = append(env, k+"="+v)
 		}
 	}
@@ -562,29 +564,12 @@ func touchArgs(t Task) []string {
 	return out
 }
 
+// touchesAny reports whether touch holds one of paths.
 func touchesAny(touch, paths []string) bool {
-	for _, t := range touch {
-		if contains(paths, t) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(touch, func(t string) bool { return slices.Contains(paths, t) })
 }
 
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
+// sortedKeys are m's keys in order.
 func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }

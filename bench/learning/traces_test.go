@@ -89,17 +89,9 @@ func checkTask(t *testing.T, tr Trace, task Task) {
 	if task.Hazard == "" && (len(task.Unset) > 0 || len(task.Busy) > 0 || len(task.Down) > 0 || task.Flaky) {
 		t.Errorf("%s meets a hazard with no label", where)
 	}
-	for _, v := range task.Unset {
-		checkVault(t, tr, where+": unset", v)
-	}
 	// Busy holds a port tests listen on; Down stops a service they dial
 	// (environment: a service is up unless down).
-	for _, p := range task.Busy {
-		checkPort(t, tr, where+": busy", p, false)
-	}
-	for _, p := range task.Down {
-		checkPort(t, tr, where+": down", p, true)
-	}
+	checkEnvNames(t, tr, where+" (unset, busy, down)", task.Unset, task.Busy, task.Down)
 	checkEdit(t, where, task.Edit)
 	if isEmpty(task.Edit) {
 		t.Errorf("%s: no edit", where)
@@ -132,15 +124,7 @@ func checkRemedy(t *testing.T, tr Trace, where string, rem Remedy, planned map[s
 	if len(rem.SetEnv)+len(rem.Free)+len(rem.Start)+len(rem.Skip) == 0 && isEmpty(rem.Edit) {
 		t.Errorf("%s does nothing", where)
 	}
-	for _, v := range rem.SetEnv {
-		checkVault(t, tr, where+": set_env", v)
-	}
-	for _, p := range rem.Free {
-		checkPort(t, tr, where+": free", p, false)
-	}
-	for _, p := range rem.Start {
-		checkPort(t, tr, where+": start", p, true)
-	}
+	checkEnvNames(t, tr, where+" (set_env, free, start)", rem.SetEnv, rem.Free, rem.Start)
 	checkEdit(t, where, rem.Edit)
 	// Skip leaves out paths of the task's own edit.
 	for _, p := range rem.Skip {
@@ -173,6 +157,20 @@ func checkEdit(t *testing.T, where string, e Edit) {
 func checkPath(t *testing.T, where, p string) {
 	if p == "" || path.IsAbs(p) || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../") {
 		t.Errorf("%s: path %q is not a clean path in the project", where, p)
+	}
+}
+
+// checkEnvNames: vars are variables of the vault; listened, ports tests
+// listen on; services, ports they dial.
+func checkEnvNames(t *testing.T, tr Trace, where string, vars, listened, services []string) {
+	for _, v := range vars {
+		checkVault(t, tr, where, v)
+	}
+	for _, p := range listened {
+		checkPort(t, tr, where, p, false)
+	}
+	for _, p := range services {
+		checkPort(t, tr, where, p, true)
 	}
 }
 
