@@ -196,7 +196,7 @@ func (r *run) plan() error {
 	}
 	r.rec.Plan.Steps = planSteps(r.prof, r.skip, r.rec.Plan.TouchSet)
 	r.checkScopeMatches()
-	r.rec.HeadPre = head(r.req.Repo)
+	r.rec.HeadPre = r.req.Repo.HeadCommit()
 	r.phaseTime("plan", t)
 	return nil
 }
@@ -455,14 +455,6 @@ func newRunID(now time.Time) string {
 	b := make([]byte, 3)
 	rand.Read(b)
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b)
-}
-
-func head(r *txn.Repo) string {
-	ref, err := r.Git.Head()
-	if err != nil {
-		return ""
-	}
-	return ref.Hash().String()
 }
 
 func nonNil(l []string) []string {

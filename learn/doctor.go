@@ -103,7 +103,7 @@ func Doctor(ctx context.Context, req DoctorRequest) (_ *DoctorReport, err error)
 	}
 	rep := &DoctorReport{Code: orket.OK, Profile: prof.Name, Steps: []DoctorStep{}, Missing: []string{}, Runtimes: []RuntimeCheck{}, Problems: []string{},
 		FSMonitor: cfg.Snapshot.FSMonitor}
-	rep.Head = head(repo)
+	rep.Head = repo.HeadCommit()
 	copyDir, err := os.MkdirTemp("", "orket-doctor-")
 	if err != nil {
 		return nil, internal("make a directory for HEAD's copy", "check that the temporary directory is writable", err)

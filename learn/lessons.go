@@ -96,7 +96,7 @@ func (r *run) newLessonMaker() *lessonMaker {
 	for _, s := range r.Record.Plan.Steps {
 		m.commands = append(m.commands, s.Command)
 	}
-	m.headPost = head(r.Repo)
+	m.headPost = r.Repo.HeadCommit()
 	m.now = r.Env.Now().UTC().Truncate(time.Second)
 	return m
 }

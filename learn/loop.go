@@ -132,15 +132,6 @@ func (r *run) Finish(ctx context.Context) bool {
 // ensureOrketDir creates .orket with its .gitignore (store.Ensure).
 func ensureOrketDir(root *fsroot.Root) error { return store.Ensure(root) }
 
-// head is HEAD's commit, or "" where there is none (an unborn branch).
-func head(r *txn.Repo) string {
-	ref, err := r.Git.Head()
-	if err != nil {
-		return ""
-	}
-	return ref.Hash().String()
-}
-
 // nonNil is l, or an empty list for nil: JSON says [] rather than null.
 func nonNil[T any](l []T) []T {
 	if l == nil {

@@ -38,9 +38,9 @@ func (r *Repo) writeCheckedOut(root *fsroot.Root, p string, f *File) error {
 		if err := root.RemoveAll(p); err != nil {
 			return err
 		}
-		return root.WriteFile(p, content.Bytes(), fileMode(f.Perm), fsroot.Options{})
+		return root.WriteFile(p, content.Bytes(), fsroot.FileMode(f.Perm), fsroot.Options{})
 	}
-	return root.WriteFrom(p, fileMode(f.Perm), fsroot.Options{}, func(w io.Writer) error {
+	return root.WriteFrom(p, fsroot.FileMode(f.Perm), fsroot.Options{}, func(w io.Writer) error {
 		return r.gitFilter(w, nil, args...)
 	})
 }

@@ -262,3 +262,13 @@ func (r *Repo) DisplayPath(p string) string {
 	}
 	return p
 }
+
+// HeadCommit is the id of the commit HEAD names, "" when it names none
+// (an unborn branch) or cannot be read.
+func (r *Repo) HeadCommit() string {
+	ref, err := r.Git.Head()
+	if err != nil {
+		return ""
+	}
+	return ref.Hash().String()
+}

@@ -1,6 +1,7 @@
 package txn
 
 import (
+	"maps"
 	"sort"
 )
 
@@ -195,34 +196,16 @@ func (t *Tree) apply(pre, cur *Tree) {
 			delete(t.Ignores, d)
 		}
 	}
-	for p, f := range cur.Files {
-		t.Files[p] = f
-	}
-	for p := range cur.Linked {
-		t.Linked[p] = true
-	}
-	for p := range cur.untracked {
-		t.untracked[p] = true
-	}
-	for p, f := range cur.Ignored {
-		t.Ignored[p] = f
-	}
-	for g := range cur.Gitlinks {
-		t.Gitlinks[g] = true
-	}
-	for d := range cur.Dirs {
-		t.Dirs[d] = true
-	}
-	for d := range cur.Empty {
-		t.Empty[d] = true
-	}
-	for d, j := range cur.jobs {
-		t.jobs[d] = j
-	}
-	for d, ps := range cur.byDir {
-		t.byDir[d] = ps
-	}
-	for d, ps := range cur.Ignores {
-		t.Ignores[d] = ps
+	maps.Copy(t.Files, cur.Files)
+	maps.Copy(t.Ignored, cur.Ignored)
+	maps.Copy(t.jobs, cur.jobs)
+	maps.Copy(t.byDir, cur.byDir)
+	maps.Copy(t.Ignores, cur.Ignores)
+	for _, set := range []struct{ to, from map[string]bool }{
+		{t.Linked, cur.Linked}, {t.untracked, cur.untracked}, {t.Gitlinks, cur.Gitlinks}, {t.Dirs, cur.Dirs}, {t.Empty, cur.Empty},
+	} {
+		for p := range set.from {
+			set.to[p] = true
+		}
 	}
 }

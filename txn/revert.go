@@ -306,7 +306,7 @@ func (r *Repo) writeBlob(root *fsroot.Root, p string, f *File) error {
 			return err
 		}
 	}
-	return root.WriteFrom(p, fileMode(f.Perm), fsroot.Options{}, func(w io.Writer) error {
+	return root.WriteFrom(p, fsroot.FileMode(f.Perm), fsroot.Options{}, func(w io.Writer) error {
 		_, err := io.Copy(w, rd)
 		return err
 	})

@@ -852,18 +852,3 @@ func parentDirs(p string) []string {
 	}
 	return out
 }
-
-// fileMode is unixPerm the other way round.
-func fileMode(p uint32) fs.FileMode {
-	m := fs.FileMode(p & 0o777)
-	if p&unix.S_ISUID != 0 {
-		m |= fs.ModeSetuid
-	}
-	if p&unix.S_ISGID != 0 {
-		m |= fs.ModeSetgid
-	}
-	if p&unix.S_ISVTX != 0 {
-		m |= fs.ModeSticky
-	}
-	return m
-}

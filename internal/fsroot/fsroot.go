@@ -455,6 +455,23 @@ func fchmodatPath(fd int, perm fs.FileMode) error {
 	return unix.Fchmodat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unixMode(perm), 0)
 }
 
+// FileMode is the fs.FileMode of the kernel's mode bits p (as a stat
+// gives them): its permission, set-id and sticky bits; unixMode the other
+// way round.
+func FileMode(p uint32) fs.FileMode {
+	m := fs.FileMode(p & 0o777)
+	if p&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if p&unix.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if p&unix.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}
+
 // unixMode is perm's permission, set-id and sticky bits as the kernel
 // spells them.
 func unixMode(perm fs.FileMode) uint32 {
