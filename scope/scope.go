@@ -111,6 +111,31 @@ func (s Scope) Outside(paths []string) []string {
 	return out
 }
 
+// Holds reports whether everything pattern p can name lies inside s: p
+// is one of s's patterns, or everything below p's fixed part (a
+// directory's whole tree) lies below a directory s holds whole (a literal
+// pattern, or one ending in /**). A glob such as pkg/* holds no directory
+// whole: only the same pattern lies inside it.
+func (s Scope) Holds(p string) bool {
+	if strings.Contains(p, "..") {
+		return false
+	}
+	base := Base(p)
+	for _, sp := range s.patterns {
+		if p == sp {
+			return true
+		}
+		dir := strings.TrimSuffix(sp, "/**")
+		if Base(dir) != dir || dir == "" {
+			continue // a glob: it holds no directory whole
+		}
+		if base != "" && (base == dir || strings.HasPrefix(base, dir+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
 // Reserved reports whether p is orket's or git's own: never writable by an
 // edit.
 func Reserved(p string) bool {

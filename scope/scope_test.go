@@ -48,3 +48,35 @@ func TestContains(t *testing.T) {
 		}
 	}
 }
+
+// TestHolds: a pattern lies inside a scope when the scope holds its whole
+// directory, or names it; a glob holds only itself.
+func TestHolds(t *testing.T) {
+	for _, c := range []struct {
+		scope []string
+		p     string
+		want  bool
+	}{
+		{[]string{"pkg"}, "pkg", true},
+		{[]string{"pkg"}, "pkg/api", true},
+		{[]string{"pkg"}, "pkg/**/*.go", true},
+		{[]string{"pkg"}, "pkgx", false},
+		{[]string{"pkg"}, "docs", false},
+		{[]string{"pkg"}, "**", false},
+		{[]string{"pkg"}, "pkg/../docs", false},
+		{[]string{"pkg/**"}, "pkg/api/x.go", true},
+		{[]string{"pkg/*"}, "pkg/*", true},
+		{[]string{"pkg/*"}, "pkg/sub", false},
+		{[]string{"pkg/*"}, "pkg/**", false},
+		{[]string{"docs", "pkg/api"}, "pkg/api/v2", true},
+		{[]string{"docs", "pkg/api"}, "pkg", false},
+	} {
+		s, err := Parse(c.scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Holds(c.p); got != c.want {
+			t.Errorf("%v holds %q = %v, want %v", c.scope, c.p, got, c.want)
+		}
+	}
+}

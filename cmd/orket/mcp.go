@@ -15,7 +15,6 @@ import (
 	"github.com/orket/orket"
 	"github.com/orket/orket/internal/inert"
 	"github.com/orket/orket/learn"
-	"github.com/orket/orket/scope"
 )
 
 // mcpCommand is orket mcp: the engine as tools of a Model Context Protocol
@@ -59,7 +58,7 @@ type mcpServer struct {
 	mu      sync.Mutex
 	o       *options
 	repo    *orket.Repo
-	scope   scope.Scope // what every call may write, at most
+	scope   *learn.ServerScope // what every call may write, at most
 	agent   string
 	profile string
 }
@@ -80,9 +79,9 @@ func newMCPServer(o *options, scopes []string, agent, profile string) (*mcpServe
 		return nil, orket.Errorf(orket.EScopeRequired, "start the server with --scope DIR (or set scope: in orket.yaml): it bounds every call",
 			"orket mcp needs a scope")
 	}
-	sc, err := scope.Parse(resolved)
+	sc, err := learn.NewServerScope(resolved)
 	if err != nil {
-		return nil, orket.Errorf(orket.EUsage, "scopes are repository-relative directories or globs such as pkg/api", "%v", err)
+		return nil, err
 	}
 	return &mcpServer{o: o, repo: r, scope: sc, agent: agent, profile: profile}, nil
 }
@@ -147,50 +146,6 @@ type (
 	}
 )
 
-// callScope is a call's scope: the server's when it names none; each
-// pattern it names must lie inside the server's.
-func (s *mcpServer) callScope(given []string) ([]string, error) {
-	if len(given) == 0 {
-		return s.scope.Patterns(), nil
-	}
-	for _, p := range given {
-		if err := scope.Check(p); err != nil {
-			return nil, orket.Errorf(orket.EUsage, "scopes are repository-relative directories or globs such as pkg/api", "%v", err)
-		}
-		if !s.within(p) {
-			return nil, orket.Errorf(orket.EWriteOutOfScope, "name a scope inside the server's: "+strings.Join(s.scope.Patterns(), ", "),
-				"scope %q is not inside the server's scope", p)
-		}
-	}
-	return given, nil
-}
-
-// within reports whether everything pattern p can name lies inside the
-// server's scope: p is one of the server's patterns, or everything below
-// p's fixed part (a directory's whole tree) lies below a directory the
-// server's scope holds whole (a literal pattern, or one ending in /**).
-// A glob of the server's such as pkg/* holds no directory whole: a call
-// may only repeat it.
-func (s *mcpServer) within(p string) bool {
-	if strings.Contains(p, "..") {
-		return false
-	}
-	base := scope.Base(p)
-	for _, sp := range s.scope.Patterns() {
-		if p == sp {
-			return true
-		}
-		dir := strings.TrimSuffix(sp, "/**")
-		if scope.Base(dir) != dir || dir == "" {
-			continue // a glob: it holds no directory whole
-		}
-		if base != "" && (base == dir || strings.HasPrefix(base, dir+"/")) {
-			return true
-		}
-	}
-	return false
-}
-
 func (s *mcpServer) env() orket.Env {
 	return orket.Env{Environ: s.o.environ(), Getenv: s.o.getenv, Now: s.o.now}
 }
@@ -214,7 +169,7 @@ func (s *mcpServer) run(ctx context.Context, edit orket.Edit, scopes []string, p
 func (s *mcpServer) applyPatch(ctx context.Context, _ *mcp.CallToolRequest, in patchInput) (*mcp.CallToolResult, any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	scopes, err := s.callScope(in.Scope)
+	scopes, err := s.scope.Narrow(in.Scope)
 	if err != nil {
 		return toolResult(nil, err), nil, nil
 	}
@@ -236,7 +191,7 @@ func (s *mcpServer) verify(ctx context.Context, _ *mcp.CallToolRequest, in verif
 func (s *mcpServer) preflight(_ context.Context, _ *mcp.CallToolRequest, in scopeInput) (*mcp.CallToolResult, any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	scopes, err := s.callScope(in.Scope)
+	scopes, err := s.scope.Narrow(in.Scope)
 	if err != nil {
 		return toolResult(nil, err), nil, nil
 	}
@@ -259,7 +214,7 @@ func (s *mcpServer) memoryView(scopes []string) (*learn.MemoryView, error) {
 func (s *mcpServer) memory(_ context.Context, _ *mcp.CallToolRequest, in scopeInput) (*mcp.CallToolResult, any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	scopes, err := s.callScope(in.Scope)
+	scopes, err := s.scope.Narrow(in.Scope)
 	if err != nil {
 		return toolResult(nil, err), nil, nil
 	}

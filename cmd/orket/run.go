@@ -13,7 +13,6 @@ import (
 
 	"github.com/orket/orket"
 	"github.com/orket/orket/learn"
-	"github.com/orket/orket/scope"
 )
 
 // runOptions are orket run's flags.
@@ -129,12 +128,7 @@ func runRun(ctx context.Context, o *options, ro *runOptions) (*orket.Record, err
 // directory as git pathspecs are, repository-relative.
 func resolveScopes(r *orket.Repo, given []string) ([]string, error) {
 	wd, _ := os.Getwd()
-	scopes, err := scope.ResolveFrom(r.Root, wd, given)
-	if err != nil {
-		return nil, &orket.Error{Code: orket.EUsage, Err: err, Msg: err.Error(),
-			Hint: "scopes are relative to the current directory, as git pathspecs are (:/ for the repository root)"}
-	}
-	return scopes, nil
+	return learn.ResolveScopes(r, wd, given)
 }
 
 // editOf is the edit source the flags name: at most one.
