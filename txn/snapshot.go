@@ -49,6 +49,11 @@ type Snapshot struct {
 	outside  map[string]bool // paths not part of the transaction (Start.Outside)
 	w        *watcher        // the change journal since the snapshot; nil: scan whole
 	dirty    bool            // the tree had uncommitted changes (other than .orket)
+	// unknown are the files the index does not hold as they are (see
+	// vouched), sorted; scanned says they are known (a snapshot read back
+	// by recovery has no list).
+	unknown []string
+	scanned bool
 
 	layoutOnce sync.Once
 	lay        *layout
@@ -449,8 +454,34 @@ func (b *snapshotBuild) hash() error {
 // published yet.
 func (b *snapshotBuild) newSnapshot() *Snapshot {
 	b.s = &Snapshot{RunID: b.runID, outside: b.sc.outside, Ref: SnapshotRefPrefix + b.runID, Pre: b.pre, git: b.gs, guard: b.guard, idx: b.ii, w: b.w, perms: map[string]uint32{},
-		excludes: b.excludes, hook: b.hook, token: b.token, Scan: b.info}
+		excludes: b.excludes, hook: b.hook, token: b.token, Scan: b.info, unknown: b.v.unknown, scanned: true}
 	return b.s
+}
+
+// Paths calls fn with every path the index names (in its order, each
+// once), then every file the index does not hold as it is (untracked or
+// modified, sorted): every file of Pre, and perhaps a tracked file that
+// is gone or named twice (a caller that cares looks it up in Pre.Files).
+// On a large tree it costs a fraction of ranging over Pre.Files, whose
+// keys lie all over the heap while the index's names are one block:
+// 100,000 files cost 12 ms that way.
+func (s *Snapshot) Paths(fn func(p string)) {
+	if !s.scanned {
+		for p := range s.Pre.Files {
+			fn(p)
+		}
+		return
+	}
+	prev := ""
+	for i := range s.idx.list {
+		if p := s.idx.list[i].Name; p != prev {
+			fn(p)
+			prev = p
+		}
+	}
+	for _, p := range s.unknown {
+		fn(p)
+	}
 }
 
 // planManifest chooses the files the snapshot stores and the tracked
