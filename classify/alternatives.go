@@ -26,6 +26,7 @@ type alternative struct {
 	// first capture group; its groups are first, first+1, ... in order
 	// (groups of them).
 	first, groups int
+	span          span // where it lies in the pattern
 }
 
 // splitAlternatives returns the top-level alternatives of the pattern src
@@ -38,25 +39,32 @@ type alternative struct {
 // parsed here (its anchors, its groups), which costs a fraction of
 // compiling it.
 func splitAlternatives(src string, groups int) []alternative {
-	srcs := splitTopLevel(src)
-	if len(srcs) < 2 {
+	spans := splitTopLevel(src)
+	if len(spans) < 2 {
 		return nil
 	}
-	var alts []alternative
-	next := 1 // the number of the next capture group in the whole pattern
-	for _, src := range srcs {
-		t, err := syntax.Parse(src, syntax.Perl)
+	alts := make([]alternative, 0, len(spans))
+	for _, sp := range spans {
+		t, err := syntax.Parse(sp.of(src), syntax.Perl)
 		if err != nil {
 			return nil
 		}
-		a := alternative{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) }), anchors: anchorsOf(t)}
-		if a.groups = t.MaxCap(); a.groups > 0 {
-			a.first = next
-			next += a.groups
-		} else {
-			a.first = next // so that first+groups counts the groups before it
-		}
-		alts = append(alts, a)
+		alts = append(alts, alternative{span: sp, anchors: anchorsOf(t), groups: t.MaxCap()})
+	}
+	return numbered(src, alts, groups)
+}
+
+// numbered gives each alternative of the pattern src its compiler and the
+// number of its first group in the whole pattern; nil when their groups
+// do not add up to the pattern's.
+func numbered(src string, alts []alternative, groups int) []alternative {
+	next := 1 // the number of the next capture group in the whole pattern
+	for i := range alts {
+		a := &alts[i]
+		alt := a.span.of(src)
+		a.re = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(alt) })
+		a.first = next // with no groups, first+groups still counts those before it
+		next += a.groups
 	}
 	if next-1 != groups {
 		return nil
@@ -64,11 +72,21 @@ func splitAlternatives(src string, groups int) []alternative {
 	return alts
 }
 
+// A span is a top-level alternative of a pattern: the flags set at top
+// level before it ("(?m)", "(?i)"), and where its bytes lie in the pattern.
+type span struct {
+	flags      string
+	start, end int
+}
+
+// of is the alternative's own pattern, in the pattern p it was split from.
+func (s span) of(p string) string { return s.flags + p[s.start:s.end] }
+
 // splitTopLevel splits a pattern at the bars outside any group or class,
-// each part but the first prefixed with the flags ("(?m)", "(?i)") set at
-// top level before it. It returns nil for a pattern it does not follow.
-func splitTopLevel(p string) []string {
-	var parts []string
+// each part but the first prefixed with the flags set at top level before
+// it. It returns nil for a pattern it does not follow.
+func splitTopLevel(p string) []span {
+	var parts []span
 	depth, flags, start := 0, "", 0
 	partFlags := ""
 	for i := 0; i < len(p); i++ {
@@ -118,7 +136,7 @@ func splitTopLevel(p string) []string {
 			}
 		case '|':
 			if depth == 0 {
-				parts = append(parts, partFlags+p[start:i])
+				parts = append(parts, span{partFlags, start, i})
 				start = i + 1
 				partFlags = flags
 			}
@@ -127,7 +145,7 @@ func splitTopLevel(p string) []string {
 	if depth != 0 {
 		return nil
 	}
-	return append(parts, partFlags+p[start:])
+	return append(parts, span{partFlags, start, len(p)})
 }
 
 // findAll is r.Pattern.FindAllStringSubmatchIndex(evidence, 16), from its

@@ -7,7 +7,6 @@ package classify
 import (
 	"fmt"
 	"regexp"
-	"regexp/syntax"
 	"slices"
 	"strings"
 	"sync"
@@ -86,31 +85,6 @@ func New(user []config.Rule) *Classifier {
 	}
 	return c
 }
-
-type prepared struct {
-	anchors []string
-	alts    []alternative
-}
-
-// prepare parses the pattern src for its anchors and alternatives.
-func prepare(src string) prepared {
-	t, err := syntax.Parse(src, syntax.Perl)
-	if err != nil {
-		return prepared{}
-	}
-	return prepared{anchors: anchorsOf(t), alts: splitAlternatives(src, t.MaxCap())}
-}
-
-// builtinPrepared returns the anchors and alternatives of Builtin,
-// computed once.
-var builtinPrepared = sync.OnceValue(func() []prepared {
-	builtin := Builtin()
-	p := make([]prepared, len(builtin))
-	for i := range builtin {
-		p[i] = prepare(builtin[i].Pattern.String())
-	}
-	return p
-})
 
 // maxMatchesPerRule bounds the signals one rule contributes.
 const maxMatchesPerRule = 3

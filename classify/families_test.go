@@ -147,7 +147,11 @@ func TestSplitTopLevel(t *testing.T) {
 		{`(?i:a|b)`, []string{`(?i:a|b)`}},
 		{`[]|]x|y`, []string{`[]|]x`, `y`}},
 	} {
-		if got := splitTopLevel(tt.in); !slices.Equal(got, tt.want) {
+		var got []string
+		for _, sp := range splitTopLevel(tt.in) {
+			got = append(got, sp.of(tt.in))
+		}
+		if !slices.Equal(got, tt.want) {
 			t.Errorf("%q: %q, want %q", tt.in, got, tt.want)
 		}
 	}
