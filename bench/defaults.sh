@@ -7,7 +7,8 @@
 #   - a kept run on a small repository / git status (hyperfine means)
 #   - a verify-only run on it / git status
 #   - an edit command's edit_ms with the sandbox / without it (the median
-#     of 9 runs of sh -c 'echo x >> f', from --json)
+#     of 9 runs of sh -c 'echo x >> f', from --json; whole milliseconds),
+#     and a whole kept run with the sandbox / without it (hyperfine)
 #   - orket version / true (start-up)
 #   - a `true` verify step's verify_ms / the same true run alone
 #   - on 100,000 files (bench/gen.sh; BENCH_BIG=0 leaves them out): a run
@@ -97,6 +98,7 @@ for r in $(seq 1 "$ROUNDS"); do
   edit_on=$(median_json edit.duration_ms "$ORKET run --yes --json --scope pkg -- sh -c 'echo x >> pkg/f2.txt'")
   sed -i 's/mode: auto/mode: off/' orket.yaml && git commit -qam off
   edit_off=$(median_json edit.duration_ms "$ORKET run --yes --json --scope pkg -- sh -c 'echo x >> pkg/f2.txt'")
+  kept_off=$(mean_ms "$ORKET run -q --yes --scope pkg -- sh -c 'date +%N > pkg/f1.txt'")
   sed -i 's/mode: off/mode: auto/' orket.yaml && git commit -qam auto
   settle
   step=$(median_json timings_ms.verify_ms "$ORKET run --json")
@@ -114,6 +116,7 @@ for r in $(seq 1 "$ROUNDS"); do
     echo "kept $(ratio "$kept" "$status") ($kept ms / $status ms)"
     echo "verify $(ratio "$verify" "$status") ($verify ms / $status ms)"
     echo "edit $(ratio "$edit_on" "$edit_off") ($edit_on ms / $edit_off ms, sandbox off)"
+    echo "sandbox $(ratio "$kept" "$kept_off") ($kept ms / $kept_off ms, sandbox off)"
     echo "version $(ratio "$version" "$truth") ($version ms / $truth ms)"
     echo "step $(ratio "$step" "$truth") ($step ms / $truth ms)"
     if [ "$BIG" = 1 ]; then
@@ -126,9 +129,10 @@ done
   cat "$WORK/head.md"
   for f in "kept|a kept run, small repository (100 files)|git status|<= 5x" \
            "verify|a verify-only run, small repository|git status|<= 2.5x" \
-           "edit|an edit command's edit_ms, sandbox on|the same, sandbox off|<= 1.3x" \
+           "edit|an edit command's edit_ms, sandbox on (whole ms)|the same, sandbox off|<= 1.3x" \
+           "sandbox|a kept run, sandbox on|the same run, sandbox off|-" \
            "version|orket version (start-up)|true|<= 4x" \
-           "step|a true step's verify_ms|true alone|<= 2x" \
+           "step|a true step's verify_ms (whole ms)|true alone|<= 2x" \
            "big|a failing run on 100,000 files (10-file edit, reverted)|git status (index refreshed)|<= 1.3x" \
            "stash|the same run|git stash push -u + pop of the same change|keep (0.24x)"; do
     grep -q "^${f%%|*} " "$WORK/rows" || continue
