@@ -109,28 +109,7 @@ func (r *run) judge(ctx context.Context, runErr error) error {
 	if !judgedCodes[rec.Code] || rec.RunID == "" {
 		return runErr
 	}
-	cfg := r.Config
-	in := verdict.Input{Steps: rec.Steps, Weights: map[string]int{}, Failed: rec.Code != orket.OK && rec.Code != orket.ECommitRefused,
-		Edited: r.Mutating(), Approve: cfg.Verdict.Approve, Notes: r.Notes}
-	for _, s := range r.Profile.Steps {
-		in.Weights[s.Name] = s.ScoreWeight()
-	}
-	excused := "" // why the run is not counted though the agent cannot mend it
-	switch rec.Code {
-	case orket.EDraftFailure:
-		in.Reason = "the edit command failed (" + rec.Edit.ExitText() + ")"
-	case orket.EWriteOutOfScope:
-		in.Reason = "the edit wrote outside its scope"
-		if b := rec.Barrier; b != nil && len(b.Ignored) > 0 && len(b.Outside) == 0 && len(b.Guarded) == 0 {
-			// Only git-ignored build directories the sandbox did not
-			// open: orket.yaml's sandbox.write, not the agent.
-			in.Reason = "the kernel sandbox refused writes to git-ignored paths outside the scope (" + strings.Join(b.Ignored, ", ") + ")"
-			in.Excused = "a matter of sandbox.write in orket.yaml, not of the edit"
-			excused = verdict.TriggerSandboxWrite
-		}
-	case orket.EWriteProtected:
-		in.Reason = "the edit modified protected paths"
-	}
+	in, excused := r.verdictInput()
 	j := verdict.Judge(in)
 	ev := r.evaluation(j)
 	store := Verdicts(r.Repo)
@@ -187,6 +166,34 @@ func (r *run) judge(ctx context.Context, runErr error) error {
 	}
 	r.notify(ctx, rec.Escalation)
 	return esc
+}
+
+// verdictInput is what the verdict of the run is judged from, and why
+// the run is not counted though the agent cannot mend it (a trigger of
+// escalation), if it is not.
+func (r *run) verdictInput() (in verdict.Input, excused string) {
+	rec := r.Record
+	in = verdict.Input{Steps: rec.Steps, Weights: map[string]int{}, Failed: rec.Code != orket.OK && rec.Code != orket.ECommitRefused,
+		Edited: r.Mutating(), Approve: r.Config.Verdict.Approve, Notes: r.Notes}
+	for _, s := range r.Profile.Steps {
+		in.Weights[s.Name] = s.ScoreWeight()
+	}
+	switch rec.Code {
+	case orket.EDraftFailure:
+		in.Reason = "the edit command failed (" + rec.Edit.ExitText() + ")"
+	case orket.EWriteOutOfScope:
+		in.Reason = "the edit wrote outside its scope"
+		if b := rec.Barrier; b != nil && len(b.Ignored) > 0 && len(b.Outside) == 0 && len(b.Guarded) == 0 {
+			// Only git-ignored build directories the sandbox did not
+			// open: orket.yaml's sandbox.write, not the agent.
+			in.Reason = "the kernel sandbox refused writes to git-ignored paths outside the scope (" + strings.Join(b.Ignored, ", ") + ")"
+			in.Excused = "a matter of sandbox.write in orket.yaml, not of the edit"
+			excused = verdict.TriggerSandboxWrite
+		}
+	case orket.EWriteProtected:
+		in.Reason = "the edit modified protected paths"
+	}
+	return in, excused
 }
 
 // pruneEvaluations applies lessons.retention to the evaluation log (per
