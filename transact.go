@@ -120,7 +120,7 @@ func (e CommandEdit) apply(ctx context.Context, r *run) error {
 	// The edit runs as a step does: own process group, bounded tail; in
 	// the kernel sandbox when there is one.
 	r.rec.Edit = verify.RunStep(ctx, config.Step{Name: "edit", Argv: e.Argv, Required: true},
-		verify.Options{Root: repo.Root, Env: env, Tail: r.req.Config.Lessons.Tail, Group: r.group, Redactor: r.red, Starter: box.Start},
+		verify.Options{Root: repo.Root, Env: env, Tail: r.req.Config.Lessons.Tail, Group: r.group, Redactor: r.red, Prepare: box.Apply},
 		r.obs.StepOutput("edit"))
 	if box.Enforced() {
 		r.rec.Sandbox.Denied = deniedLines(r.rec.Edit.OutputTail)

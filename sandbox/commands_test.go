@@ -85,7 +85,10 @@ git log --oneline | wc -l`
 		s := f.sandbox(t, Policy{Mode: Required, Root: root, Scope: []string{"pkg/api"}, AllowGit: true})
 		cmd := exec.Command("/bin/sh", "-c", script)
 		cmd.Dir, cmd.Env = root, f.env()
-		out, err := run(s, cmd)
+		if err := s.Apply(cmd); err != nil {
+			t.Fatal(err)
+		}
+		out, err := cmd.CombinedOutput()
 		if err != nil || strings.TrimSpace(string(out)) != "4" {
 			t.Fatalf("git commit in the sandbox: %v\n%s", err, out)
 		}
@@ -172,7 +175,7 @@ func TestNpmInstall(t *testing.T) {
 // TestComposesWithContain: the command keeps the group orket started it
 // in (cgroup or marker), its process group and its parent-death signal;
 // the group's Kill still stops what it left behind; no_new_privs is set
-// and TMPDIR is the private directory.
+// and the helper's variable is gone from its environment.
 func TestComposesWithContain(t *testing.T) {
 	requireLandlock(t)
 	f := newFixture(t)
@@ -183,7 +186,10 @@ func TestComposesWithContain(t *testing.T) {
 	cmd.Dir, cmd.Env = f.root, f.env()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	g.Apply(cmd)
-	if out, err := run(s, cmd); err != nil || !strings.Contains(string(out), "started") {
+	if err := s.Apply(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "started") {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	pid := strings.TrimSpace(read(filepath.Join(f.root, "pkg/api/pid")))
@@ -192,6 +198,9 @@ func TestComposesWithContain(t *testing.T) {
 		t.Errorf("the command's child runs without no_new_privs:\n%s", status)
 	}
 	environ := read("/proc/" + pid + "/environ")
+	if strings.Contains(environ, envVar+"=") {
+		t.Error("the helper's variable reached the command")
+	}
 	if !strings.Contains(environ, "\x00TMPDIR="+s.Report().TempDir+"\x00") {
 		t.Errorf("TMPDIR is not the private temporary directory %s: %q", s.Report().TempDir, environ)
 	}

@@ -11,27 +11,31 @@
 //
 // Landlock restricts the thread that asks for it and everything that
 // thread starts afterwards; a restriction cannot be lifted. orket must
-// stay unrestricted (it reverts the tree and writes its records), so
-// Start locks a new goroutine to its OS thread, restricts that thread
-// alone (go-landlock's system-call layer, with no_new_privs) and starts
-// the command from it: the child inherits the thread's credentials, so
-// the command starts restricted, while every other thread of orket stays
-// free. The goroutine never unlocks its thread, so no other goroutine
-// ever runs there, and the runtime ends the thread when the goroutine
-// returns. It returns only once the command has been waited for (the
-// release function Start returns): Linux sends the parent-death signal
-// when the thread that started a process ends, and the run engine sets
-// SIGKILL there. The command keeps the pid, process group, cgroup and
-// parent-death signal the caller gave the *exec.Cmd, so process
-// containment (internal/contain) and signalling work unchanged. If the
-// restriction cannot be applied, the command is not started
-// (*RestrictError).
+// stay unrestricted (it reverts the tree and writes its records), so the
+// restriction happens in a process of its own: Apply rewrites an
+// *exec.Cmd to start /proc/self/exe (orket itself) with the real command
+// line and, in the environment, the rules. This package's init function
+// sees them before main runs, locks its goroutine to its OS thread,
+// restricts that thread (go-landlock's system-call layer, with
+// no_new_privs) and execs the real command from it: execve keeps that
+// thread alone, with its credentials, so the command starts restricted.
+// The command keeps the pid, process group, cgroup and parent-death
+// signal that the caller gave the *exec.Cmd, so process containment
+// (internal/contain) and signalling work unchanged. If the restriction
+// cannot be applied, the command is not run: the helper prints the
+// reason and exits 125.
 //
 // Two alternatives were measured and set aside. go-landlock's Config
-// API restricts every thread of the process (psx signals each one),
-// orket's own among them. Re-executing orket as a helper process that
-// restricts itself and execs the command (what orket did first) adds a
-// Go binary's start, 5-10 ms on a 2-core machine, to every edit command.
+// API restricts every thread of the process (psx signals each one): in
+// the helper that adds about 3 ms for nothing. Forking the command from a
+// locked thread of orket itself that restricted only itself is faster
+// (no second start of the binary) and was tried, but it is not safe:
+// the command shares its Landlock domain with that thread, and the
+// kernel lets a process reach into the memory of a thread of its own
+// domain (ptrace, process_vm_writev), which is orket's whole memory: the
+// command could rewrite what orket writes later, outside the scope.
+// TestCommandCannotWriteOrketsMemory holds every thread of orket out of
+// the command's reach.
 //
 // # What it does not cover
 //

@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -163,15 +165,27 @@ type Sandbox struct {
 	spec   *spec // nil when not enforced
 }
 
-// A spec is what the thread that starts a command enforces first.
+// envVar carries a spec from orket to the helper it re-executes.
+const envVar = "ORKET_SANDBOX_EXEC"
+
+// self is the helper's program: the running orket binary, re-executed.
+// A benchmark points it at another build of orket.
+var self = "/proc/self/exe"
+
+// helperName is argv[0] of the helper process (ps shows it briefly).
+const helperName = "orket-sandbox"
+
+// A spec is what the helper process enforces before it execs.
 type spec struct {
-	Handled uint64
-	Rules   []rule
+	V       int    `json:"v"`
+	Path    string `json:"path,omitempty"` // the program; "" looks argv[0] up in PATH
+	Handled uint64 `json:"handled"`
+	Rules   []rule `json:"rules"`
 }
 
 type rule struct {
-	Access uint64
-	Paths  []string
+	Access uint64   `json:"a"`
+	Paths  []string `json:"p"`
 }
 
 // Access rights. Only writes are handled, so reads and execution stay
@@ -358,6 +372,9 @@ func probe() (int, string) {
 	case abi < 2:
 		return abi, "the kernel's Landlock ABI 1 refuses every rename and link across directories, which git and build tools need; Linux 5.19 or later has ABI 2"
 	}
+	if _, err := os.Stat(self); err != nil {
+		return abi, "orket cannot re-execute itself through " + self + " (is /proc mounted?)"
+	}
 	return abi, ""
 }
 
@@ -526,7 +543,7 @@ func display(root, p string) string {
 
 func buildSpec(abi int, grants []Grant) *spec {
 	h := handled(abi)
-	sp := &spec{Handled: h}
+	sp := &spec{V: 1, Handled: h}
 	at := map[uint64]int{}
 	for _, g := range grants {
 		m := g.mask & h
@@ -564,19 +581,65 @@ func (s *Sandbox) Report() Report {
 // Enforced reports whether commands run under the kernel's barrier.
 func (s *Sandbox) Enforced() bool { return s != nil && s.spec != nil }
 
-// env returns env (nil: this process's) with TMPDIR the private
-// temporary directory.
-func (s *Sandbox) env(env []string) []string {
+// Apply makes cmd run in the sandbox: cmd starts orket's helper, which
+// restricts itself and execs cmd's program with cmd's arguments. Dir,
+// stdio, SysProcAttr (process group, cgroup, parent-death signal) and
+// ExtraFiles are untouched, so containment applied before or after
+// Apply still holds; TMPDIR becomes the private temporary directory.
+// A cmd whose program was not found (cmd.Err) is left for Start to fail.
+// Without enforcement Apply does nothing.
+func (s *Sandbox) Apply(cmd *exec.Cmd) error {
+	if !s.Enforced() || cmd.Err != nil {
+		return nil
+	}
+	env, err := s.env(cmd.Env, cmd.Path)
+	if err != nil {
+		return err
+	}
+	cmd.Env = env
+	cmd.Args = append([]string{helperName}, cmd.Args...)
+	cmd.Path = self
+	return nil
+}
+
+// Wrap is Apply for callers that build their own command from an argv
+// and an environment (env nil is this process's): the returned argv
+// starts the helper, which looks argv[0] up in the returned
+// environment's PATH.
+func (s *Sandbox) Wrap(argv, env []string) ([]string, []string, error) {
+	if !s.Enforced() {
+		return argv, env, nil
+	}
+	if len(argv) == 0 {
+		return nil, nil, errors.New("sandbox: empty command")
+	}
+	env, err := s.env(env, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	return append([]string{self}, argv...), env, nil
+}
+
+// env returns env for the helper: TMPDIR the private directory, the
+// spec in envVar.
+func (s *Sandbox) env(env []string, path string) ([]string, error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	out := make([]string, 0, len(env)+1)
+	sp := *s.spec
+	sp.Path = path
+	b, err := json.Marshal(sp)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); k != "TMPDIR" {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != "TMPDIR" && k != envVar {
 			out = append(out, kv)
 		}
 	}
-	return append(out, "TMPDIR="+s.report.TempDir)
+	return append(out, "TMPDIR="+s.report.TempDir, envVar+"="+string(b)), nil
 }
 
 // Close removes the private temporary directory. Call it once every

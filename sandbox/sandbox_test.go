@@ -7,15 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
 // requireLandlock skips a test that needs the kernel's barrier where the
@@ -103,26 +100,17 @@ func (f *fixture) sh(t testing.TB, s *Sandbox, script string, env ...string) (st
 	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir, cmd.Env = f.root, append(f.env(), env...)
-	out, err := run(s, cmd)
+	if err := s.Apply(cmd); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		t.Fatalf("run %q: %v", script, err)
 	}
-	return string(out), cmd.ProcessState.ExitCode()
-}
-
-// run runs cmd in s as the run engine does (Start, Wait, release) and
-// returns its combined output.
-func run(s *Sandbox, cmd *exec.Cmd) ([]byte, error) {
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	release, err := s.Start(cmd)
-	if err != nil {
-		return nil, err
-	}
-	err = cmd.Wait()
-	release()
-	return out.Bytes(), err
+	return out.String(), cmd.ProcessState.ExitCode()
 }
 
 func mustMkdir(t testing.TB, p string) {
@@ -415,8 +403,8 @@ func TestModes(t *testing.T) {
 			if !c.wantEnforced {
 				cmd := exec.Command("true")
 				before := cmd.String()
-				if _, err := run(s, cmd); err != nil || cmd.String() != before || cmd.Env != nil {
-					t.Errorf("Start changed an unsandboxed command: %v %s", err, cmd)
+				if err := s.Apply(cmd); err != nil || cmd.String() != before || cmd.Env != nil {
+					t.Errorf("Apply changed an unsandboxed command: %v %s", err, cmd)
 				}
 			}
 		})
@@ -485,98 +473,60 @@ func TestReportJSON(t *testing.T) {
 	}
 }
 
-// TestFailsClosed: a command whose restriction cannot be applied does
-// not run, and orket's other threads stay free.
-func TestFailsClosed(t *testing.T) {
+// TestHelperFailsClosed: a helper that cannot restrict itself runs
+// nothing.
+func TestHelperFailsClosed(t *testing.T) {
 	requireLandlock(t)
 	f := newFixture(t)
 	marker := filepath.Join(f.base, "ran")
 	file := filepath.Join(f.root, "docs/README")
-	for _, c := range []struct {
-		name string
-		sp   *spec
-	}{
-		{"rights the kernel cannot restrict", &spec{Handled: 1 << 62}},
-		{"directory rights on a file", &spec{Handled: handled(2), Rules: []rule{{Access: writeDir &^ ll.AccessFSTruncate, Paths: []string{file}}}}},
+	for _, c := range []struct{ name, payload string }{
+		{"unreadable", "{"},
+		{"unknown version", `{"v":2}`},
+		{"directory rights on a file", `{"v":1,"handled":` + itoa(handled(3)) + `,"rules":[{"a":` + itoa(writeDir) + `,"p":["` + file + `"]}]}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := &Sandbox{spec: c.sp}
-			cmd := exec.Command("/bin/sh", "-c", "touch "+marker)
-			_, err := run(s, cmd)
-			var re *RestrictError
-			if !errors.As(err, &re) || re.ExitCode() != 125 {
-				t.Errorf("Start = %v, want a RestrictError", err)
+			cmd := exec.Command(self, "/bin/sh", "-c", "touch "+marker)
+			cmd.Env = append(f.env(), envVar+"="+c.payload)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != exitSandbox {
+				t.Errorf("exit = %v, want %d\n%s", err, exitSandbox, out)
+			}
+			if !strings.HasPrefix(string(out), "orket: sandbox: ") {
+				t.Errorf("output = %q", out)
 			}
 			if exists(marker) {
 				t.Fatal("the command ran")
-			}
-			// This goroutine's thread is not the one that failed: orket
-			// still writes outside the scope.
-			if err := os.WriteFile(marker+"-orket", nil, 0o644); err != nil {
-				t.Errorf("orket itself was restricted: %v", err)
 			}
 		})
 	}
 }
 
-// TestOrketStaysFree: many sandboxed commands later, every thread of
-// orket still writes where the commands may not.
-func TestOrketStaysFree(t *testing.T) {
-	requireLandlock(t)
-	f := newFixture(t)
-	s := f.sandbox(t, Policy{Mode: Required, Scope: []string{"pkg/api"}})
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if out, code := f.sh(t, s, `echo x > "$BASE/victim.txt"`); code == 0 {
-				t.Errorf("command %d wrote outside its scope: %s", i, out)
-			}
-		}()
-	}
-	wg.Wait()
-	var written sync.WaitGroup
-	for i := range 64 {
-		written.Add(1)
-		go func() {
-			defer written.Done()
-			if err := os.WriteFile(filepath.Join(f.base, "orket-"+strconv.Itoa(i)), nil, 0o644); err != nil {
-				t.Errorf("a thread of orket is restricted: %v", err)
-			}
-		}()
-	}
-	written.Wait()
+func itoa(n uint64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
 }
 
-// TestCommandNotFound: a program that is not there fails Start as it
-// does without the sandbox.
+// TestCommandNotFound: Wrap defers the lookup to the helper, which fails
+// as a shell does.
 func TestCommandNotFound(t *testing.T) {
 	requireLandlock(t)
 	f := newFixture(t)
 	s := f.sandbox(t, Policy{Mode: Required, Scope: []string{"pkg/api"}})
-	cmd := exec.Command("no-such-program-orket")
-	if _, err := run(s, cmd); !errors.Is(err, exec.ErrNotFound) {
-		t.Errorf("Start of a missing program: %v", err)
+	argv, env, err := s.Wrap([]string{"no-such-program-orket"}, f.env())
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-// TestOutlivesItsStarter: a command with a parent-death signal lives on
-// after Start has returned, until it is done: the thread that started it
-// stays until release. (Three in turn: the first may start from the main
-// thread, which the runtime parks for good rather than end.)
-func TestOutlivesItsStarter(t *testing.T) {
-	requireLandlock(t)
-	f := newFixture(t)
-	s := f.sandbox(t, Policy{Mode: Required, Scope: []string{"pkg/api"}})
-	for i := range 3 {
-		alive := "pkg/api/alive" + strconv.Itoa(i)
-		cmd := exec.Command("/bin/sh", "-c", "sleep 0.2; echo alive > "+alive)
-		cmd.Dir, cmd.Env = f.root, f.env()
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		out, err := run(s, cmd)
-		if err != nil || read(filepath.Join(f.root, alive)) != "alive\n" {
-			t.Fatalf("command %d did not finish: %v\n%s", i, err, out)
-		}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = f.root, env
+	out, err := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != exitNotFound || !strings.Contains(string(out), "cannot start no-such-program-orket") {
+		t.Errorf("exit %d, %v\n%s", cmd.ProcessState.ExitCode(), err, out)
+	}
+	// Apply leaves a lookup failure to Start.
+	cmd = exec.Command("no-such-program-orket")
+	if err := s.Apply(cmd); err != nil || cmd.Path == self {
+		t.Errorf("Apply on a missing program: %v, path %s", err, cmd.Path)
 	}
 }

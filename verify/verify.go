@@ -107,12 +107,10 @@ type Options struct {
 	// Group, if set, holds every process of every step: each step runs in
 	// a group of its own inside it, stopped when the step ends.
 	Group *contain.Group
-	// Starter, if set, starts each command instead of exec.Cmd.Start (the
-	// kernel sandbox of an edit command); release is called once the
-	// command has been waited for. Its error fails the step without
-	// running it; an error with an ExitCode() method gives the step's
-	// exit code (else 127).
-	Starter func(*exec.Cmd) (release func(), err error)
+	// Prepare, if set, is applied to each command before it starts (the
+	// kernel sandbox of an edit command); its error fails the step
+	// without running it.
+	Prepare func(*exec.Cmd) error
 	// Redactor, if set, redacts a step's output as it streams, before the
 	// tail keeps the end of it (so a cut never lets a secret through), with
 	// the values of the step's own env: on top.
@@ -308,16 +306,12 @@ func runOnce(ctx context.Context, s config.Step, o Options, live io.Writer) *Ste
 	if o.Group != nil {
 		box = o.Group.Sub(strconv.FormatInt(stepSeq.Add(1), 10) + "-" + s.Name)
 	}
-	res := runGroup(ctx, argv, filepath.Join(o.Root, filepath.FromSlash(s.Dir)), env, w, o.Grace, box, o.Starter)
+	res := runGroup(ctx, argv, filepath.Join(o.Root, filepath.FromSlash(s.Dir)), env, w, o.Grace, box, o.Prepare)
 	r.ExitCode, r.Signal, r.DurationMS = res.ExitCode, res.Signal, res.Duration.Milliseconds()
 	r.TimedOut = res.Stopped && errors.Is(context.Cause(ctx), errTimeout)
 	r.Interrupted = res.Stopped && !r.TimedOut
 	if res.Err != nil {
 		r.ExitCode = 127
-		var coded interface{ ExitCode() int }
-		if errors.As(res.Err, &coded) {
-			r.ExitCode = coded.ExitCode()
-		}
 		fmt.Fprintf(w, "orket: cannot start %s: %v\n", argv[0], res.Err)
 	}
 	rw.Close()
@@ -345,7 +339,7 @@ type groupResult struct {
 // process exits, the rest of its group is killed; when ctx ends first, the
 // group gets SIGTERM and, after the grace, SIGKILL (grace 0 is
 // DefaultGrace). No process of the group, nor of box, outlives runGroup.
-func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer, grace time.Duration, box *contain.Group, starter func(*exec.Cmd) (func(), error)) groupResult {
+func runGroup(ctx context.Context, argv []string, dir string, env []string, out io.Writer, grace time.Duration, box *contain.Group, prepare func(*exec.Cmd) error) groupResult {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
@@ -367,8 +361,7 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 		box.Apply(cmd)
 		defer box.Close()
 	}
-	release, err := startCmd(cmd, starter)
-	if err != nil {
+	if err := startCmd(cmd, prepare); err != nil {
 		pr.Close()
 		pw.Close()
 		return groupResult{Err: err, ExitCode: 127, Duration: time.Since(start)}
@@ -383,7 +376,6 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 	exited := make(chan struct{})
 	stopped := stopOnDone(ctx, pgid, grace, box, exited)
 	werr := cmd.Wait()
-	release()
 	close(exited)
 	// The leader is gone; nothing else of its group may stay behind, nor
 	// anything that left the group.
@@ -405,13 +397,14 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, out 
 	return res
 }
 
-// startCmd starts cmd, with starter when it is set; release is to be
-// called once cmd has been waited for.
-func startCmd(cmd *exec.Cmd, starter func(*exec.Cmd) (func(), error)) (release func(), err error) {
-	if starter != nil {
-		return starter(cmd)
+// startCmd prepares cmd (when prepare is set) and starts it.
+func startCmd(cmd *exec.Cmd, prepare func(*exec.Cmd) error) error {
+	if prepare != nil {
+		if err := prepare(cmd); err != nil {
+			return err
+		}
 	}
-	return func() {}, cmd.Start()
+	return cmd.Start()
 }
 
 // stopOnDone stops the process group pgid (and box) when ctx ends before
