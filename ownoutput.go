@@ -93,16 +93,28 @@ func inTree(root, p string, fi os.FileInfo) (string, bool) {
 
 // pipeReadersFiles returns the regular files in the work tree that the
 // other processes holding the read end of pipe ino have open for writing.
-// The readers looked at are the process that started orket and all its
-// descendants (the pipeline orket is part of, a harness reading its
-// output), or every process when the system does not list a process's
-// children: looking at every process's descriptors cost a run 20 ms on a
-// machine of 370 processes.
+// The readers are looked for first among the process that started orket
+// and all its descendants, orket's own included (the pipeline orket is
+// part of, a harness reading its output, a process substitution), then,
+// when none of those reads the pipe (orket run inside a script whose
+// output goes to tee, under timeout or sudo), among every process: looking
+// at every process's descriptors cost a run 20 ms on a machine of 370
+// processes.
 func pipeReadersFiles(root string, ino uint64) []string {
 	self := os.Getpid()
 	want := "pipe:[" + strconv.FormatUint(ino, 10) + "]"
-	var out []string
-	for _, pid := range pipeCandidates(self) {
+	if out, found := readersFiles(root, want, pipeCandidates(self)); found {
+		return out
+	}
+	out, _ := readersFiles(root, want, allProcesses(self))
+	return out
+}
+
+// readersFiles returns the regular files in the work tree that those of
+// pids reading the pipe want hold open for writing, and whether any of
+// them reads it.
+func readersFiles(root, want string, pids []int) (out []string, found bool) {
+	for _, pid := range pids {
 		dir := "/proc/" + strconv.Itoa(pid)
 		fds, err := os.ReadDir(dir + "/fd")
 		if err != nil {
@@ -142,6 +154,7 @@ func pipeReadersFiles(root string, ino uint64) []string {
 		if !reads {
 			continue
 		}
+		found = true
 		for _, p := range writable {
 			fi, err := os.Stat(p)
 			if err != nil || !fi.Mode().IsRegular() {
@@ -152,12 +165,13 @@ func pipeReadersFiles(root string, ino uint64) []string {
 			}
 		}
 	}
-	return out
+	return out, found
 }
 
-// pipeCandidates are the processes that may read orket's pipes: its
-// parent and the parent's descendants, but orket itself; every process
-// when the kernel does not list children (/proc/PID/task/TID/children).
+// pipeCandidates are the processes that most likely read orket's pipes:
+// its parent and the parent's descendants, orket's own children among
+// them; every process when the kernel does not list children
+// (/proc/PID/task/TID/children).
 func pipeCandidates(self int) []int {
 	if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(self) + "/children"); err != nil {
 		return allProcesses(self)
@@ -165,6 +179,12 @@ func pipeCandidates(self int) []int {
 	parent := os.Getppid()
 	seen := map[int]bool{self: true, parent: true}
 	out := []int{parent}
+	if kids, ok := children(self); ok {
+		for _, k := range kids {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
 	for i := 0; i < len(out); i++ {
 		kids, ok := children(out[i])
 		if !ok {
