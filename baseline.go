@@ -305,7 +305,7 @@ type baselineTaken struct {
 }
 
 func (r *run) baselineCache() *baselineCache {
-	return &baselineCache{log: &store.Log{Path: store.Path(filepath.Join(r.req.Repo.Root, store.Dir), store.BaselinesFile)}}
+	return &baselineCache{log: &store.Log{Path: store.BaselinesPath(r.req.Repo.Root)}}
 }
 
 // find returns the newest entry under key younger than baselineTTL at
@@ -344,7 +344,7 @@ func SeedBaseline(repo *Repo, prof *config.Resolved, o verify.Options, results [
 		return err
 	}
 	tree := cleanTreeContent(c.TreeHash)
-	cache := &baselineCache{log: &store.Log{Path: store.Path(filepath.Join(repo.Root, store.Dir), store.BaselinesFile)}}
+	cache := &baselineCache{log: &store.Log{Path: store.BaselinesPath(repo.Root)}}
 	root, err := repo.FS()
 	if err == nil {
 		err = ensureOrketDir(root)

@@ -103,10 +103,11 @@ func inTree(root, p string, fi os.FileInfo) (string, bool) {
 func pipeReadersFiles(root string, ino uint64) []string {
 	self := os.Getpid()
 	want := "pipe:[" + strconv.FormatUint(ino, 10) + "]"
-	if out, found := readersFiles(root, want, pipeCandidates(self)); found {
-		return out
+	pids, all := pipeCandidates(self)
+	out, found := readersFiles(root, want, pids)
+	if !found && !all {
+		out, _ = readersFiles(root, want, allProcesses(self))
 	}
-	out, _ := readersFiles(root, want, allProcesses(self))
 	return out
 }
 
@@ -171,10 +172,10 @@ func readersFiles(root, want string, pids []int) (out []string, found bool) {
 // pipeCandidates are the processes that most likely read orket's pipes:
 // its parent and the parent's descendants, orket's own children among
 // them; every process when the kernel does not list children
-// (/proc/PID/task/TID/children).
-func pipeCandidates(self int) []int {
+// (/proc/PID/task/TID/children), and all says so.
+func pipeCandidates(self int) (pids []int, all bool) {
 	if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(self) + "/children"); err != nil {
-		return allProcesses(self)
+		return allProcesses(self), true
 	}
 	parent := os.Getppid()
 	seen := map[int]bool{self: true, parent: true}
@@ -188,7 +189,7 @@ func pipeCandidates(self int) []int {
 	for i := 0; i < len(out); i++ {
 		kids, ok := children(out[i])
 		if !ok {
-			return allProcesses(self)
+			return allProcesses(self), true
 		}
 		for _, k := range kids {
 			if !seen[k] {
@@ -197,7 +198,7 @@ func pipeCandidates(self int) []int {
 			}
 		}
 	}
-	return out
+	return out, false
 }
 
 // children lists the children of process pid, from each of its threads'

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -321,10 +320,9 @@ func Person(r *txn.Repo, getenv func(string) string) string {
 	return name
 }
 
-// clearBaselines empties the baseline cache of the work tree at repo (its
-// own, not the main work tree's: its build outputs are its own).
+// clearBaselines empties the baseline cache of the work tree at repo.
 func clearBaselines(repo *orket.Repo) error {
-	err := os.Remove(store.Path(filepath.Join(repo.Root, store.Dir), store.BaselinesFile))
+	err := os.Remove(store.BaselinesPath(repo.Root))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

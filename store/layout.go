@@ -101,6 +101,10 @@ const (
 // Path is the file rel (a name above) of the state directory dir.
 func Path(dir, rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
 
+// BaselinesPath is the baseline cache of the work tree at root: its own,
+// not the main work tree's, since its build outputs are its own.
+func BaselinesPath(root string) string { return Path(filepath.Join(root, Dir), BaselinesFile) }
+
 // RepoPath is rel as a path of the work tree: ".orket/" + rel.
 func RepoPath(rel string) string { return Dir + "/" + rel }
 

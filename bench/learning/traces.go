@@ -16,8 +16,8 @@ import (
 // The traces are data: traces/NAME.yaml is the trace NAME, its fields
 // named by trace.go's yaml tags; a header comment in each file says what
 // project it models and where its hazards show. go, python and node came
-// with the benchmark (issue 23). blindgo and blindpy were written after the learning rules were
-// frozen, not tuned to them. blind2go and blind2node were written after
+// with the benchmark. blindgo and blindpy were written after the learning
+// rules were frozen, not tuned to them. blind2go and blind2node were written after
 // the rules were frozen too, by someone who did not read the rules (nor
 // orket's retrieval and learning code): only the benchmark's own code,
 // for the format. blind3py was written the same way: after the rules were
