@@ -71,6 +71,8 @@ fi
 # The 10-file change: 5 tracked files modified, 5 created (as
 # BenchmarkTransaction's benchEdit).
 EDIT='for i in 0 1 2 3 4; do echo "// edit" >> pkg000$i/sub$i/f$((i*1100)).go; echo new > pkg000$i/new$i.go; done'
+# Each measured run a task of its own (hyperfine's shell expands it).
+TASK='--task "bench-$(date +%s%N)"'
 printf '| files | git status | orket run | ratio | git status, fsmonitor | orket run, fsmonitor | ratio to git status |\n|---:|---:|---:|---:|---:|---:|---:|\n' > "$RESULTS/summary.md"
 REPOS=""
 for N in $SIZES; do
@@ -81,9 +83,10 @@ for N in $SIZES; do
   # The step fails with the change and passes without it, as an agent's
   # failing change does: a step that failed without it too would be a red
   # baseline, and two of those in a row escalate the task, after which a
-  # run stops before its snapshot (and costs 8 ms). escalate_after: 0
-  # keeps the rejections of the same task from escalating it as well.
-  printf 'verify:\n  profiles:\n    quick: [{name: fail, run: ["sh", "-c", "! test -e pkg0000/new0.go"]}]\nverdict: {escalate_after: 0}\n' > orket.yaml
+  # run stops before its snapshot (and costs 8 ms). Each run is a task of
+  # its own ($TASK), as an agent's runs are: three rejections of one task
+  # escalate it too (verdict.escalate_after, left at its default).
+  printf 'verify:\n  profiles:\n    quick: [{name: fail, run: ["sh", "-c", "! test -e pkg0000/new0.go"]}]\n' > orket.yaml
   printf 'orket.yaml\n.orket/\n' >> .git/info/exclude
   if [ -n "$HOOK" ]; then
     printf '#!/bin/sh\nTMPDIR=%s exec perl %s "$@"\n' "$WATCHMAN_TMP" "$SAMPLE" > "$HOOK"
@@ -103,10 +106,10 @@ for N in $SIZES; do
   NOFSM='git config --unset core.fsmonitor || true'
   FSM="git config core.fsmonitor $HOOK"
   set -- -n 'git status' --prepare "$NOFSM" 'git status --porcelain -uall' \
-    -n 'orket run (10-file edit; failing verify; revert)' --prepare "$NOFSM" "$ORKET run -q --yes --scope . -- sh -c '$EDIT'"
+    -n 'orket run (10-file edit; failing verify; revert)' --prepare "$NOFSM" "$ORKET run -q --yes $TASK --scope . -- sh -c '$EDIT'"
   if [ -n "$HOOK" ]; then
     set -- "$@" -n 'git status (fsmonitor)' --prepare "$FSM" 'git status --porcelain -uall' \
-      -n 'orket run (fsmonitor)' --prepare "$FSM" "$ORKET run -q --yes --scope . -- sh -c '$EDIT'"
+      -n 'orket run (fsmonitor)' --prepare "$FSM" "$ORKET run -q --yes $TASK --scope . -- sh -c '$EDIT'"
   fi
   if [ "$N" -le 100000 ]; then
     set -- "$@" -n 'git stash push -u + pop (10-file change)' --prepare "$NOFSM; sh -c '$EDIT'" \

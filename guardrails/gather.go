@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/orket/orket/feedback"
-	"github.com/orket/orket/internal/rawjson"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/store"
 	"github.com/orket/orket/verdict"
@@ -51,75 +49,14 @@ func Gather(lessonsPath, orketDir, agent string) ([]Signal, error) {
 }
 
 // readEvaluation reads what Gather needs of an evaluation line of agent
-// ("": any): what numbering attempts needs, from every line; the whole
-// evaluation only for verdicts short of APPROVE, which are signals. It
-// returns nil for another agent's line and for a damaged one.
+// ("": any), its head (verdict.ReadHead). It returns nil for another
+// agent's line and for a damaged one.
 func readEvaluation(line []byte, agent string) *verdict.Evaluation {
-	var f [evalFields][]byte
-	if !rawjson.Object(line, func(k, v []byte) {
-		if i := evalField(k); i >= 0 {
-			f[i] = v
-		}
-	}) || len(f[fRunID]) < 3 {
+	e, ok := verdict.ReadHead(line)
+	if !ok || agent != "" && e.Agent != agent && !(agent == "default" && e.Agent == "") {
 		return nil
-	}
-	e := &verdict.Evaluation{Agent: jsonString(f[fAgent])}
-	if agent != "" && e.Agent != agent && !(agent == "default" && e.Agent == "") {
-		return nil
-	}
-	e.RunID, e.Task, e.EditSource = jsonString(f[fRunID]), jsonString(f[fTask]), jsonString(f[fEditSource])
-	e.Verdict, e.Counted = jsonString(f[fVerdict]), string(f[fCounted]) == "true"
-	e.Time, _ = time.Parse(time.RFC3339Nano, jsonString(f[fTime]))
-	e.Score, _ = strconv.Atoi(string(f[fScore]))
-	if e.Verdict != verdict.Approve {
-		e.ID, e.Code = jsonString(f[fID]), jsonString(f[fCode])
-		e.FailedStep, e.FailedCommand = jsonString(f[fFailedStep]), jsonString(f[fFailedCommand])
-		e.FirstError, e.Summary = jsonString(f[fFirstError]), jsonString(f[fSummary])
-		if len(f[fTags]) > 2 && json.Unmarshal(f[fTags], &e.Tags) != nil || len(f[fNotes]) > 2 && json.Unmarshal(f[fNotes], &e.Notes) != nil {
-			return nil
-		}
 	}
 	return e
-}
-
-// evalField returns the index in the fields Gather reads of an
-// evaluation's key, -1 for a key it does not read.
-func evalField(k []byte) int {
-	switch string(k) {
-	case "id":
-		return fID
-	case "run_id":
-		return fRunID
-	case "task":
-		return fTask
-	case "agent":
-		return fAgent
-	case "edit_source":
-		return fEditSource
-	case "verdict":
-		return fVerdict
-	case "counted":
-		return fCounted
-	case "time":
-		return fTime
-	case "score":
-		return fScore
-	case "code":
-		return fCode
-	case "failed_step":
-		return fFailedStep
-	case "failed_command":
-		return fFailedCommand
-	case "first_error":
-		return fFirstError
-	case "summary":
-		return fSummary
-	case "tags":
-		return fTags
-	case "notes":
-		return fNotes
-	}
-	return -1
 }
 
 // otherAgent returns a quick test that a log line (as encoding/json
@@ -137,27 +74,6 @@ func otherAgent(agent string) func(line []byte) bool {
 		return i >= 0 && !bytes.HasPrefix(line[i+len(key):], want)
 	}
 }
-
-// The evaluation fields Gather reads.
-const (
-	fID = iota
-	fRunID
-	fTask
-	fAgent
-	fEditSource
-	fVerdict
-	fCounted
-	fTime
-	fScore
-	fCode
-	fFailedStep
-	fFailedCommand
-	fFirstError
-	fSummary
-	fTags
-	fNotes
-	evalFields
-)
 
 // ProposeResult is what Store.Propose did.
 type ProposeResult struct {

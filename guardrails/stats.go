@@ -15,14 +15,10 @@ package guardrails
 // so 100,000 evaluations are read well within 200 ms (docs/benchmarks.md).
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -31,7 +27,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/orket/orket/internal/flock"
 	"github.com/orket/orket/internal/rawjson"
 	"github.com/orket/orket/store"
 	"github.com/orket/orket/verdict"
@@ -589,46 +584,12 @@ func (s *Store) Agents() ([]string, error) {
 	return out, nil
 }
 
-// scanLog calls fn with each line of a JSON-lines log, under the log's
-// shared lock (as store.Log takes it); a missing log has no lines.
+// scanLog calls fn with each line of a JSON-lines log (store.Log.Scan).
 func scanLog(path string, fn func(line []byte)) error {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	return (&store.Log{Path: path}).Scan(func(line []byte) error {
+		fn(line)
 		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	unlock, err := flock.Acquire(context.Background(), store.Lock(path), flock.Mode{Wait: true})
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	br := bufio.NewReaderSize(f, 1<<20)
-	var long []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			if len(long)+len(chunk) <= 16<<20 {
-				long = append(long, chunk...)
-			}
-			continue
-		case long != nil:
-			long = append(long, chunk...)
-			fn(long)
-			long = nil
-		case len(chunk) > 0:
-			fn(chunk)
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
+	})
 }
 
 // parseTime reads a JSON string holding an RFC 3339 time, as Go writes

@@ -112,20 +112,46 @@ func (l *Log) WriteLines(lines ...[]byte) (int64, error) {
 // JSON, or longer than MaxLine. fn's error stops the read. A missing log
 // has no lines.
 func (l *Log) Each(fn func(line []byte) error) ([]Damaged, error) {
+	var damaged []Damaged
+	err := l.read(func(r io.Reader) (err error) {
+		damaged, err = each(r, fn)
+		return err
+	})
+	return damaged, err
+}
+
+// Scan is Each for a reader that picks a few fields of the lines it
+// wants (internal/rawjson) and checks those itself: no line is checked
+// whole, which was most of reading a log of a thousand lines to find
+// ten. A line longer than MaxLine is skipped.
+func (l *Log) Scan(fn func(line []byte) error) error {
+	return l.read(func(r io.Reader) error {
+		return ScanLines(r, func(ln Line) error {
+			if ln.Bytes == nil {
+				return nil
+			}
+			return fn(ln.Bytes)
+		})
+	})
+}
+
+// read calls fn with the log open, under its shared lock; a missing log
+// is an empty one.
+func (l *Log) read(fn func(io.Reader) error) error {
 	f, err := os.Open(l.Path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return fn(bytes.NewReader(nil))
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	unlock, err := l.Lock(false)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unlock()
-	return each(f, fn)
+	return fn(f)
 }
 
 func each(r io.Reader, fn func(line []byte) error) ([]Damaged, error) {
@@ -159,7 +185,9 @@ type Line struct {
 // error; a line longer than MaxLine is skipped whole and given with nil
 // Bytes, so that the offsets after it stay right.
 func ScanLines(r io.Reader, fn func(Line) error) error {
-	br := bufio.NewReaderSize(r, 1<<20)
+	// A line is a few hundred bytes; a longer one is put together by
+	// readLine. A bigger buffer costs its clearing at every read.
+	br := bufio.NewReaderSize(r, 64<<10)
 	var off int64
 	for n := 1; ; n++ {
 		line, size, err := readLine(br)

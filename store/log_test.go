@@ -82,3 +82,58 @@ func TestTornLine(t *testing.T) {
 		t.Errorf("after rewrite:\n%s", b)
 	}
 }
+
+// TestLongLines: lines longer than the reader's buffer, and a line at
+// MaxLine's edge, read back whole and in order; offsets stay right.
+func TestLongLines(t *testing.T) {
+	l := &Log{Path: filepath.Join(t.TempDir(), "x.jsonl")}
+	sizes := []int{10, 70 << 10, 1 << 20, 5, 3 << 20}
+	for i, n := range sizes {
+		if err := l.Append(rec{N: i, Pad: strings.Repeat("y", n)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []int
+	damaged, err := l.Each(func(line []byte) error {
+		var r rec
+		if err := json.Unmarshal(line, &r); err != nil {
+			return err
+		}
+		if len(r.Pad) != sizes[r.N] {
+			t.Errorf("record %d: pad of %d bytes, want %d", r.N, len(r.Pad), sizes[r.N])
+		}
+		got = append(got, r.N)
+		return nil
+	})
+	if err != nil || len(damaged) > 0 {
+		t.Fatalf("Each: %v, damaged %v", err, damaged)
+	}
+	if fmt.Sprint(got) != "[0 1 2 3 4]" {
+		t.Errorf("records read: %v", got)
+	}
+	var scanned []int
+	if err := l.Scan(func(line []byte) error {
+		scanned = append(scanned, len(line))
+		return nil
+	}); err != nil || len(scanned) != len(sizes) || scanned[4] < sizes[4] {
+		t.Errorf("Scan: %v, line lengths %v", err, scanned)
+	}
+	if err := (&Log{Path: l.Path + ".missing"}).Scan(func([]byte) error { return fmt.Errorf("a line") }); err != nil {
+		t.Errorf("Scan of a missing log: %v, want no lines", err)
+	}
+	f, err := os.Open(l.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var off int64
+	if err := ScanLines(f, func(ln Line) error {
+		if ln.Offset != off || int64(len(ln.Bytes)) != ln.Size {
+			t.Errorf("line %d: offset %d size %d (%d bytes), want offset %d", ln.N, ln.Offset, ln.Size, len(ln.Bytes), off)
+		}
+		off += ln.Size
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -237,7 +237,7 @@ type replayed struct {
 // and its line to decode whole if the state keeps it) or a task event.
 type taskItem struct {
 	t    time.Time
-	head *evalHead
+	head *Evaluation // its head (ReadHead)
 	line []byte
 	te   *TaskEvent
 }
@@ -249,17 +249,17 @@ type taskItem struct {
 func (s *Store) taskItems(task string) ([]taskItem, error) {
 	var items []taskItem
 	seen := map[string]bool{}
-	if _, err := s.Evaluations.Each(func(line []byte) error {
+	if err := s.Evaluations.Scan(func(line []byte) error {
 		if !mayHold(line, task) || bytes.Contains(line, verifyOnlyField) {
 			return nil
 		}
-		var h evalHead
-		if json.Unmarshal(line, &h) != nil || h.RunID == "" {
+		h, ok := ReadHead(line)
+		if !ok {
 			return nil
 		}
 		if h.Task == task && !seen[h.RunID] {
 			seen[h.RunID] = true
-			items = append(items, taskItem{t: h.Time, head: &h, line: bytes.Clone(line)})
+			items = append(items, taskItem{t: h.Time, head: h, line: bytes.Clone(line)})
 		}
 		return nil
 	}); err != nil {
@@ -379,21 +379,6 @@ func wholeEvaluation(line []byte) *Evaluation {
 		return nil
 	}
 	return &e
-}
-
-// evalHead is what State reads of an evaluation.
-type evalHead struct {
-	Time       time.Time `json:"time"`
-	RunID      string    `json:"run_id"`
-	Task       string    `json:"task"`
-	Agent      string    `json:"agent"`
-	EditSource string    `json:"edit_source"`
-	Verdict    string    `json:"verdict"`
-	Counted    bool      `json:"counted"`
-	Report     string    `json:"escalation_report"`
-	Red        bool      `json:"baseline_red"`
-	Excused    string    `json:"excused"`
-	FailedStep string    `json:"failed_step"`
 }
 
 // verifyOnlyField is how orket writes a verify-only run's edit source. A
