@@ -9,11 +9,14 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/orket/orket"
 	"github.com/orket/orket/config"
 	"github.com/orket/orket/feedback"
 	"github.com/orket/orket/internal/fsroot"
 	"github.com/orket/orket/internal/gitrepo"
+	"github.com/orket/orket/internal/imports"
 	"github.com/orket/orket/internal/inert"
 	"github.com/orket/orket/lessons"
 	"github.com/orket/orket/preflight"
@@ -65,7 +68,7 @@ func Advise(q AdviceQuery) Advice {
 	var passing []lessons.Advisory
 	adv, damaged, err := store.Advisories(lessons.Query{Scope: q.Scope, TouchSet: q.TouchSet,
 		Commands: commands, Now: q.Now, HalfLife: q.Config.Lessons.HalfLife, TopK: q.Config.Lessons.TopK,
-		Distinctive: distinctiveKinds(q.Repo), EnvFails: ck.fails, Passing: &passing})
+		Distinctive: distinctiveKinds(q.Repo), Covers: testImports(q.Repo), EnvFails: ck.fails, Passing: &passing})
 	if adv == nil {
 		adv = []lessons.Advisory{}
 	}
@@ -163,6 +166,39 @@ func distinctiveKinds(r *txn.Repo) func(kind string) bool {
 		s, ok := share()[kind]
 		return ok && s <= maxDistinctiveShare
 	}
+}
+
+// testImports returns what a test file of the repository imports as the
+// file is now (internal/imports), each file read once; a file that is not
+// a regular one of at most maxImportRead bytes imports nothing.
+func testImports(r *txn.Repo) func(file string) []string {
+	read := map[string][]string{}
+	return func(file string) []string {
+		if got, ok := read[file]; ok {
+			return got
+		}
+		read[file] = nil
+		root, err := r.FS()
+		if err != nil || !regularFile(root, file, maxImportRead) {
+			return nil
+		}
+		src, err := root.ReadFile(file)
+		if err != nil {
+			return nil
+		}
+		read[file] = imports.Of(file, src, func(p string) bool { return regularFile(root, p, -1) })
+		return read[file]
+	}
+}
+
+// maxImportRead bounds the test file read for its imports.
+const maxImportRead = 1 << 20
+
+// regularFile reports whether rel is a regular file of the tree, of at
+// most max bytes (-1: any size).
+func regularFile(root *fsroot.Root, rel string, max int64) bool {
+	st, err := root.Lstat(rel)
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && (max < 0 || st.Size <= max)
 }
 
 // maxDistinctiveShare is the largest share of directories a distinctive

@@ -27,6 +27,10 @@ type Query struct {
 	// enough in the repository that touching one is evidence; nil: no
 	// kind is.
 	Distinctive func(kind string) bool
+	// Covers returns the repository files a test file imports (see
+	// internal/imports): a flaky test lives where what it imports does.
+	// nil: only a test's directory and name say what it covers.
+	Covers func(testFile string) []string
 	// EnvFails reports whether an environment lesson's checks fail now
 	// (one fails, or they could not all be made in time); nil: they are
 	// taken to fail.
@@ -113,7 +117,8 @@ const (
 	// repository that failing runs touched.
 	EvidenceTouchedKind = "touched_kind"
 	// EvidenceLocation: a flaky or pre-existing failure lives in the
-	// run's scope or beside what it touches.
+	// run's scope or beside what it touches, or its test imports what the
+	// run touches.
 	EvidenceLocation = "location"
 	// EvidenceScope: the run declares no touch set, and its scope holds
 	// what failing runs changed or where the failure lives.
@@ -131,7 +136,7 @@ var relevance = map[string]float64{EvidenceEnvironment: 1, EvidenceUnchecked: 0.
 const Formula = "score = recency * stale_weight * relevance; relevance = 1 (environment_check_fails: an environment lesson whose check fails now), " +
 	"0.8 (environment_unchecked: an environment lesson with no check), 1 (touched_file: the run touches a file of a rare kind that a failing run touched or the failure names), " +
 	"0.7 (touched_kind: the run touches a file of a kind rare in the repository that failing runs touched), " +
-	"0.6 (location: a flaky or pre-existing failure lives in the run's scope or beside what it touches), " +
+	"0.6 (location: a flaky or pre-existing failure lives in the run's scope or beside what it touches, or its test imports what the run touches), " +
 	"0.6 (step_red_without_change: a step of the profile failed without any change, at no known place), " +
 	"0.5 (scope: no touch set declared, and the run's scope holds what failing runs changed or where the failure lives), else 0 (not shown); " +
 	"a change-caused failure met in two places or more with no rare kind is a convention, not advised; " +
@@ -502,6 +507,15 @@ func (sc *scorer) located(paths []string) (string, string) {
 			// pkg/models/x_test.go) works where it lives.
 			if pa != "" && dir != "." && strings.HasPrefix(pa, dir+"/") {
 				return EvidenceLocation, p
+			}
+		}
+		if sc.q.Covers != nil && len(sc.touch) > 0 {
+			// A test is about what it imports (test/infra.test.js and
+			// src/notify/mailer.js).
+			for _, c := range sc.q.Covers(p) {
+				if sc.touch[c] {
+					return EvidenceLocation, p
+				}
 			}
 		}
 	}
