@@ -147,6 +147,7 @@ bench: build
 	$(GO) test -timeout 30m -run '^$$' -bench BaselineCached -benchtime 5x . | tee bin/bench/go-root.txt
 	$(GO) test -timeout 30m -run '^$$' -bench Sync -benchtime 5x ./memsync | tee bin/bench/go-memsync.txt
 	$(GO) test -timeout 30m -run '^$$' -bench . -benchtime 20x ./guardrails | tee bin/bench/go-guardrails.txt
+	$(GO) test -timeout 30m -run '^$$' -bench State -benchtime 200x ./verdict | tee bin/bench/go-verdict.txt
 	$(MAKE) --no-print-directory bench-learning
 	./bench/refresh.sh bin/bench
 

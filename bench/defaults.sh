@@ -109,7 +109,7 @@ for r in $(seq 1 "$ROUNDS"); do
     cd "$WORK/big"
     big_status=$(mean_big_ms 'true' 'git status --porcelain -uall')
     big_run=$(mean_big_ms 'true' "$ORKET run -q --yes $TASK --scope . -- sh -c '$BIG_EDIT'")
-    "$ORKET" run --json --yes --scope . -- sh -c "$BIG_EDIT" > "$WORK/check.json" 2>/dev/null || true
+    "$ORKET" run --json --yes --task "check-$r" --scope . -- sh -c "$BIG_EDIT" > "$WORK/check.json" 2>/dev/null || true
     grep -q '"code": "E_VERIFY_FAILED_REVERTED"' "$WORK/check.json" ||
       { echo "bench: the 100,000-file run no longer fails and reverts:"; cat "$WORK/check.json"; exit 1; }
     big_stash=$(mean_big_ms "sh -c '$BIG_EDIT'" 'git stash push -q -u && git stash pop -q && git checkout -q -- . && git clean -fdq -e orket.yaml')
