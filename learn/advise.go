@@ -170,11 +170,13 @@ func distinctiveKinds(r *txn.Repo) func(kind string) bool {
 
 // testImports returns what a test file of the repository imports as the
 // file is now (internal/imports), each file read once; a file that is not
-// a regular one of at most maxImportRead bytes imports nothing.
+// a regular one of at most maxImportRead bytes imports nothing, and past
+// maxImportFiles files read, no further one is (scoring stays bounded
+// whatever the memory holds).
 func testImports(r *txn.Repo) func(file string) []string {
 	read := map[string][]string{}
 	return func(file string) []string {
-		if got, ok := read[file]; ok {
+		if got, ok := read[file]; ok || len(read) >= maxImportFiles {
 			return got
 		}
 		read[file] = nil
@@ -191,8 +193,12 @@ func testImports(r *txn.Repo) func(file string) []string {
 	}
 }
 
-// maxImportRead bounds the test file read for its imports.
-const maxImportRead = 1 << 20
+// maxImportRead bounds a test file read for its imports, maxImportFiles
+// how many are read for one run.
+const (
+	maxImportRead  = 1 << 20
+	maxImportFiles = 64
+)
 
 // regularFile reports whether rel is a regular file of the tree, of at
 // most max bytes (-1: any size).
