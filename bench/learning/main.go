@@ -41,6 +41,7 @@ func main() {
 	out := flag.String("out", "", "write each trace's report (markdown) and its per-task results in `DIR`")
 	keep := flag.Bool("keep", false, "keep the work directories")
 	verbose := flag.Bool("v", false, "print each task as it is played")
+	wiped := flag.Bool("wiped", false, "play only with the memory wiped before every run, and print each task's outcome: how a new trace is checked before its figures are read")
 	flag.Parse()
 	bin, err := filepath.Abs(*orket)
 	if err != nil {
@@ -67,9 +68,13 @@ func main() {
 			continue
 		}
 		start := time.Now()
-		res, err := play(tr, bin, self, *keep, *verbose)
+		res, err := play(tr, bin, self, *keep, *verbose, *wiped)
 		if err != nil {
 			fatal(fmt.Errorf("trace %s: %w", tr.Name, err))
+		}
+		if *wiped {
+			fmt.Print(wipedTable(tr, res.Wiped))
+			continue
 		}
 		rep := report(tr, res, time.Since(start))
 		fmt.Print(rep)

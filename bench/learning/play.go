@@ -88,7 +88,7 @@ type plays struct {
 
 // play builds the trace's project once and plays its tasks in a copy of
 // it, twice.
-func play(tr Trace, orket, self string, keep, verbose bool) (*plays, error) {
+func play(tr Trace, orket, self string, keep, verbose, wipedOnly bool) (*plays, error) {
 	work, err := os.MkdirTemp("", "orket-learning-"+tr.Name+"-")
 	if err != nil {
 		return nil, err
@@ -103,7 +103,11 @@ func play(tr Trace, orket, self string, keep, verbose bool) (*plays, error) {
 		return nil, err
 	}
 	res := &plays{}
-	for _, wiped := range []bool{false, true} {
+	modes := []bool{false, true}
+	if wipedOnly {
+		modes = modes[1:]
+	}
+	for _, wiped := range modes {
 		dir := filepath.Join(work, map[bool]string{false: "memory", true: "wiped"}[wiped])
 		if out, err := exec.Command("cp", "-a", tmpl, dir).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("copy: %v: %s", err, out)

@@ -189,3 +189,28 @@ func taskTable(tr Trace, res *plays) string {
 	s := score(tr, res)
 	return "task\thazard\tmemory\twiped\tabout\tshown\tapplied\n" + strings.Join(s.lines, "\n") + "\n"
 }
+
+// wipedTable is each task's outcome with the memory wiped, and whether it
+// is what its label says it must be (a hazard fails, or passes on retry
+// when flaky; a clean task passes): what a new trace is checked by
+// before its figures are read. It shows nothing orket's memory said.
+func wipedTable(tr Trace, wiped []result) string {
+	var b strings.Builder
+	bad := 0
+	b.WriteString("task\thazard\tcode\tas labelled\n")
+	for i, t := range tr.Tasks {
+		r := wiped[i]
+		want := t.Hazard != ""
+		got := r.Failed
+		if t.Hazard == "flaky" {
+			got = r.Flaky
+		}
+		ok := want == got
+		if !ok {
+			bad++
+		}
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%v\n", t.ID, orNone(t.Hazard), r.Code, ok)
+	}
+	fmt.Fprintf(&b, "%d of %d tasks not as labelled\n", bad, len(tr.Tasks))
+	return b.String()
+}
