@@ -20,7 +20,7 @@ import (
 func Gather(lessonsPath, orketDir, agent string) ([]Signal, error) {
 	c := &Collector{Agent: agent}
 	if lessonsPath != "" {
-		if _, err := (&lessons.Store{Path: lessonsPath}).Each(func(l *lessons.Lesson) error {
+		if _, err := (&lessons.Store{Path: lessonsPath}).EachBrief(func(l *lessons.Lesson) error {
 			c.AddLesson(l)
 			return nil
 		}); err != nil {

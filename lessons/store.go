@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/orket/orket/internal/rawjson"
 	"github.com/orket/orket/store"
 )
 
@@ -79,14 +80,40 @@ func (s *Store) Each(fn func(l *Lesson) error) ([]Damaged, error) {
 	return Read(f, fn)
 }
 
+// EachBrief is Each for a reader that never reads a lesson's output
+// tail (its largest field by far, up to lessons.tail.max_bytes): every
+// lesson comes with Verify.OutputTail empty, and the tail is never
+// decoded. Proposals read every lesson at each failing run.
+func (s *Store) EachBrief(fn func(l *Lesson) error) ([]Damaged, error) {
+	f, err := os.Open(s.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return read(f, withoutTail, fn)
+}
+
 // Read reads lessons from a JSON-lines stream.
 func Read(r io.Reader, fn func(l *Lesson) error) ([]Damaged, error) {
+	return read(r, nil, fn)
+}
+
+// read reads lessons from a JSON-lines stream, each line first passed
+// through trim (nil: none).
+func read(r io.Reader, trim func([]byte) []byte, fn func(l *Lesson) error) ([]Damaged, error) {
 	var damaged []Damaged
 	err := store.ScanLines(r, func(ln store.Line) error {
 		if ln.Bytes != nil && len(bytes.TrimSpace(ln.Bytes)) == 0 {
 			return nil
 		}
-		l, err := parseLine(ln.Bytes)
+		line := ln.Bytes
+		if trim != nil && line != nil {
+			line = trim(line)
+		}
+		l, err := parseLine(line)
 		if err != nil {
 			damaged = append(damaged, Damaged{Line: ln.N, Err: err.Error()})
 			return nil
@@ -97,6 +124,32 @@ func Read(r io.Reader, fn func(l *Lesson) error) ([]Damaged, error) {
 }
 
 var errTooLong = errors.New("line too long")
+
+// withoutTail returns a lesson's line with its verify.output_tail
+// replaced by "", found in place (internal/rawjson) without decoding the
+// line; the line itself when it has no tail to leave out.
+func withoutTail(line []byte) []byte {
+	var verify, tail []byte
+	rawjson.Object(line, func(k, v []byte) {
+		if string(k) == "verify" {
+			verify = v
+		}
+	})
+	rawjson.Object(verify, func(k, v []byte) {
+		if string(k) == "output_tail" {
+			tail = v
+		}
+	})
+	if len(tail) <= len(`""`) {
+		return line
+	}
+	// tail is a slice of line: where it starts is told by their
+	// capacities.
+	start := cap(line) - cap(tail)
+	out := make([]byte, 0, len(line)-len(tail)+2)
+	out = append(append(append(out, line[:start]...), `""`...), line[start+len(tail):]...)
+	return out
+}
 
 // parseLine reads a lesson's line (nil: a line too long to read).
 func parseLine(line []byte) (*Lesson, error) {
