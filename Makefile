@@ -148,6 +148,7 @@ bench: build
 	$(GO) test -timeout 30m -run '^$$' -bench Sync -benchtime 5x ./memsync | tee bin/bench/go-memsync.txt
 	$(GO) test -timeout 30m -run '^$$' -bench . -benchtime 20x ./guardrails | tee bin/bench/go-guardrails.txt
 	$(GO) test -timeout 30m -run '^$$' -bench State -benchtime 200x ./verdict | tee bin/bench/go-verdict.txt
+	$(GO) test -timeout 30m -run '^$$' -bench 'Each$$' -benchtime 10x ./lessons | tee bin/bench/go-lessons-read.txt
 	$(MAKE) --no-print-directory bench-learning
 	./bench/refresh.sh bin/bench
 

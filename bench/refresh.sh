@@ -45,6 +45,7 @@ OUT=$(mktemp)
   echo "$ go test -run '^\$' -bench Sync -benchtime 5x ./memsync"
   echo "$ go test -run '^\$' -bench . -benchtime 20x ./guardrails"
   echo "$ go test -run '^\$' -bench State -benchtime 200x ./verdict"
+  echo "$ go test -run '^\$' -bench 'Each\$' -benchtime 10x ./lessons"
   grep -h '^Benchmark' "$R"/go-*.txt || true
   echo '```'
   echo "<!-- bench:end -->"
