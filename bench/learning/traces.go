@@ -21,7 +21,8 @@ import (
 // the rules were frozen too, by someone who did not read the rules (nor
 // orket's retrieval and learning code): only the benchmark's own code,
 // for the format. blind3py was written the same way: after the rules were
-// frozen, by someone who did not read them.
+// frozen, by someone who did not read them. blind4node too, checked with
+// -wiped alone (nothing orket's memory said was seen).
 
 // traceFiles are the traces, one YAML file a trace named after it.
 //
