@@ -69,15 +69,7 @@ type Damaged = store.Damaged
 // Each streams the log, calling fn for every lesson in order, and returns
 // the damaged lines it skipped. A missing log has no lessons.
 func (s *Store) Each(fn func(l *Lesson) error) ([]Damaged, error) {
-	f, err := os.Open(s.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Read(f, fn)
+	return s.each(nil, fn)
 }
 
 // EachBrief is Each for a reader that never reads a lesson's output
@@ -85,6 +77,10 @@ func (s *Store) Each(fn func(l *Lesson) error) ([]Damaged, error) {
 // lesson comes with Verify.OutputTail empty, and the tail is never
 // decoded. Proposals read every lesson at each failing run.
 func (s *Store) EachBrief(fn func(l *Lesson) error) ([]Damaged, error) {
+	return s.each(withoutTail, fn)
+}
+
+func (s *Store) each(trim func([]byte) []byte, fn func(l *Lesson) error) ([]Damaged, error) {
 	f, err := os.Open(s.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -93,7 +89,7 @@ func (s *Store) EachBrief(fn func(l *Lesson) error) ([]Damaged, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return read(f, withoutTail, fn)
+	return read(f, trim, fn)
 }
 
 // Read reads lessons from a JSON-lines stream.
