@@ -140,8 +140,11 @@ func withoutTail(line []byte) []byte {
 		return line
 	}
 	// tail is a slice of line: where it starts is told by their
-	// capacities.
+	// capacities (checked: a line read otherwise is decoded whole).
 	start := cap(line) - cap(tail)
+	if start < 0 || start+len(tail) > len(line) || &line[start] != &tail[0] {
+		return line
+	}
 	out := make([]byte, 0, len(line)-len(tail)+2)
 	out = append(append(append(out, line[:start]...), `""`...), line[start+len(tail):]...)
 	return out
